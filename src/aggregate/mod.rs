@@ -1,0 +1,1 @@
+//! aggregate (placeholder until its issue lands).

@@ -1,0 +1,1 @@
+//! agree (placeholder until its issue lands).

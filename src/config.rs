@@ -1,0 +1,1 @@
+//! Configuration shared by commands: flags, then environment, then `tvir.toml`.

@@ -1,0 +1,146 @@
+//! What `tvir eval` writes per report (`report.json`) and per metric
+//! (`{metric}.json`). `summarize`, `agree` and `ablate` read these types back, so
+//! they are the contract between the eval and analysis stages.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Metric file names, in the order the paper lists them.
+pub const METRIC_NAMES: [&str; 12] = [
+    "citation_support",
+    "instruction_alignment",
+    "writing_quality",
+    "analytical_depth_breadth",
+    "factual_logical_consistency",
+    "multimodal_composition",
+    "chart_quality",
+    "image_quality",
+    "figure_quality",
+    "figure_caption_quality",
+    "figure_context_integration",
+    "chart_source_consistency",
+];
+
+/// Metrics entering TA and VA by default.
+pub const TA_METRICS: [&str; 5] = [
+    "citation_support",
+    "instruction_alignment",
+    "writing_quality",
+    "analytical_depth_breadth",
+    "factual_logical_consistency",
+];
+pub const VA_METRICS: [&str; 5] = [
+    "multimodal_composition",
+    "figure_quality",
+    "figure_caption_quality",
+    "figure_context_integration",
+    "chart_source_consistency",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitStatus {
+    Scored,
+    Failed,
+    Skipped,
+}
+
+/// One judged or computed unit (fact, checklist item, report, figure, chart, image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitRecord {
+    pub metric: String,
+    /// Stable unit id within the report, e.g. `fact:3`, `figure:2`, `report`.
+    pub unit: String,
+    pub status: UnitStatus,
+    pub reason: Option<String>,
+    /// Per-unit score in [0, 1] as METRICS.md defines it (null unless scored).
+    pub score: Option<f64>,
+    /// The judge's validated answer (verdict, scores, total_issues, ...), kept so
+    /// that `ablate` can re-score without calling the judge.
+    pub answer: Option<serde_json::Value>,
+    pub justification: Option<String>,
+    /// Unit inputs worth auditing (fact text, ref idxs, figure path, image components).
+    #[serde(default)]
+    pub detail: serde_json::Value,
+}
+
+/// How a metric ended for one report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricStatus {
+    /// Computed (possibly 0 by an edge-case rule such as "no chart").
+    Evaluated,
+    /// Not computed in this run (`--no-judge`, `--dry-run`, budget, all units failed).
+    NotEvaluated,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRecord {
+    pub score: Option<f64>,
+    pub status: MetricStatus,
+    pub item_count: usize,
+    pub scored_item_count: usize,
+    pub failed_item_count: usize,
+    pub skipped_item_count: usize,
+    /// scored / item_count (1.0 when there are no items).
+    pub coverage: f64,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub calls: u64,
+    pub cache_hits: u64,
+    pub failed_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StructuralErrorCounts {
+    pub traceability: usize,
+    pub consistency: usize,
+    pub completeness: usize,
+}
+
+/// `OUT/{system}/{task_id}/{judge_model}/report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportRecord {
+    pub system: String,
+    pub task_id: String,
+    /// Judge model folder name (with `-run{k}` when `--runs` > 1).
+    pub judge_model: String,
+    /// 1-based run index.
+    pub run: u32,
+    pub language: Option<String>,
+    pub complexity: Option<String>,
+    pub domain: Option<String>,
+    /// Keyed by metric file name.
+    pub metrics: BTreeMap<String, MetricRecord>,
+    pub ta: Option<f64>,
+    /// Null for a text-only report (no figure at all), as the paper leaves it blank.
+    pub va: Option<f64>,
+    pub overall: Option<f64>,
+    /// Sum of CS unit scores (supported 1, partial 0.5); null when CS not evaluated.
+    pub effective_citations: Option<f64>,
+    pub structural_error_counts: StructuralErrorCounts,
+    pub structural_errors: crate::report::StructuralErrors,
+    pub units: Vec<UnitRecord>,
+    pub usage: UsageRecord,
+    /// Figures counts used by FQ and the text-only rule.
+    pub n_images: usize,
+    pub n_charts: usize,
+}
+
+/// `OUT/{system}/{task_id}/{judge_model}/{metric}.json`, the reference evaluator's
+/// layout (its summary script reads these).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricFile {
+    pub normalized_score: Option<f64>,
+    pub item_count: usize,
+    pub scored_item_count: usize,
+    pub evaluation_results: Vec<serde_json::Value>,
+}

@@ -1,0 +1,1 @@
+//! reporef (placeholder until its issue lands).

@@ -1,0 +1,1 @@
+//! rubric (placeholder until its issue lands).

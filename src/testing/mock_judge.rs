@@ -1,0 +1,1 @@
+//! OpenAI-compatible mock judge (owned by the judge client work).

@@ -1,0 +1,1 @@
+//! Local HTTP page server for fetcher tests (owned by the source fetcher work).

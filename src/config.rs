@@ -1,1 +1,379 @@
 //! Configuration shared by commands: flags, then environment, then `tvir.toml`.
+//!
+//! Judge settings resolve field by field: a flag wins, then the environment
+//! (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `TVIR_JUDGE_MODEL`, then `EVAL_MODEL_NAME`,
+//! the reference evaluator's name for it), then the `[judge]` table of `tvir.toml`,
+//! then the defaults of [`JudgeConfig`]. `tvir.toml` is read from `--config PATH` when
+//! given (it must exist), otherwise from the working directory when present:
+//!
+//! ```toml
+//! [judge]
+//! base_url = "http://127.0.0.1:8080/v1"
+//! model = "qwen2.5-vl-7b"
+//! # api_key = "..."   # prefer OPENAI_API_KEY: a key in a file is easy to leak
+//! concurrency = 32
+//! rpm = 500
+//! tpm = 200000
+//! timeout_secs = 120
+//! max_attempts = 8
+//! max_reasks = 3
+//! seed = 42
+//! max_tokens = 2048
+//! max_cost_usd = 20.0
+//! price_table = "my-prices.toml"   # relative to this file
+//! ```
+//!
+//! Other tables in `tvir.toml` belong to other parts of the suite and are ignored here.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::judge::JudgeConfig;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const CONFIG_FILE_NAME: &str = "tvir.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {path}: {message}")]
+    File { path: String, message: String },
+    #[error("{setting}: {message}")]
+    Invalid {
+        setting: &'static str,
+        message: String,
+    },
+}
+
+/// Judge settings given on the command line (`None` = not given).
+#[derive(Clone, Default)]
+pub struct JudgeFlags {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub concurrency: Option<usize>,
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub max_attempts: Option<u32>,
+    pub max_reasks: Option<u32>,
+    pub seed: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub dry_run: bool,
+    pub max_cost_usd: Option<f64>,
+    pub journal_path: Option<PathBuf>,
+    pub price_table_path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for JudgeFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("JudgeFlags")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("concurrency", &self.concurrency)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `tvir.toml` as far as the judge is concerned.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub judge: JudgeSection,
+    /// Directory of the file, for resolving relative paths in it.
+    #[serde(skip)]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSection {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub concurrency: Option<usize>,
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
+    pub timeout_secs: Option<f64>,
+    pub max_attempts: Option<u32>,
+    pub max_reasks: Option<u32>,
+    pub seed: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub max_cost_usd: Option<f64>,
+    pub price_table: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for JudgeSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeSection")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileConfig {
+    pub fn parse(text: &str, origin: &Path) -> Result<Self, ConfigError> {
+        let mut cfg: FileConfig = toml::from_str(text).map_err(|e| ConfigError::File {
+            path: origin.display().to_string(),
+            message: e.to_string(),
+        })?;
+        cfg.dir = origin.parent().map(Path::to_path_buf);
+        Ok(cfg)
+    }
+
+    /// `explicit` must exist; without it, `tvir.toml` in `cwd` is used if present.
+    pub fn load(explicit: Option<&Path>, cwd: &Path) -> Result<Option<Self>, ConfigError> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let p = cwd.join(CONFIG_FILE_NAME);
+                if !p.is_file() {
+                    return Ok(None);
+                }
+                p
+            }
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::File {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, &path).map(Some)
+    }
+}
+
+fn non_empty(v: Option<String>) -> Option<String> {
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// Resolve the judge configuration. `env` looks a variable up (pass
+/// `|k| std::env::var(k).ok()` in production; tests pass a map).
+pub fn resolve_judge_config(
+    flags: &JudgeFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: Option<&FileConfig>,
+) -> Result<JudgeConfig, ConfigError> {
+    let defaults = JudgeConfig::default();
+    let section = file.map(|f| f.judge.clone()).unwrap_or_default();
+    let file_dir = file.and_then(|f| f.dir.clone());
+
+    let base_url = non_empty(flags.base_url.clone())
+        .or_else(|| non_empty(env("OPENAI_BASE_URL")))
+        .or_else(|| non_empty(section.base_url.clone()))
+        .unwrap_or(defaults.base_url);
+    url::Url::parse(&base_url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .ok_or_else(|| ConfigError::Invalid {
+            setting: "base URL",
+            message: format!("{base_url:?} is not an http(s) URL"),
+        })?;
+    let api_key = non_empty(flags.api_key.clone())
+        .or_else(|| non_empty(env("OPENAI_API_KEY")))
+        .or_else(|| non_empty(section.api_key.clone()));
+    let model = non_empty(flags.model.clone())
+        .or_else(|| non_empty(env("TVIR_JUDGE_MODEL")))
+        .or_else(|| non_empty(env("EVAL_MODEL_NAME")))
+        .or_else(|| non_empty(section.model.clone()))
+        .ok_or(ConfigError::Invalid {
+            setting: "judge model",
+            message: "not set: pass --judge-model, set TVIR_JUDGE_MODEL (or EVAL_MODEL_NAME), \
+                      or add `model` to the [judge] table of tvir.toml"
+                .into(),
+        })?;
+    let concurrency = flags
+        .concurrency
+        .or(section.concurrency)
+        .unwrap_or(defaults.concurrency);
+    if concurrency == 0 {
+        return Err(ConfigError::Invalid {
+            setting: "concurrency",
+            message: "must be at least 1".into(),
+        });
+    }
+    let timeout = match flags.timeout {
+        Some(t) => t,
+        None => match section.timeout_secs {
+            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+            Some(s) => {
+                return Err(ConfigError::Invalid {
+                    setting: "timeout_secs",
+                    message: format!("{s} must be a positive number of seconds"),
+                })
+            }
+            None => defaults.timeout,
+        },
+    };
+    let max_cost_usd = flags.max_cost_usd.or(section.max_cost_usd);
+    if let Some(c) = max_cost_usd {
+        if !c.is_finite() || c < 0.0 {
+            return Err(ConfigError::Invalid {
+                setting: "max cost",
+                message: format!("{c} must be a non-negative number of dollars"),
+            });
+        }
+    }
+    let rpm = flags.rpm.or(section.rpm);
+    let tpm = flags.tpm.or(section.tpm);
+    for (setting, value) in [("rpm", rpm), ("tpm", tpm)] {
+        if value == Some(0) {
+            return Err(ConfigError::Invalid {
+                setting,
+                message: "must be at least 1 (omit it for no limit)".into(),
+            });
+        }
+    }
+    let price_table_path = flags.price_table_path.clone().or_else(|| {
+        section.price_table.clone().map(|p| match &file_dir {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p,
+        })
+    });
+    Ok(JudgeConfig {
+        base_url,
+        api_key,
+        model,
+        concurrency,
+        rpm,
+        tpm,
+        timeout,
+        max_attempts: flags
+            .max_attempts
+            .or(section.max_attempts)
+            .unwrap_or(defaults.max_attempts)
+            .max(1),
+        max_reasks: flags
+            .max_reasks
+            .or(section.max_reasks)
+            .unwrap_or(defaults.max_reasks),
+        seed: flags.seed.or(section.seed),
+        max_tokens: flags.max_tokens.or(section.max_tokens),
+        dry_run: flags.dry_run,
+        max_cost_usd,
+        journal_path: flags.journal_path.clone(),
+        price_table_path,
+    })
+}
+
+/// [`resolve_judge_config`] with the process environment and `tvir.toml` (from
+/// `config_path`, or the working directory).
+pub fn judge_config_from_environment(
+    flags: &JudgeFlags,
+    config_path: Option<&Path>,
+) -> Result<JudgeConfig, ConfigError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let file = FileConfig::load(config_path, &cwd)?;
+    resolve_judge_config(flags, &|k| std::env::var(k).ok(), file.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn file(text: &str) -> FileConfig {
+        FileConfig::parse(text, Path::new("/etc/tvir/tvir.toml")).unwrap()
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file() {
+        let f = file(
+            "[judge]\nmodel = \"file-model\"\nbase_url = \"http://file/v1\"\nconcurrency = 4\n",
+        );
+        let env = env_of(&[
+            ("TVIR_JUDGE_MODEL", "env-model"),
+            ("OPENAI_API_KEY", "sk-env"),
+        ]);
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env, Some(&f)).unwrap();
+        assert_eq!(cfg.model, "env-model");
+        assert_eq!(cfg.base_url, "http://file/v1");
+        assert_eq!(cfg.api_key.as_deref(), Some("sk-env"));
+        assert_eq!(cfg.concurrency, 4);
+        let flags = JudgeFlags {
+            model: Some("flag-model".into()),
+            concurrency: Some(64),
+            ..Default::default()
+        };
+        let cfg = resolve_judge_config(&flags, &env, Some(&f)).unwrap();
+        assert_eq!(cfg.model, "flag-model");
+        assert_eq!(cfg.concurrency, 64);
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&f)).unwrap();
+        assert_eq!(cfg.model, "file-model");
+        assert_eq!(cfg.api_key, None);
+    }
+
+    #[test]
+    fn eval_model_name_is_read_and_defaults_apply() {
+        let env = env_of(&[("EVAL_MODEL_NAME", "ref-model"), ("OPENAI_BASE_URL", "")]);
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env, None).unwrap();
+        assert_eq!(cfg.model, "ref-model");
+        assert_eq!(cfg.base_url, DEFAULT_BASE_URL);
+        assert_eq!(cfg.concurrency, 16);
+        let env = env_of(&[("EVAL_MODEL_NAME", "ref"), ("TVIR_JUDGE_MODEL", "ours")]);
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env, None).unwrap();
+        assert_eq!(cfg.model, "ours");
+    }
+
+    #[test]
+    fn missing_model_and_bad_values_are_clear_errors() {
+        let err = resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), None).unwrap_err();
+        assert!(err.to_string().contains("TVIR_JUDGE_MODEL"), "{err}");
+        let flags = JudgeFlags {
+            model: Some("m".into()),
+            base_url: Some("ftp://x".into()),
+            ..Default::default()
+        };
+        assert!(resolve_judge_config(&flags, &env_of(&[]), None).is_err());
+        let flags = JudgeFlags {
+            model: Some("m".into()),
+            concurrency: Some(0),
+            ..Default::default()
+        };
+        assert!(resolve_judge_config(&flags, &env_of(&[]), None).is_err());
+        let f = file("[judge]\nmodel = \"m\"\ntimeout_secs = -1\n");
+        assert!(resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&f)).is_err());
+    }
+
+    #[test]
+    fn file_errors_name_the_file_and_relative_paths_resolve() {
+        let err = FileConfig::parse("[judge]\nmodle = 1\n", Path::new("x/tvir.toml")).unwrap_err();
+        assert!(err.to_string().contains("x/tvir.toml"), "{err}");
+        let f = file("[judge]\nmodel = \"m\"\nprice_table = \"p.toml\"\n[sources]\nanything = 1\n");
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&f)).unwrap();
+        assert_eq!(
+            cfg.price_table_path,
+            Some(PathBuf::from("/etc/tvir/p.toml"))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert!(FileConfig::load(None, dir.path()).unwrap().is_none());
+        assert!(FileConfig::load(Some(&dir.path().join("none.toml")), dir.path()).is_err());
+        std::fs::write(dir.path().join("tvir.toml"), "[judge]\nmodel = \"z\"\n").unwrap();
+        let loaded = FileConfig::load(None, dir.path()).unwrap().unwrap();
+        assert_eq!(loaded.judge.model.as_deref(), Some("z"));
+    }
+
+    #[test]
+    fn key_is_never_in_debug_output() {
+        let f = file("[judge]\nmodel = \"m\"\napi_key = \"sk-secret\"\n");
+        assert!(!format!("{f:?}").contains("sk-secret"));
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&f)).unwrap();
+        assert!(!format!("{cfg:?}").contains("sk-secret"));
+        let flags = JudgeFlags {
+            api_key: Some("sk-flag".into()),
+            ..Default::default()
+        };
+        assert!(!format!("{flags:?}").contains("sk-flag"));
+    }
+}

@@ -2,6 +2,26 @@
 //! answers validated against a JSON schema, retries, rate limits, cache, accounting
 //! and a JSONL journal. Every metric talks to a model through [`JudgeClient::ask`].
 
+pub mod accounting;
+pub mod cache;
+pub mod estimate;
+pub mod journal;
+pub mod limits;
+pub mod prices;
+pub mod protocol;
+pub mod repair;
+pub mod retry;
+pub mod schema;
+
+mod client;
+
+pub use accounting::{AccountingSnapshot, UsageTotals};
+pub use client::{JudgeProgress, ProgressHook};
+pub use estimate::TokenEstimate;
+pub use journal::EntryStatus;
+
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
@@ -39,6 +59,30 @@ impl std::fmt::Debug for JudgeConfig {
             .field("model", &self.model)
             .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
+    }
+}
+
+impl Default for JudgeConfig {
+    /// OpenAI's endpoint, no key, no model (callers must set one), 16 in flight,
+    /// 120 s per attempt, 8 attempts, 3 re-asks, temperature 0 and no seed.
+    fn default() -> Self {
+        Self {
+            base_url: crate::config::DEFAULT_BASE_URL.to_string(),
+            api_key: None,
+            model: String::new(),
+            concurrency: 16,
+            rpm: None,
+            tpm: None,
+            timeout: std::time::Duration::from_secs(120),
+            max_attempts: 8,
+            max_reasks: 3,
+            seed: None,
+            max_tokens: None,
+            dry_run: false,
+            max_cost_usd: None,
+            journal_path: None,
+            price_table_path: None,
+        }
     }
 }
 
@@ -112,23 +156,88 @@ pub enum JudgeError {
     BudgetExhausted,
 }
 
+/// The one way metrics talk to a model. Cheap to clone (one `Arc`); every clone
+/// shares the HTTP pool, limits, adaptations, cache, accounting and journal, so use
+/// it from as many tokio tasks as you like.
 #[derive(Clone)]
 pub struct JudgeClient {
-    _config: JudgeConfig,
-    _store: Option<Store>,
+    inner: Arc<client::Inner>,
+}
+
+impl std::fmt::Debug for JudgeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeClient")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
 }
 
 impl JudgeClient {
+    /// Build a client. Fails (with a message naming the problem) on an unusable base
+    /// URL, an empty model name, an unreadable price table or journal, or a
+    /// `max_cost_usd` for a model the price table does not know (the budget could not
+    /// be enforced).
     pub fn new(config: JudgeConfig, store: Option<Store>) -> Result<Self, JudgeError> {
         Ok(Self {
-            _config: config,
-            _store: store,
+            inner: Arc::new(client::Inner::new(config, store)?),
         })
     }
 
-    pub async fn ask(&self, _request: JudgeRequest) -> Result<JudgeAnswer, JudgeError> {
-        Err(JudgeError::Failed(
-            "judge client not implemented yet".into(),
-        ))
+    /// Ask one question. Returns an answer valid against `request.schema`, from the
+    /// cache when the same question (model, messages, schema, parameters, sample) was
+    /// answered before, or an error saying why the unit could not be scored.
+    pub async fn ask(&self, request: JudgeRequest) -> Result<JudgeAnswer, JudgeError> {
+        self.inner.ask(request).await
+    }
+
+    /// Call `hook` after every unit (answered, cached, failed, estimated, skipped).
+    /// Used for progress bars; keep it fast.
+    /// The hook is shared by every clone of this client.
+    pub fn with_progress(self, hook: ProgressHook) -> Self {
+        self.inner.set_progress(hook);
+        self
+    }
+
+    /// Totals so far: the run, per metric, per report.
+    pub fn accounting(&self) -> AccountingSnapshot {
+        self.inner.accounting.snapshot()
+    }
+
+    /// Estimated tokens of one request (method in [`estimate`]).
+    pub fn estimate_tokens(&self, request: &JudgeRequest) -> TokenEstimate {
+        estimate::estimate_request(request, self.inner.config.max_tokens)
+    }
+
+    /// Estimated dollars of one request; `None` when the model has no price.
+    pub fn estimate_cost(&self, request: &JudgeRequest) -> Option<f64> {
+        self.inner.estimate_cost(&self.estimate_tokens(request))
+    }
+
+    /// The cache key of a request under this client's model and parameters.
+    pub fn cache_key(&self, request: &JudgeRequest) -> String {
+        self.inner.cache_key(request)
+    }
+
+    /// Requests currently in flight, and the most seen at once.
+    pub fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+    pub fn max_in_flight(&self) -> usize {
+        self.inner.max_in_flight()
+    }
+
+    /// True once `--max-cost` has been reached (no new calls are scheduled).
+    pub fn budget_exhausted(&self) -> bool {
+        self.inner.budget_exhausted()
+    }
+
+    /// How structured output is currently requested from this endpoint
+    /// (`json_schema`, `json_object+schema`, `json_object`, `prompt_only`).
+    pub fn output_mode(&self) -> &'static str {
+        self.inner.adaptations.current().mode.name()
+    }
+
+    pub fn config(&self) -> &JudgeConfig {
+        &self.inner.config
     }
 }

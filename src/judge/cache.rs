@@ -1,0 +1,119 @@
+//! Cache keys: SHA-256 of the canonical request. The key covers everything that can
+//! change the answer (model, metric name, messages, schema, temperature, seed,
+//! max_tokens, sample index) and nothing that cannot (report and unit labels, base
+//! URL, credentials). Canonical means object keys sorted at every depth, so two
+//! schemas that differ only in key order share answers.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::JudgeRequest;
+
+/// Bump when the key's composition changes, so old rows are simply never hit.
+const KEY_VERSION: u32 = 1;
+
+pub fn cache_key(
+    model: &str,
+    request: &JudgeRequest,
+    seed: Option<u64>,
+    max_tokens: Option<u32>,
+) -> String {
+    let messages = serde_json::to_value(&request.messages).unwrap_or(Value::Null);
+    let key_doc = serde_json::json!({
+        "v": KEY_VERSION,
+        "model": model,
+        "metric": request.metric,
+        "messages": messages,
+        "schema": request.schema,
+        "params": {"temperature": 0, "seed": seed, "max_tokens": max_tokens},
+        "sample": request.sample,
+    });
+    let mut hasher = Sha256::new();
+    write_canonical(&key_doc, &mut hasher);
+    hex::encode(hasher.finalize())
+}
+
+/// Serialise with sorted keys straight into the hasher (no big intermediate string).
+fn write_canonical(value: &Value, out: &mut Sha256) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.update(b"{");
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.update(b",");
+                }
+                out.update(Value::String(k.clone()).to_string().as_bytes());
+                out.update(b":");
+                write_canonical(&map[k], out);
+            }
+            out.update(b"}");
+        }
+        Value::Array(items) => {
+            out.update(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.update(b",");
+                }
+                write_canonical(item, out);
+            }
+            out.update(b"]");
+        }
+        other => out.update(other.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::{Message, Part, Role};
+    use serde_json::json;
+
+    fn req(schema: Value, sample: u32, report: &str) -> JudgeRequest {
+        JudgeRequest {
+            metric: "citation_support".into(),
+            report: report.into(),
+            unit: "fact:1".into(),
+            messages: vec![Message {
+                role: Role::User,
+                parts: vec![Part::Text { text: "q".into() }],
+            }],
+            schema,
+            sample,
+        }
+    }
+
+    #[test]
+    fn key_ignores_labels_and_key_order_but_not_content() {
+        let a = req(json!({"type": "object", "properties": {}}), 0, "sys/1");
+        let b = req(json!({"properties": {}, "type": "object"}), 0, "other/9");
+        assert_eq!(
+            cache_key("m", &a, None, None),
+            cache_key("m", &b, None, None)
+        );
+        let k = cache_key("m", &a, None, None);
+        assert_eq!(k.len(), 64);
+        assert_ne!(k, cache_key("m2", &a, None, None));
+        assert_ne!(k, cache_key("m", &a, Some(1), None));
+        assert_ne!(k, cache_key("m", &a, None, Some(100)));
+        assert_ne!(
+            k,
+            cache_key("m", &req(json!({"type": "object"}), 0, "x"), None, None)
+        );
+        assert_ne!(
+            k,
+            cache_key(
+                "m",
+                &req(json!({"type": "object", "properties": {}}), 1, "x"),
+                None,
+                None
+            )
+        );
+        let mut c = a.clone();
+        c.messages[0].parts.push(Part::Text {
+            text: "more".into(),
+        });
+        assert_ne!(k, cache_key("m", &c, None, None));
+    }
+}

@@ -1,0 +1,794 @@
+//! The client's engine: cache lookup, dry-run and budget gates, the attempt loop
+//! (limits, send, adapt, retry, parse, validate, re-ask), then cache write,
+//! accounting, journal and progress. Shared state lives in one `Inner` behind an
+//! `Arc`, so clones of [`JudgeClient`](super::JudgeClient) are cheap.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::Rng;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use super::accounting::{Accounting, Event};
+use super::estimate::{estimate_request, TokenEstimate};
+use super::journal::{journal_messages, EntryStatus, Journal, JournalEntry};
+use super::limits::{Pacer, TokenBucket};
+use super::prices::PriceTable;
+use super::protocol::{
+    build_body, classify_rejection, error_message, parse_completion, Adaptations, OutputMode,
+    WireMessage, WireParams,
+};
+use super::retry::{is_retryable_status, server_requested_wait, Backoff};
+use super::{cache, repair, schema, JudgeAnswer, JudgeConfig, JudgeError, JudgeRequest, Part};
+use super::{Usage, UsageTotals};
+use crate::store::{judge_cache, Store};
+
+/// Called after every unit; see [`JudgeClient::with_progress`](super::JudgeClient::with_progress).
+pub type ProgressHook = Arc<dyn Fn(&JudgeProgress) + Send + Sync>;
+
+/// One finished unit, for progress displays.
+#[derive(Debug, Clone)]
+pub struct JudgeProgress {
+    pub metric: String,
+    pub report: String,
+    pub unit: String,
+    pub status: EntryStatus,
+    pub error: Option<String>,
+    /// Run totals after this unit.
+    pub totals: UsageTotals,
+}
+
+/// Largest response body accepted from a judge server.
+const MAX_RESPONSE_BYTES: usize = 16 << 20;
+/// Parameter adaptations allowed per unit (each changes what is sent, so a loop is
+/// impossible, but a confused server must not keep us busy).
+const MAX_ADAPTATIONS: u32 = 6;
+
+pub(crate) struct Inner {
+    pub(crate) config: JudgeConfig,
+    store: Option<Store>,
+    http: reqwest::Client,
+    endpoint: String,
+    semaphore: Semaphore,
+    rpm: Option<TokenBucket>,
+    tpm: Option<TokenBucket>,
+    pacer: Pacer,
+    pub(crate) adaptations: Adaptations,
+    pub(crate) accounting: Accounting,
+    prices: PriceTable,
+    journal: Option<Journal>,
+    progress: Mutex<Option<ProgressHook>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    /// Estimated cost of calls in flight, counted against `--max-cost`.
+    reserved_usd: Mutex<f64>,
+    budget_announced: AtomicBool,
+    journal_warned: AtomicBool,
+    backoff: Backoff,
+}
+
+/// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    #[error("HTTP {status}: {message}")]
+    Rejected { status: u16, message: String },
+    #[error("no answer after {attempts} attempts; last error: {last}")]
+    Exhausted { attempts: u32, last: String },
+    #[error("invalid answer after {reasks} re-asks: {last}")]
+    Invalid { reasks: u32, last: String },
+    #[error("the server rejected every structured-output form (json_schema, json_object, plain prompt): HTTP {status}: {message}")]
+    NoOutputMode { status: u16, message: String },
+}
+
+struct CallSuccess {
+    value: Value,
+    raw: String,
+    server_model: String,
+}
+
+struct CallReport {
+    result: Result<CallSuccess, CallError>,
+    attempts: u32,
+    usage: Usage,
+    mode: OutputMode,
+}
+
+enum Reply {
+    Http {
+        status: u16,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    },
+    Transport(String),
+}
+
+fn failed(msg: impl Into<String>) -> JudgeError {
+    JudgeError::Failed(msg.into())
+}
+
+impl Inner {
+    pub(crate) fn new(config: JudgeConfig, store: Option<Store>) -> Result<Self, JudgeError> {
+        let base = url::Url::parse(config.base_url.trim())
+            .map_err(|e| failed(format!("judge base URL {:?}: {e}", config.base_url)))?;
+        if !matches!(base.scheme(), "http" | "https") {
+            return Err(failed(format!(
+                "judge base URL {:?}: only http and https are supported",
+                config.base_url
+            )));
+        }
+        if config.model.trim().is_empty() {
+            return Err(failed(
+                "no judge model: pass --judge-model or set TVIR_JUDGE_MODEL",
+            ));
+        }
+        if config.concurrency == 0 {
+            return Err(failed("--concurrency must be at least 1"));
+        }
+        if config.timeout.is_zero() {
+            return Err(failed("the judge timeout must be longer than zero"));
+        }
+        if let Some(max) = config.max_cost_usd {
+            if !max.is_finite() || max < 0.0 {
+                return Err(failed(format!(
+                    "--max-cost {max}: must be a non-negative number"
+                )));
+            }
+        }
+        let prices = PriceTable::shipped_with_override(config.price_table_path.as_deref())
+            .map_err(|e| failed(e.to_string()))?;
+        if config.max_cost_usd.is_some() && prices.lookup(&config.model).is_none() {
+            return Err(failed(format!(
+                "--max-cost needs a price for model {:?}, which the price table lacks; \
+                 add it with --price-table FILE",
+                config.model
+            )));
+        }
+        let journal = match &config.journal_path {
+            Some(path) => Some(Journal::open(path).map_err(|e| failed(e.to_string()))?),
+            None => None,
+        };
+        let endpoint = format!(
+            "{}/chat/completions",
+            config.base_url.trim().trim_end_matches('/')
+        );
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.timeout.min(Duration::from_secs(15)))
+            .pool_max_idle_per_host(config.concurrency)
+            .user_agent(concat!("tvir-eval/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| failed(format!("HTTP client: {e}")))?;
+        Ok(Self {
+            semaphore: Semaphore::new(config.concurrency),
+            rpm: config.rpm.map(TokenBucket::per_minute),
+            tpm: config.tpm.map(TokenBucket::per_minute),
+            pacer: Pacer::new(Duration::from_millis(25)),
+            adaptations: Adaptations::default(),
+            accounting: Accounting::new(),
+            prices,
+            journal,
+            progress: Mutex::new(None),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            reserved_usd: Mutex::new(0.0),
+            budget_announced: AtomicBool::new(false),
+            journal_warned: AtomicBool::new(false),
+            backoff: Backoff::default(),
+            store,
+            http,
+            endpoint,
+            config,
+        })
+    }
+
+    pub(crate) fn set_progress(&self, hook: super::ProgressHook) {
+        *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.max_in_flight.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn cache_key(&self, request: &JudgeRequest) -> String {
+        cache::cache_key(
+            &self.config.model,
+            request,
+            self.config.seed,
+            self.config.max_tokens,
+        )
+    }
+
+    pub(crate) fn estimate_cost(&self, est: &TokenEstimate) -> Option<f64> {
+        self.prices.cost(
+            &self.config.model,
+            &Usage {
+                prompt_tokens: est.prompt_tokens,
+                completion_tokens: est.completion_tokens,
+                cached_tokens: 0,
+            },
+        )
+    }
+
+    pub(crate) fn budget_exhausted(&self) -> bool {
+        match self.config.max_cost_usd {
+            Some(max) => {
+                let reserved = *self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner());
+                self.accounting.spent_usd() + reserved >= max
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) async fn ask(&self, request: JudgeRequest) -> Result<JudgeAnswer, JudgeError> {
+        let started = Instant::now();
+        let key = self.cache_key(&request);
+        let mut outcome = Outcome::new(&request, &key);
+
+        if let Err(e) = schema::check_schema(&request.schema) {
+            let reason = format!("the request's schema is unusable: {e}");
+            outcome.error = Some(reason.clone());
+            self.finish(&request, outcome, EntryStatus::Failed, &Event::default());
+            return Err(JudgeError::Failed(reason));
+        }
+
+        if let Some(hit) = self.cache_lookup(&key, &request).await {
+            outcome.answer = Some(hit.value.clone());
+            outcome.raw = Some(hit.raw.clone());
+            outcome.server_model = Some(hit.model.clone());
+            outcome.usage = Some(hit.usage.clone());
+            outcome.latency_ms = hit.latency_ms;
+            let event = Event {
+                ok: true,
+                cache_hit: true,
+                ..Default::default()
+            };
+            self.finish(&request, outcome, EntryStatus::CacheHit, &event);
+            return Ok(hit);
+        }
+
+        let estimate = estimate_request(&request, self.config.max_tokens);
+        let est_cost = self.estimate_cost(&estimate);
+
+        if self.config.dry_run {
+            let event = Event {
+                estimate: Some((estimate, est_cost)),
+                ..Default::default()
+            };
+            self.finish(&request, outcome, EntryStatus::DryRun, &event);
+            return Err(JudgeError::DryRun);
+        }
+
+        if self.budget_exhausted() {
+            if !self.budget_announced.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    max_cost_usd = self.config.max_cost_usd,
+                    spent_usd = self.accounting.spent_usd(),
+                    "--max-cost reached: no further judge calls are scheduled"
+                );
+            }
+            outcome.error = Some(JudgeError::BudgetExhausted.to_string());
+            let event = Event {
+                budget_skipped: true,
+                ..Default::default()
+            };
+            self.finish(&request, outcome, EntryStatus::BudgetExhausted, &event);
+            return Err(JudgeError::BudgetExhausted);
+        }
+        let reservation = est_cost.unwrap_or(0.0);
+        if self.config.max_cost_usd.is_some() {
+            *self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner()) += reservation;
+        }
+
+        let report = self.call(&request, &estimate).await;
+
+        if self.config.max_cost_usd.is_some() {
+            let mut reserved = self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner());
+            *reserved = (*reserved - reservation).max(0.0);
+        }
+        let latency_ms = started.elapsed().as_millis() as u64;
+        outcome.latency_ms = latency_ms;
+        outcome.attempts = report.attempts;
+        outcome.mode = report.mode.name();
+        outcome.usage = Some(report.usage.clone());
+
+        match report.result {
+            Ok(success) => {
+                let price_model = if self.prices.lookup(&success.server_model).is_some() {
+                    success.server_model.as_str()
+                } else {
+                    self.config.model.as_str()
+                };
+                let cost = self.prices.cost(price_model, &report.usage);
+                let answer = JudgeAnswer {
+                    value: success.value,
+                    raw: success.raw,
+                    usage: report.usage.clone(),
+                    model: success.server_model,
+                    cached: false,
+                    latency_ms,
+                    cost_usd: cost,
+                    attempts: report.attempts,
+                };
+                self.cache_store(&key, &request, &answer).await;
+                outcome.answer = Some(answer.value.clone());
+                outcome.raw = Some(answer.raw.clone());
+                outcome.server_model = Some(answer.model.clone());
+                outcome.cost = cost;
+                let event = Event {
+                    ok: true,
+                    attempts: u64::from(report.attempts),
+                    usage: report.usage,
+                    cost,
+                    ..Default::default()
+                };
+                self.finish(&request, outcome, EntryStatus::Ok, &event);
+                Ok(answer)
+            }
+            Err(err) => {
+                let reason = err.to_string();
+                let cost = self.prices.cost(&self.config.model, &report.usage);
+                outcome.error = Some(reason.clone());
+                outcome.cost = cost;
+                let event = Event {
+                    ok: false,
+                    attempts: u64::from(report.attempts),
+                    usage: report.usage,
+                    cost,
+                    ..Default::default()
+                };
+                self.finish(&request, outcome, EntryStatus::Failed, &event);
+                Err(JudgeError::Failed(reason))
+            }
+        }
+    }
+
+    /// A cached answer still valid against the request's schema, if any. Store
+    /// errors are logged and treated as a miss (the call is simply made).
+    async fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+        let store = self.store.clone()?;
+        let key_owned = key.to_string();
+        let row = tokio::task::spawn_blocking(move || {
+            store.with_conn(|conn| judge_cache::get(conn, &key_owned))
+        })
+        .await;
+        let row = match row {
+            Ok(Ok(row)) => row?,
+            Ok(Err(e)) => {
+                tracing::warn!("judge cache read failed, calling instead: {e}");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!("judge cache read task failed: {e}");
+                return None;
+            }
+        };
+        let value: Value = serde_json::from_str(&row.answer).ok()?;
+        schema::validate(&request.schema, &value).ok()?;
+        Some(JudgeAnswer {
+            value,
+            raw: row.raw,
+            usage: Usage {
+                prompt_tokens: row.prompt_tokens,
+                completion_tokens: row.completion_tokens,
+                cached_tokens: row.cached_tokens,
+            },
+            model: row.server_model,
+            cached: true,
+            latency_ms: row.latency_ms,
+            cost_usd: Some(0.0),
+            attempts: 0,
+        })
+    }
+
+    async fn cache_store(&self, key: &str, request: &JudgeRequest, answer: &JudgeAnswer) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let row = judge_cache::CachedAnswer {
+            key: key.to_string(),
+            model: self.config.model.clone(),
+            metric: request.metric.clone(),
+            sample: request.sample,
+            answer: answer.value.to_string(),
+            raw: answer.raw.clone(),
+            prompt_tokens: answer.usage.prompt_tokens,
+            completion_tokens: answer.usage.completion_tokens,
+            cached_tokens: answer.usage.cached_tokens,
+            latency_ms: answer.latency_ms,
+            server_model: answer.model.clone(),
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        let result = tokio::task::spawn_blocking(move || {
+            store.with_conn(|conn| judge_cache::put(conn, &row))
+        })
+        .await;
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("judge cache write failed (answer kept): {e}"),
+            Err(e) => tracing::warn!("judge cache write task failed (answer kept): {e}"),
+        }
+    }
+
+    /// The attempt loop for one unit.
+    async fn call(&self, request: &JudgeRequest, estimate: &TokenEstimate) -> CallReport {
+        let mut conversation: Vec<WireMessage> =
+            request.messages.iter().map(WireMessage::from).collect();
+        let mut attempts = 0u32;
+        let mut transient_failures = 0u32;
+        let mut reasks = 0u32;
+        let mut adaptations = 0u32;
+        let mut usage = Usage::default();
+        let max_attempts = self.config.max_attempts.max(1);
+        let est_tokens = (estimate.prompt_tokens + estimate.completion_tokens) as f64;
+
+        let done = |result, attempts, usage, mode| CallReport {
+            result,
+            attempts,
+            usage,
+            mode,
+        };
+
+        loop {
+            let params = self.adaptations.current();
+            self.pacer.wait_turn().await;
+            if let Some(rpm) = &self.rpm {
+                rpm.acquire(1.0).await;
+            }
+            if let Some(tpm) = &self.tpm {
+                tpm.acquire(est_tokens).await;
+            }
+            let body = build_body(
+                &self.config.model,
+                &request.metric,
+                &request.schema,
+                &conversation,
+                &params,
+                self.config.seed,
+                self.config.max_tokens,
+            );
+            attempts += 1;
+            let reply = self.send(&body).await;
+
+            // What went wrong on this attempt, if it is worth another.
+            let (retry_reason, server_wait) = match reply {
+                Reply::Transport(reason) => {
+                    self.tpm_adjust(-est_tokens);
+                    (reason, None)
+                }
+                Reply::Http {
+                    status,
+                    headers,
+                    body,
+                } if (200..300).contains(&status) => {
+                    let completion = match parse_completion(&body) {
+                        Ok(c) => c,
+                        Err(reason) => {
+                            self.tpm_adjust(-est_tokens);
+                            transient_failures += 1;
+                            if transient_failures >= max_attempts {
+                                let err = CallError::Exhausted {
+                                    attempts,
+                                    last: reason,
+                                };
+                                return done(Err(err), attempts, usage, params.mode);
+                            }
+                            self.sleep_backoff(transient_failures, None).await;
+                            continue;
+                        }
+                    };
+                    let _ = headers;
+                    self.pacer.on_success();
+                    let used = completion.usage.prompt_tokens + completion.usage.completion_tokens;
+                    self.tpm_adjust(if used > 0 {
+                        used as f64 - est_tokens
+                    } else {
+                        0.0
+                    });
+                    usage.prompt_tokens += completion.usage.prompt_tokens;
+                    usage.completion_tokens += completion.usage.completion_tokens;
+                    usage.cached_tokens += completion.usage.cached_tokens;
+
+                    let parsed = if completion.content.trim().is_empty() {
+                        match &completion.refusal {
+                            Some(r) => Err(format!("the model refused: {r}")),
+                            None => Err("the answer is empty".to_string()),
+                        }
+                    } else {
+                        repair::parse_answer(&completion.content)
+                            .map_err(|e| e.to_string())
+                            .and_then(|v| {
+                                schema::validate(&request.schema, &v)
+                                    .map(|()| v)
+                                    .map_err(|e| format!("does not match the schema: {e}"))
+                            })
+                    };
+                    match parsed {
+                        Ok(value) => {
+                            let success = CallSuccess {
+                                value,
+                                raw: completion.content,
+                                server_model: if completion.model.is_empty() {
+                                    self.config.model.clone()
+                                } else {
+                                    completion.model
+                                },
+                            };
+                            return done(Ok(success), attempts, usage, params.mode);
+                        }
+                        Err(problem) => {
+                            if reasks >= self.config.max_reasks {
+                                let err = CallError::Invalid {
+                                    reasks,
+                                    last: problem,
+                                };
+                                return done(Err(err), attempts, usage, params.mode);
+                            }
+                            reasks += 1;
+                            tracing::debug!(metric = %request.metric, unit = %request.unit, "re-asking: {problem}");
+                            conversation.push(WireMessage {
+                                role: "assistant",
+                                parts: vec![Part::Text {
+                                    text: completion.content,
+                                }],
+                            });
+                            conversation.push(WireMessage {
+                                role: "user",
+                                parts: vec![Part::Text {
+                                    text: reask_text(&problem, &params, &request.schema),
+                                }],
+                            });
+                            continue;
+                        }
+                    }
+                }
+                Reply::Http {
+                    status,
+                    headers,
+                    body,
+                } => {
+                    self.tpm_adjust(-est_tokens);
+                    let text = String::from_utf8_lossy(&body);
+                    if let Some(adaptation) = classify_rejection(status, &text, &params) {
+                        let message = error_message(&text);
+                        if adaptations < MAX_ADAPTATIONS
+                            && self.adaptations.apply(adaptation, &params)
+                        {
+                            adaptations += 1;
+                            tracing::info!(
+                                status,
+                                ?adaptation,
+                                "judge server rejected a parameter; adapting for the rest of the run: {message}"
+                            );
+                            continue;
+                        }
+                        let err =
+                            if matches!(adaptation, super::protocol::Adaptation::SchemaUnsupported)
+                            {
+                                CallError::NoOutputMode { status, message }
+                            } else {
+                                CallError::Rejected { status, message }
+                            };
+                        return done(Err(err), attempts, usage, params.mode);
+                    }
+                    if !is_retryable_status(status) {
+                        let err = CallError::Rejected {
+                            status,
+                            message: error_message(&text),
+                        };
+                        return done(Err(err), attempts, usage, params.mode);
+                    }
+                    if status == 429 {
+                        self.pacer.on_rate_limited();
+                    }
+                    let wait = server_requested_wait(&headers, SystemTime::now());
+                    (format!("HTTP {status}: {}", error_message(&text)), wait)
+                }
+            };
+
+            transient_failures += 1;
+            if transient_failures >= max_attempts {
+                let err = CallError::Exhausted {
+                    attempts,
+                    last: retry_reason,
+                };
+                return done(Err(err), attempts, usage, params.mode);
+            }
+            tracing::debug!(metric = %request.metric, unit = %request.unit, attempt = attempts, "retrying: {retry_reason}");
+            self.sleep_backoff(transient_failures, server_wait).await;
+        }
+    }
+
+    fn tpm_adjust(&self, delta: f64) {
+        if let Some(tpm) = &self.tpm {
+            if delta != 0.0 {
+                tpm.adjust(delta);
+            }
+        }
+    }
+
+    async fn sleep_backoff(&self, retry: u32, server_wait: Option<Duration>) {
+        let jitter: f64 = rand::rng().random();
+        let wait = match server_wait {
+            // Honour the server, plus a little jitter so a burst of 429s does not
+            // come back in lockstep.
+            Some(w) => w + Duration::from_millis((jitter * 100.0) as u64),
+            None => self.backoff.delay(retry, jitter),
+        };
+        tokio::time::sleep(wait).await;
+    }
+
+    async fn send(&self, body: &Value) -> Reply {
+        let _permit = self
+            .semaphore
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        let reply = self.send_inner(body).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        reply
+    }
+
+    async fn send_inner(&self, body: &Value) -> Reply {
+        let mut req = self
+            .http
+            .post(&self.endpoint)
+            .timeout(self.config.timeout)
+            .json(body);
+        if let Some(key) = &self.config.api_key {
+            req = req.bearer_auth(key);
+        }
+        let describe = |e: reqwest::Error| {
+            if e.is_timeout() {
+                format!("timed out after {:?}", self.config.timeout)
+            } else if e.is_connect() {
+                format!(
+                    "could not connect to {}: {}",
+                    self.endpoint,
+                    e.without_url()
+                )
+            } else {
+                format!("transport error: {}", e.without_url())
+            }
+        };
+        let mut resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => return Reply::Transport(describe(e)),
+        };
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        if resp
+            .content_length()
+            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+        {
+            return Reply::Transport(format!("response larger than {MAX_RESPONSE_BYTES} bytes"));
+        }
+        let mut bytes = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                        return Reply::Transport(format!(
+                            "response larger than {MAX_RESPONSE_BYTES} bytes"
+                        ));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Reply::Transport(describe(e)),
+            }
+        }
+        Reply::Http {
+            status,
+            headers,
+            body: bytes,
+        }
+    }
+
+    fn finish(
+        &self,
+        request: &JudgeRequest,
+        outcome: Outcome<'_>,
+        status: EntryStatus,
+        event: &Event,
+    ) {
+        self.accounting
+            .record(&request.metric, &request.report, event);
+        if let Some(journal) = &self.journal {
+            let entry = JournalEntry {
+                time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                metric: &request.metric,
+                report: &request.report,
+                unit: &request.unit,
+                sample: request.sample,
+                model: &self.config.model,
+                cache_key: outcome.key,
+                status,
+                cache_hit: status == EntryStatus::CacheHit,
+                attempts: outcome.attempts,
+                latency_ms: outcome.latency_ms,
+                response_format: outcome.mode,
+                request: journal_messages(&request.messages),
+                answer: outcome.answer.as_ref(),
+                raw: outcome.raw.as_deref(),
+                server_model: outcome.server_model.as_deref(),
+                usage: outcome.usage.as_ref(),
+                cost_usd: outcome.cost,
+                error: outcome.error.as_deref(),
+            };
+            if let Err(e) = journal.append(&entry) {
+                if !self.journal_warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        let hook = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(hook) = hook {
+            hook(&super::JudgeProgress {
+                metric: request.metric.clone(),
+                report: request.report.clone(),
+                unit: request.unit.clone(),
+                status,
+                error: outcome.error.clone(),
+                totals: self.accounting.snapshot().total,
+            });
+        }
+    }
+}
+
+/// What the journal needs to know about a finished unit.
+struct Outcome<'a> {
+    key: &'a str,
+    attempts: u32,
+    latency_ms: u64,
+    mode: &'static str,
+    answer: Option<Value>,
+    raw: Option<String>,
+    server_model: Option<String>,
+    usage: Option<Usage>,
+    cost: Option<f64>,
+    error: Option<String>,
+}
+
+impl<'a> Outcome<'a> {
+    fn new(_request: &JudgeRequest, key: &'a str) -> Self {
+        Self {
+            key,
+            attempts: 0,
+            latency_ms: 0,
+            mode: "none",
+            answer: None,
+            raw: None,
+            server_model: None,
+            usage: None,
+            cost: None,
+            error: None,
+        }
+    }
+}
+
+fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
+    let mut text = format!(
+        "Your previous reply could not be used: {problem}. Reply again with only the \
+         corrected JSON object."
+    );
+    if params.mode == OutputMode::JsonSchema {
+        // The server enforces the schema in this mode; repeat it anyway for servers
+        // that accept the parameter but ignore it.
+        text.push_str(&format!(
+            " It must satisfy this JSON schema:\n{}",
+            serde_json::to_string(schema).unwrap_or_default()
+        ));
+    }
+    text
+}

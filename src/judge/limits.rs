@@ -1,0 +1,216 @@
+//! Throughput limits shared by every clone of a client: token buckets for requests
+//! and tokens per minute (the token bucket accepts corrections once the server reports
+//! real usage) and an adaptive pacer that spaces request starts while 429s keep
+//! arriving. The in-flight limit itself is a `tokio::sync::Semaphore` in the client.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// A per-minute budget refilled continuously. Burst capacity is a sixth of the
+/// minute's budget (ten seconds' worth), so `--rpm 600` never fires 600 requests in
+/// the first instant. The level may go negative after a correction: later callers
+/// then wait for the debt to be repaid.
+#[derive(Debug)]
+pub struct TokenBucket {
+    state: Mutex<BucketState>,
+    capacity: f64,
+    per_second: f64,
+}
+
+#[derive(Debug)]
+struct BucketState {
+    level: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    pub fn per_minute(limit: u32) -> Self {
+        let limit = f64::from(limit.max(1));
+        let capacity = (limit / 6.0).max(1.0);
+        Self {
+            state: Mutex::new(BucketState {
+                level: capacity,
+                last: Instant::now(),
+            }),
+            capacity,
+            per_second: limit / 60.0,
+        }
+    }
+
+    fn refill(&self, state: &mut BucketState, now: Instant) {
+        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
+        state.level = (state.level + elapsed * self.per_second).min(self.capacity);
+        state.last = now;
+    }
+
+    /// Take `amount` (requests or tokens), waiting until it is available. A single
+    /// request larger than the burst capacity goes through once the bucket is full
+    /// (it could never fit otherwise) and leaves it in debt.
+    pub async fn acquire(&self, amount: f64) {
+        loop {
+            let wait = {
+                let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                self.refill(&mut state, Instant::now());
+                let need = amount.min(self.capacity);
+                if state.level >= need {
+                    state.level -= amount;
+                    return;
+                }
+                Duration::from_secs_f64((need - state.level) / self.per_second)
+            };
+            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
+        }
+    }
+
+    /// Correct an earlier `acquire` once the real amount is known: `delta` > 0 takes
+    /// more, < 0 gives back.
+    pub fn adjust(&self, delta: f64) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.refill(&mut state, Instant::now());
+        state.level = (state.level - delta).min(self.capacity);
+    }
+
+    #[cfg(test)]
+    fn level(&self) -> f64 {
+        let mut state = self.state.lock().unwrap();
+        self.refill(&mut state, Instant::now());
+        state.level
+    }
+}
+
+/// Adaptive slowdown: every 429 raises the level (up to 6), every success lowers it.
+/// At level `n > 0` request starts are spaced `base * 2^(n-1)` apart across the
+/// whole client (25 ms .. 800 ms with the default base), so a server that keeps
+/// refusing sees fewer attempts per second while a single stray 429 costs little.
+#[derive(Debug)]
+pub struct Pacer {
+    state: Mutex<PacerState>,
+    base: Duration,
+}
+
+#[derive(Debug)]
+struct PacerState {
+    level: u32,
+    next_start: Instant,
+}
+
+const MAX_PACER_LEVEL: u32 = 6;
+
+impl Pacer {
+    pub fn new(base: Duration) -> Self {
+        Self {
+            state: Mutex::new(PacerState {
+                level: 0,
+                next_start: Instant::now(),
+            }),
+            base,
+        }
+    }
+
+    pub fn level(&self) -> u32 {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).level
+    }
+
+    pub fn spacing(&self) -> Duration {
+        let level = self.level();
+        if level == 0 {
+            Duration::ZERO
+        } else {
+            self.base * (1u32 << (level - 1))
+        }
+    }
+
+    pub fn on_rate_limited(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.level = (s.level + 1).min(MAX_PACER_LEVEL);
+    }
+
+    pub fn on_success(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.level = s.level.saturating_sub(1);
+    }
+
+    /// Wait for this request's start slot (immediately when not slowed down).
+    pub async fn wait_turn(&self) {
+        let slot = {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if s.level == 0 {
+                return;
+            }
+            let spacing = self.base * (1u32 << (s.level - 1));
+            let now = Instant::now();
+            let slot = s.next_start.max(now);
+            s.next_start = slot + spacing;
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bucket_bursts_then_paces() {
+        let bucket = TokenBucket::per_minute(60_000); // 1000/s, burst 10000
+        let start = Instant::now();
+        bucket.acquire(10_000.0).await;
+        let burst = start.elapsed();
+        bucket.acquire(100.0).await;
+        let total = start.elapsed();
+        // The burst is immediate; the next 100 need about 100 ms of refill.
+        assert!(total - burst >= Duration::from_millis(90), "{total:?}");
+        assert!(total < Duration::from_secs(5), "{total:?}");
+    }
+
+    #[tokio::test]
+    async fn oversized_request_passes_when_full_and_leaves_debt() {
+        let bucket = TokenBucket::per_minute(60); // 1/s, capacity 10
+        bucket.acquire(25.0).await;
+        let level = bucket.level();
+        assert!((level + 15.0).abs() < 0.1, "{level}");
+    }
+
+    #[tokio::test]
+    async fn adjust_refunds_and_charges() {
+        let bucket = TokenBucket::per_minute(60); // capacity 10, 1/s
+        bucket.acquire(8.0).await;
+        bucket.adjust(-5.0);
+        assert!((bucket.level() - 7.0).abs() < 0.1);
+        bucket.adjust(10.0);
+        assert!((bucket.level() + 3.0).abs() < 0.1);
+        // Refunds never overfill.
+        bucket.adjust(-100.0);
+        assert!(bucket.level() <= 10.0);
+    }
+
+    #[tokio::test]
+    async fn pacer_slows_on_429s_and_recovers() {
+        let pacer = Pacer::new(Duration::from_millis(5));
+        assert_eq!(pacer.spacing(), Duration::ZERO);
+        for _ in 0..10 {
+            pacer.on_rate_limited();
+        }
+        assert_eq!(pacer.level(), MAX_PACER_LEVEL);
+        assert_eq!(pacer.spacing(), Duration::from_millis(160));
+        for _ in 0..4 {
+            pacer.on_success();
+        }
+        // Level 2: starts 10 ms apart.
+        assert_eq!(pacer.spacing(), Duration::from_millis(10));
+        let start = Instant::now();
+        for _ in 0..4 {
+            pacer.wait_turn().await;
+        }
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        pacer.on_success();
+        pacer.on_success();
+        assert_eq!(pacer.level(), 0);
+        let start = Instant::now();
+        pacer.wait_turn().await;
+        assert!(start.elapsed() < Duration::from_millis(500));
+    }
+}

@@ -2,7 +2,25 @@
 //! Quality from pixels, the perceptual-hash duplicate penalty, Figure Quality, and
 //! encoding of figures for vision judges.
 
+pub mod contrast;
+pub mod duplicates;
+pub mod encode;
+pub mod gray;
+pub mod inputs;
+pub mod load;
+pub mod phash;
+pub mod quality;
+pub mod sharpness;
+
 use serde::{Deserialize, Serialize};
+
+pub use contrast::ContrastStats;
+pub use encode::DEFAULT_MAX_SIDE;
+pub use gray::GrayPlanes;
+pub use load::{decode_dynamic, decode_file, read_file_bounded};
+pub use phash::PHash;
+pub use quality::{QualityComponents, QualityWeights};
+pub use sharpness::LaplacianVariances;
 
 /// Decoding bounds: reports are untrusted input.
 #[derive(Debug, Clone)]
@@ -26,8 +44,25 @@ impl Default for ImageLimits {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
+    /// Corrupt, truncated or otherwise undecodable bytes.
     #[error("{name}: {message}")]
     Decode { name: String, message: String },
+    /// Not an image format the suite reads.
+    #[error("{name}: unsupported image: {message}")]
+    Unsupported { name: String, message: String },
+    /// Dimensions or decoded size past [`ImageLimits`] (decompression bombs).
+    #[error("{name}: image too large: {message}")]
+    TooLarge { name: String, message: String },
+    #[error("{name}: file is {bytes} bytes, over the {max_bytes}-byte limit")]
+    FileTooLarge {
+        name: String,
+        bytes: u64,
+        max_bytes: u64,
+    },
+    #[error("{name}: cannot read: {message}")]
+    Io { name: String, message: String },
+    #[error("encoding failed: {message}")]
+    Encode { message: String },
 }
 
 /// An image to score: a label (path or URL, as written) and its bytes, or the reason
@@ -63,31 +98,192 @@ pub struct IqResult {
 }
 
 /// Decode bytes into RGBA (first frame for animations; SVG rasterised), bounded.
+/// Alpha is kept; [`gray::composite_on_white`] or [`to_png_data_uri`] put it on white.
 pub fn decode(
-    _bytes: &[u8],
+    bytes: &[u8],
     name: &str,
-    _limits: &ImageLimits,
+    limits: &ImageLimits,
 ) -> Result<image::RgbaImage, ImageError> {
-    Err(ImageError::Decode {
-        name: name.into(),
-        message: "image loader not implemented yet".into(),
+    load::decode_dynamic(bytes, name, limits).map(|img| match img {
+        image::DynamicImage::ImageRgba8(rgba) => rgba,
+        other => other.to_rgba8(),
     })
 }
 
 /// PNG `data:` URI for a judge, alpha composited on white, long side <= `max_side`.
-pub fn to_png_data_uri(_img: &image::RgbaImage, _max_side: u32) -> Result<String, ImageError> {
-    Err(ImageError::Decode {
-        name: "data-uri".into(),
-        message: "not implemented yet".into(),
-    })
+pub fn to_png_data_uri(img: &image::RgbaImage, max_side: u32) -> Result<String, ImageError> {
+    encode::data_uri(img, max_side)
+}
+
+/// Everything IQ needs from one decoded image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageAnalysis {
+    pub width: u32,
+    pub height: u32,
+    pub components: QualityComponents,
+    pub laplacian: LaplacianVariances,
+    pub contrast: ContrastStats,
+    pub phash: PHash,
+}
+
+/// Analyse a decoded image: alpha on white, both grays, R, A, S, C and the hash.
+/// Large images are split across the rayon pool internally.
+pub fn analyze(img: &image::DynamicImage) -> ImageAnalysis {
+    let planes = GrayPlanes::from_image(img);
+    let (w, h) = (planes.width, planes.height);
+    let ((laplacian, contrast), phash) = rayon::join(
+        || {
+            rayon::join(
+                || sharpness::laplacian_variances(&planes.cv, w, h),
+                || contrast::contrast_stats(&planes.cv, w, h),
+            )
+        },
+        || phash::phash_gray(&planes.pil, w, h),
+    );
+    let components = QualityComponents {
+        resolution: quality::resolution_score(w, h),
+        aspect: quality::aspect_score(w, h),
+        sharpness: sharpness::sharpness_score(&laplacian, contrast.mean),
+        contrast: contrast::contrast_score(&contrast),
+    };
+    ImageAnalysis {
+        width: w,
+        height: h,
+        components,
+        laplacian,
+        contrast,
+        phash,
+    }
+}
+
+/// R, A, S and C of a decoded image.
+pub fn quality_components(img: &image::DynamicImage) -> QualityComponents {
+    analyze(img).components
+}
+
+/// imagehash-compatible `phash` hex string of a decoded image (alpha on white).
+pub fn phash_hex(img: &image::DynamicImage) -> String {
+    let planes = GrayPlanes::from_image(img);
+    phash::phash_gray(&planes.pil, planes.width, planes.height).to_hex()
+}
+
+/// The constants of IQ, so ablations can re-weight. [`IqParams::paper`] is the
+/// published configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IqParams {
+    pub weights: QualityWeights,
+    /// Hamming distance (inclusive) under which two hashes are duplicates.
+    pub dup_threshold: u32,
+    /// p_dup = min(dup_cap, dup_factor x duplicates / valid images).
+    pub dup_factor: f64,
+    pub dup_cap: f64,
+}
+
+impl IqParams {
+    pub const fn paper() -> Self {
+        Self {
+            weights: QualityWeights::paper(),
+            dup_threshold: 10,
+            dup_factor: 0.8,
+            dup_cap: 0.5,
+        }
+    }
+}
+
+impl Default for IqParams {
+    fn default() -> Self {
+        Self::paper()
+    }
 }
 
 /// Score a report's images in order (IQ with the duplicate penalty), on rayon.
-pub fn score_images(_inputs: &[ImageInput], _limits: &ImageLimits) -> IqResult {
+pub fn score_images(inputs: &[ImageInput], limits: &ImageLimits) -> IqResult {
+    score_images_with(inputs, limits, &IqParams::paper())
+}
+
+/// [`score_images`] with explicit constants.
+pub fn score_images_with(
+    inputs: &[ImageInput],
+    limits: &ImageLimits,
+    params: &IqParams,
+) -> IqResult {
+    use rayon::prelude::*;
+    let analyses: Vec<Result<ImageAnalysis, String>> = inputs
+        .par_iter()
+        .map(|input| {
+            let bytes = input
+                .bytes
+                .as_ref()
+                .map_err(|e| format!("{}: {e}", input.label))?;
+            let img =
+                load::decode_dynamic(bytes, &input.label, limits).map_err(|e| e.to_string())?;
+            Ok(analyze(&img))
+        })
+        .collect();
+    iq_from_analyses(inputs, &analyses, params)
+}
+
+/// Assemble the per-image scores, the duplicate groups and IQ from analyses (one per
+/// input, in order; `Err` holds the failure reason).
+pub fn iq_from_analyses(
+    inputs: &[ImageInput],
+    analyses: &[Result<ImageAnalysis, String>],
+    params: &IqParams,
+) -> IqResult {
+    let hashes: Vec<Option<PHash>> = analyses
+        .iter()
+        .map(|a| a.as_ref().ok().map(|a| a.phash))
+        .collect();
+    let groups = duplicates::group_duplicates(&hashes, params.dup_threshold);
+    let penalty = duplicates::duplicate_penalty(
+        groups.duplicates,
+        groups.valid,
+        params.dup_factor,
+        params.dup_cap,
+    );
+    let images: Vec<ImageScore> = inputs
+        .iter()
+        .zip(analyses)
+        .zip(&groups.duplicate_of)
+        .map(|((input, analysis), dup)| match analysis {
+            Ok(a) => ImageScore {
+                path: input.label.clone(),
+                width: a.width,
+                height: a.height,
+                resolution: a.components.resolution,
+                aspect: a.components.aspect,
+                sharpness: a.components.sharpness,
+                contrast: a.components.contrast,
+                quality: a.components.quality(&params.weights),
+                phash: Some(a.phash.to_hex()),
+                duplicate_of: *dup,
+                error: None,
+            },
+            Err(reason) => ImageScore {
+                path: input.label.clone(),
+                width: 0,
+                height: 0,
+                resolution: 0.0,
+                aspect: 0.0,
+                sharpness: 0.0,
+                contrast: 0.0,
+                quality: 0.0,
+                phash: None,
+                duplicate_of: None,
+                error: Some(reason.clone()),
+            },
+        })
+        .collect();
+    let iq = if images.is_empty() {
+        0.0
+    } else {
+        let mean = images.iter().map(|s| s.quality).sum::<f64>() / images.len() as f64;
+        mean * (1.0 - penalty)
+    };
     IqResult {
-        images: Vec::new(),
-        duplicate_penalty: 0.0,
-        iq: 0.0,
+        images,
+        duplicate_penalty: penalty,
+        iq,
     }
 }
 

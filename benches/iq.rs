@@ -1,0 +1,128 @@
+//! Image Quality throughput: one 5370 x 3570 chart-sized image (decode only, analysis
+//! only, both) and a folder of mixed images (our fixtures; plus the corpus images when
+//! TVIR_CORPUS_DIR is set).
+//!
+//! cargo bench --bench iq
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tvir_eval::images::{self, inputs, ImageInput, ImageLimits};
+
+/// A synthetic RGBA chart of the corpus' largest size: flat background, grid, bars,
+/// anti-aliasing-like ramps and some noise, PNG-encoded.
+fn big_chart_png() -> Vec<u8> {
+    let (w, h) = (5370u32, 3570u32);
+    let mut state = 0x1234_5678u32;
+    let img = image::RgbaImage::from_fn(w, h, |x, y| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        let noise = (state & 7) as u8;
+        let bar = (x / 400) % 2 == 0 && y > 3570 - (x % 3000) && y > 600;
+        let grid = x % 200 == 0 || y % 150 == 0;
+        let base = if bar {
+            [40, 90 + (x % 100) as u8, 160]
+        } else if grid {
+            [200, 200, 200]
+        } else {
+            [255, 255, 255]
+        };
+        image::Rgba([
+            base[0].saturating_sub(noise),
+            base[1].saturating_sub(noise),
+            base[2],
+            if x < 10 { 0 } else { 255 },
+        ])
+    });
+    let mut out = Vec::new();
+    img.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+fn image_files(dir: &Path) -> Vec<PathBuf> {
+    let exts = [
+        "png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "svg",
+    ];
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn load_inputs(files: &[PathBuf], limits: &ImageLimits) -> Vec<ImageInput> {
+    files
+        .iter()
+        .map(|p| inputs::file_input(p, &p.display().to_string(), limits))
+        .collect()
+}
+
+fn bench_big(c: &mut Criterion) {
+    let limits = ImageLimits::default();
+    let png = big_chart_png();
+    let decoded = images::decode_dynamic(&png, "big.png", &limits).unwrap();
+    let mut g = c.benchmark_group("big_5370x3570");
+    g.sample_size(10);
+    g.bench_function("decode_only", |b| {
+        b.iter(|| images::decode_dynamic(&png, "big.png", &limits).unwrap())
+    });
+    g.bench_function("analyze_only", |b| b.iter(|| images::analyze(&decoded)));
+    let input = vec![ImageInput {
+        label: "big.png".into(),
+        bytes: Ok(png.clone()),
+    }];
+    g.bench_function("decode_and_score", |b| {
+        b.iter(|| images::score_images(&input, &limits))
+    });
+    g.finish();
+}
+
+fn bench_folder(c: &mut Criterion) {
+    let limits = ImageLimits::default();
+    let mut folders = vec![(
+        "fixtures",
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/images"),
+    )];
+    if let Ok(dir) = std::env::var("TVIR_CORPUS_DIR") {
+        folders.push(("corpus", PathBuf::from(dir).join("reports")));
+    }
+    let mut g = c.benchmark_group("folder");
+    g.sample_size(10);
+    for (name, dir) in folders {
+        let files = image_files(&dir);
+        let inputs = load_inputs(&files, &limits);
+        g.bench_function(format!("{name}_decode_only_{}", files.len()), |b| {
+            b.iter(|| {
+                use rayon::prelude::*;
+                inputs
+                    .par_iter()
+                    .map(|i| {
+                        i.bytes
+                            .as_ref()
+                            .ok()
+                            .and_then(|b| images::decode_dynamic(b, &i.label, &limits).ok())
+                            .map(|d| d.width())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        });
+        g.bench_function(format!("{name}_score_{}", files.len()), |b| {
+            b.iter(|| images::score_images(&inputs, &limits))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_big, bench_folder);
+criterion_main!(benches);

@@ -1,0 +1,171 @@
+//! Global and block contrast of the OpenCV gray image (METRICS.md section 4), from exact
+//! integer sums: mean, global standard deviation, and the median of the standard
+//! deviations of whole b x b blocks, b = max(min(w, h) div 4, 64).
+
+use rayon::prelude::*;
+
+/// Smallest block side the spec allows.
+pub const MIN_BLOCK: u32 = 64;
+
+const ROWS_PER_TASK: usize = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContrastStats {
+    pub mean: f64,
+    /// Population standard deviation of the whole image.
+    pub global_std: f64,
+    /// Median of the block standard deviations; `None` when no whole block fits.
+    pub block_median_std: Option<f64>,
+    pub block_count: usize,
+}
+
+fn std_from_sums(s1: u64, s2: u64, n: u64) -> f64 {
+    let (s1, s2, n) = (u128::from(s1), u128::from(s2), u128::from(n));
+    let num = n * s2 - s1 * s1;
+    (num as f64 / (n * n) as f64).sqrt()
+}
+
+/// Block side for an image of this size.
+pub fn block_side(width: u32, height: u32) -> u32 {
+    (width.min(height) / 4).max(MIN_BLOCK)
+}
+
+/// Median as numpy computes it (mean of the two middle values for even counts).
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
+    let (w, h) = (width as usize, height as usize);
+    assert_eq!(gray.len(), w * h, "gray buffer does not match its size");
+    let n = (w * h) as u64;
+    if n == 0 {
+        return ContrastStats {
+            mean: 0.0,
+            global_std: 0.0,
+            block_median_std: None,
+            block_count: 0,
+        };
+    }
+    let (s1, s2) = gray
+        .par_chunks(w * ROWS_PER_TASK)
+        .map(|chunk| {
+            chunk.iter().fold((0u64, 0u64), |(a, b), &v| {
+                let v = u64::from(v);
+                (a + v, b + v * v)
+            })
+        })
+        .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+    let mean = s1 as f64 / n as f64;
+    let global_std = std_from_sums(s1, s2, n);
+
+    let b = block_side(width, height) as usize;
+    let (bx_count, by_count) = (w / b, h / b);
+    let mut block_stds: Vec<f64> = (0..bx_count * by_count)
+        .into_par_iter()
+        .map(|i| {
+            let (by, bx) = (i / bx_count, i % bx_count);
+            let (mut a, mut q) = (0u64, 0u64);
+            for y in by * b..(by + 1) * b {
+                for &v in &gray[y * w + bx * b..y * w + (bx + 1) * b] {
+                    let v = u64::from(v);
+                    a += v;
+                    q += v * v;
+                }
+            }
+            std_from_sums(a, q, (b * b) as u64)
+        })
+        .collect();
+    let block_count = block_stds.len();
+    ContrastStats {
+        mean,
+        global_std,
+        block_median_std: median(&mut block_stds),
+        block_count,
+    }
+}
+
+/// Brightness-dependent normaliser of the contrast score.
+pub fn contrast_norm(mean_gray: f64) -> f64 {
+    if mean_gray > 120.0 {
+        45.0
+    } else if mean_gray > 80.0 {
+        55.0
+    } else {
+        50.0
+    }
+}
+
+/// C = clip((0.7 g + 0.3 l) / n, 0, 1), or clip(g / n) without blocks.
+pub fn contrast_score(stats: &ContrastStats) -> f64 {
+    let raw = match stats.block_median_std {
+        Some(l) => 0.7 * stats.global_std + 0.3 * l,
+        None => stats.global_std,
+    };
+    (raw / contrast_norm(stats.mean)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_image_has_zero_contrast() {
+        let s = contrast_stats(&vec![200u8; 300 * 300], 300, 300);
+        assert_eq!(s.global_std, 0.0);
+        assert_eq!(s.block_median_std, Some(0.0));
+        assert_eq!(s.block_count, 16);
+        assert_eq!(contrast_score(&s), 0.0);
+    }
+
+    #[test]
+    fn block_grid() {
+        assert_eq!(block_side(100, 50), 64);
+        assert_eq!(block_side(1000, 400), 100);
+        // 100x50: min side below 64, so no whole block and only the global term.
+        let gray: Vec<u8> = (0..100 * 50).map(|i| (i % 2 * 100) as u8).collect();
+        let s = contrast_stats(&gray, 100, 50);
+        assert_eq!(s.block_count, 0);
+        assert_eq!(s.block_median_std, None);
+        assert!((s.global_std - 50.0).abs() < 1e-12);
+        assert!((s.mean - 50.0).abs() < 1e-12);
+        // mean 50 -> n = 50
+        assert!((contrast_score(&s) - 1.0).abs() < 1e-12);
+        // 130x260: b = 64, 2 x 4 whole blocks; the ragged edge is ignored.
+        let s = contrast_stats(&vec![9u8; 130 * 260], 130, 260);
+        assert_eq!(s.block_count, 8);
+    }
+
+    #[test]
+    fn two_level_image_std_and_median() {
+        // Left half 0, right half 200, 256 x 256: b = 64, 16 blocks each flat.
+        let (w, h) = (256usize, 256usize);
+        let gray: Vec<u8> = (0..w * h)
+            .map(|i| if i % w < w / 2 { 0 } else { 200 })
+            .collect();
+        let s = contrast_stats(&gray, w as u32, h as u32);
+        assert!((s.global_std - 100.0).abs() < 1e-12);
+        assert_eq!(s.block_median_std, Some(0.0));
+        // mean 100 -> n = 55; (0.7 * 100) / 55 > 1 -> clipped
+        assert_eq!(contrast_score(&s), 1.0);
+    }
+
+    #[test]
+    fn median_like_numpy() {
+        assert_eq!(median(&mut []), None);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(contrast_norm(121.0), 45.0);
+        assert_eq!(contrast_norm(120.0), 55.0);
+        assert_eq!(contrast_norm(80.0), 50.0);
+    }
+}

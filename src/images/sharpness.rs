@@ -1,0 +1,256 @@
+//! Variance of the Laplacian at OpenCV apertures 1, 3 and 5 (`cv2.Laplacian(gray,
+//! CV_64F, ksize)` with reflect-101 borders), computed exactly: the kernels are
+//! integer, so every response is an integer and the sums fit in i64 for any image the
+//! loader accepts. Bands of rows run in parallel, so one large image uses all threads.
+
+use rayon::prelude::*;
+
+/// Output rows per rayon task.
+const ROWS_PER_TASK: usize = 32;
+
+/// OpenCV `borderInterpolate` for `BORDER_REFLECT_101` (`gfedcb|abcdefgh|gfedcba`).
+pub fn reflect101(mut p: i64, len: i64) -> usize {
+    if len == 1 {
+        return 0;
+    }
+    while p < 0 || p >= len {
+        p = if p < 0 { -p } else { 2 * (len - 1) - p };
+    }
+    p as usize
+}
+
+/// Population variances of the three Laplacian responses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaplacianVariances {
+    pub aperture1: f64,
+    pub aperture3: f64,
+    pub aperture5: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    s1: [i64; 3],
+    s2: [i64; 3],
+}
+
+impl Sums {
+    fn add(mut self, o: Sums) -> Sums {
+        for i in 0..3 {
+            self.s1[i] += o.s1[i];
+            self.s2[i] += o.s2[i];
+        }
+        self
+    }
+}
+
+/// Exact population variance from integer sums.
+fn variance(s1: i64, s2: i64, n: i64) -> f64 {
+    let (s1, s2, n) = (i128::from(s1), i128::from(s2), i128::from(n));
+    let num = n * s2 - s1 * s1;
+    num as f64 / (n * n) as f64
+}
+
+/// Laplacian variances of a row-major 8-bit gray image.
+pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVariances {
+    let (w, h) = (width as usize, height as usize);
+    assert_eq!(gray.len(), w * h, "gray buffer does not match its size");
+    if w == 0 || h == 0 {
+        return LaplacianVariances {
+            aperture1: 0.0,
+            aperture3: 0.0,
+            aperture5: 0.0,
+        };
+    }
+    // Two pixels of reflect-101 border on every side serve all three kernels.
+    let pw = w + 4;
+    let col_map: Vec<usize> = (0..pw)
+        .map(|px| reflect101(px as i64 - 2, w as i64))
+        .collect();
+    let mut padded = vec![0u8; pw * (h + 4)];
+    padded
+        .par_chunks_mut(pw * ROWS_PER_TASK)
+        .enumerate()
+        .for_each(|(chunk_idx, rows)| {
+            for (i, row) in rows.chunks_exact_mut(pw).enumerate() {
+                let py = chunk_idx * ROWS_PER_TASK + i;
+                let sy = reflect101(py as i64 - 2, h as i64);
+                let src = &gray[sy * w..(sy + 1) * w];
+                for (d, &sx) in row.iter_mut().zip(&col_map) {
+                    *d = src[sx];
+                }
+            }
+        });
+
+    let sums = (0..h)
+        .into_par_iter()
+        .step_by(ROWS_PER_TASK)
+        .map(|y0| {
+            let mut acc = Sums::default();
+            for y in y0..(y0 + ROWS_PER_TASK).min(h) {
+                let row = |k: usize| &padded[(y + k) * pw..(y + k + 1) * pw];
+                acc = acc.add(row_sums(row(0), row(1), row(2), row(3), row(4)));
+            }
+            acc
+        })
+        .reduce(Sums::default, Sums::add);
+    let n = (w * h) as i64;
+    LaplacianVariances {
+        aperture1: variance(sums.s1[0], sums.s2[0], n),
+        aperture3: variance(sums.s1[1], sums.s2[1], n),
+        aperture5: variance(sums.s1[2], sums.s2[2], n),
+    }
+}
+
+/// Sums of the three responses along one output row; `r2` is the row itself and
+/// `r0..r4` its padded neighbourhood.
+fn row_sums(r0: &[u8], r1: &[u8], r2: &[u8], r3: &[u8], r4: &[u8]) -> Sums {
+    let mut s = Sums::default();
+    let it = r0
+        .windows(5)
+        .zip(r1.windows(5))
+        .zip(r2.windows(5))
+        .zip(r3.windows(5))
+        .zip(r4.windows(5));
+    for ((((a, b), c), d), e) in it {
+        let v = |x: u8| i32::from(x);
+        // aperture 1: [[0,1,0],[1,-4,1],[0,1,0]]
+        let cross = v(b[2]) + v(d[2]) + v(c[1]) + v(c[3]);
+        let l1 = cross - 4 * v(c[2]);
+        // aperture 3: [[2,0,2],[0,-8,0],[2,0,2]]
+        let l3 = 2 * (v(b[1]) + v(b[3]) + v(d[1]) + v(d[3])) - 8 * v(c[2]);
+        // aperture 5: corners 2, outer ring 4, inner cross -8, centre -24.
+        let corners = v(a[0]) + v(a[4]) + v(e[0]) + v(e[4]);
+        let ring = v(a[1])
+            + v(a[2])
+            + v(a[3])
+            + v(e[1])
+            + v(e[2])
+            + v(e[3])
+            + v(b[0])
+            + v(b[4])
+            + v(c[0])
+            + v(c[4])
+            + v(d[0])
+            + v(d[4]);
+        let l5 = 2 * corners + 4 * ring - 8 * cross - 24 * v(c[2]);
+        for (i, l) in [l1, l3, l5].into_iter().enumerate() {
+            s.s1[i] += i64::from(l);
+            s.s2[i] += i64::from(l) * i64::from(l);
+        }
+    }
+    s
+}
+
+/// Brightness-dependent normaliser of the sharpness score (METRICS.md section 4).
+pub fn sharpness_threshold(mean_gray: f64) -> f64 {
+    if mean_gray > 120.0 {
+        90.0
+    } else if mean_gray > 80.0 {
+        80.0
+    } else {
+        50.0
+    }
+}
+
+/// S = clip((0.5 v1 + 0.3 v3 + 0.2 v5) / t, 0, 1).
+pub fn sharpness_score(v: &LaplacianVariances, mean_gray: f64) -> f64 {
+    let combined = 0.5 * v.aperture1 + 0.3 * v.aperture3 + 0.2 * v.aperture5;
+    (combined / sharpness_threshold(mean_gray)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Direct convolution with an explicit kernel and per-index reflect-101, as a
+    /// slow oracle for the fused row code.
+    fn naive(gray: &[u8], w: usize, h: usize, k: &[&[i32]]) -> f64 {
+        let r = (k.len() / 2) as i64;
+        let mut vals = Vec::new();
+        for y in 0..h as i64 {
+            for x in 0..w as i64 {
+                let mut acc = 0i64;
+                for (ky, krow) in k.iter().enumerate() {
+                    for (kx, &kv) in krow.iter().enumerate() {
+                        let sy = reflect101(y + ky as i64 - r, h as i64);
+                        let sx = reflect101(x + kx as i64 - r, w as i64);
+                        acc += i64::from(kv) * i64::from(gray[sy * w + sx]);
+                    }
+                }
+                vals.push(acc as f64);
+            }
+        }
+        let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+        vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / vals.len() as f64
+    }
+
+    #[test]
+    fn reflect101_matches_opencv_examples() {
+        // gfedcb|abcdefgh|gfedcba for len 8
+        assert_eq!(reflect101(-1, 8), 1);
+        assert_eq!(reflect101(-2, 8), 2);
+        assert_eq!(reflect101(8, 8), 6);
+        assert_eq!(reflect101(9, 8), 5);
+        assert_eq!(reflect101(-2, 2), 0);
+        assert_eq!(reflect101(3, 2), 1);
+        assert_eq!(reflect101(5, 1), 0);
+    }
+
+    #[test]
+    fn matches_naive_convolution_on_all_small_sizes() {
+        let k1: [&[i32]; 3] = [&[0, 1, 0], &[1, -4, 1], &[0, 1, 0]];
+        let k3: [&[i32]; 3] = [&[2, 0, 2], &[0, -8, 0], &[2, 0, 2]];
+        let k5: [&[i32]; 5] = [
+            &[2, 4, 4, 4, 2],
+            &[4, 0, -8, 0, 4],
+            &[4, -8, -24, -8, 4],
+            &[4, 0, -8, 0, 4],
+            &[2, 4, 4, 4, 2],
+        ];
+        let mut seed = 12345u32;
+        for (w, h) in [(1, 1), (1, 5), (2, 2), (3, 7), (5, 5), (17, 9), (40, 70)] {
+            let gray: Vec<u8> = (0..w * h)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (seed >> 16) as u8
+                })
+                .collect();
+            let v = laplacian_variances(&gray, w as u32, h as u32);
+            let tol = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            assert!(tol(v.aperture1, naive(&gray, w, h, &k1)), "k1 {w}x{h}");
+            assert!(tol(v.aperture3, naive(&gray, w, h, &k3)), "k3 {w}x{h}");
+            assert!(tol(v.aperture5, naive(&gray, w, h, &k5)), "k5 {w}x{h}");
+        }
+    }
+
+    #[test]
+    fn flat_image_has_zero_sharpness() {
+        let gray = vec![173u8; 50 * 30];
+        let v = laplacian_variances(&gray, 50, 30);
+        assert_eq!(v.aperture1, 0.0);
+        assert_eq!(v.aperture3, 0.0);
+        assert_eq!(v.aperture5, 0.0);
+        assert_eq!(sharpness_score(&v, 173.0), 0.0);
+    }
+
+    #[test]
+    fn thresholds_and_clipping() {
+        assert_eq!(sharpness_threshold(120.0), 80.0);
+        assert_eq!(sharpness_threshold(120.5), 90.0);
+        assert_eq!(sharpness_threshold(80.0), 50.0);
+        assert_eq!(sharpness_threshold(81.0), 80.0);
+        let v = LaplacianVariances {
+            aperture1: 10.0,
+            aperture3: 20.0,
+            aperture5: 30.0,
+        };
+        // (5 + 6 + 6) / 50
+        assert!((sharpness_score(&v, 10.0) - 17.0 / 50.0).abs() < 1e-12);
+        let big = LaplacianVariances {
+            aperture1: 1e6,
+            aperture3: 1e6,
+            aperture5: 1e6,
+        };
+        assert_eq!(sharpness_score(&big, 200.0), 1.0);
+    }
+}

@@ -103,7 +103,7 @@ check "no script elements" bash -c "! grep -qi '<script' '$DOM'"
 
 if [[ $FIXTURE == 1 ]]; then
     check "both systems ranked, alpha first" bash -c \
-        "grep -o '<table class=\"leaderboard\">.*' '$DOM' | head -c 4000 | grep -q '<td>1</td><td>alpha</td>'"
+        "tr -d '\n' < '$DOM' | grep -o '<table class=\"leaderboard\">.*' | head -c 4000 | grep -q '<td>1</td><td>alpha</td>.*<td>2</td><td>beta</td>'"
     check "a bar chart per level and metric + profile (>= 6 SVG)" test "$(count '<svg')" -ge 6
     check "profile chart legend names systems" grep -q 'Per-system profile' "$DOM"
     check "four report sections" test "$(count '<details class="report"')" -eq 4

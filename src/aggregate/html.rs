@@ -101,26 +101,37 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
     let height = 70 + 26 * n as u32;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (580, height)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_error)?;
         let names: Vec<String> = bars.iter().map(|b| truncate(&b.0, 28)).collect();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(8)
-            .x_label_area_size(28)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0f64..100f64, (0..n).into_segmented())
+            .margin_right(24)
+            .x_label_area_size(40)
+            .y_label_area_size(180)
+            // A discrete i32 range includes both ends: 0..n-1 gives n slots.
+            .build_cartesian_2d(0f64..100f64, (0..n as i32 - 1).into_segmented())
             .map_err(chart_error)?;
+        // Best first means top row: bar i sits in slot n-1-i.
+        let slot_name = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(k) | SegmentValue::Exact(k) => {
+                let i = n as i32 - 1 - *k;
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| names.get(i).cloned())
+                    .unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        };
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
             .y_labels(n)
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                    names.get(*i).cloned().unwrap_or_default()
-                }
-                SegmentValue::Last => String::new(),
-            })
+            .y_label_formatter(&slot_name)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 13))
             .x_desc("score (0-100)")
             .draw()
             .map_err(chart_error)?;
@@ -129,7 +140,11 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
                 Histogram::horizontal(&chart)
                     .style(RGBColor(52, 101, 164).filled())
                     .margin(4)
-                    .data(bars.iter().enumerate().map(|(i, b)| (i, b.1 * 100.0))),
+                    .data(
+                        bars.iter()
+                            .enumerate()
+                            .map(|(i, b)| (n as i32 - 1 - i as i32, b.1 * 100.0)),
+                    ),
             )
             .map_err(chart_error)?;
         root.present().map_err(chart_error)?;
@@ -152,26 +167,30 @@ pub fn profile_chart_svg(
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(40)
-            .build_cartesian_2d((0..m).into_segmented(), 0f64..100f64)
+            .build_cartesian_2d((0..m as i32 - 1).into_segmented(), 0f64..100f64)
             .map_err(chart_error)?;
         chart
             .configure_mesh()
+            .light_line_style(TRANSPARENT)
             .x_labels(m)
             .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                    labels.get(*i).cloned().unwrap_or_default()
-                }
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| labels.get(i).cloned())
+                    .unwrap_or_default(),
                 SegmentValue::Last => String::new(),
             })
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 13))
             .y_desc("score (0-100)")
             .draw()
             .map_err(chart_error)?;
         for (k, (name, values)) in series.iter().enumerate() {
             let color = Palette99::pick(k).to_rgba();
-            let points: Vec<(SegmentValue<usize>, f64)> = values
+            let points: Vec<(SegmentValue<i32>, f64)> = values
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| v.map(|v| (SegmentValue::CenterOf(i), v * 100.0)))
+                .filter_map(|(i, v)| v.map(|v| (SegmentValue::CenterOf(i as i32), v * 100.0)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
@@ -188,6 +207,7 @@ pub fn profile_chart_svg(
         }
         chart
             .configure_series_labels()
+            .label_font(("sans-serif", 13))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .position(SeriesLabelPosition::LowerRight)

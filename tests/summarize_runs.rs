@@ -247,6 +247,21 @@ fn cli_formats_and_exit_codes() {
     assert!(html.contains("the &lt;source&gt; says so"));
     assert!(!html.contains("the <source> says so"));
 
+    assert!(html.contains("Reports (8 of 8 records)"));
+    let (_, html, _) = tvir(&[
+        "summarize",
+        out,
+        "--format",
+        "html",
+        "--sections",
+        "first-run",
+    ]);
+    assert!(html.contains("Reports (4 of 8 records)"));
+    assert_eq!(html.matches("<details class=\"report\"").count(), 4);
+    let (_, html, _) = tvir(&["summarize", out, "--format", "html", "--sections", "none"]);
+    assert!(html.contains("Reports (0 of 8 records)"));
+    assert!(html.contains("<svg"));
+
     // a corrupt record is listed, the rest summarised, exit 1
     let bad = dir.path().join("c").join("t1").join("jm-run1");
     std::fs::create_dir_all(&bad).unwrap();

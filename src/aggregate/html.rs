@@ -18,9 +18,23 @@ use super::summary::{metric_columns, JudgeSummary, NamedAgreement, Summary};
 use crate::eval::record::{ReportRecord, UnitStatus};
 use crate::images::{self, ImageLimits};
 
+/// Which reports get a section on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportSections {
+    /// Every record of every run.
+    #[default]
+    All,
+    /// Only the lowest run of each (system, task, judge): a third of the size for
+    /// three runs.
+    FirstRun,
+    /// Summary tables and charts only.
+    None,
+}
+
 /// Options of the HTML page.
 #[derive(Debug, Clone)]
 pub struct HtmlOptions {
+    pub sections: ReportSections,
     /// Root of the report folders (`ROOT/{system}/{task_id}/`), for thumbnails.
     pub reports_root: Option<std::path::PathBuf>,
     /// Thumbnails per report at most.
@@ -34,6 +48,7 @@ pub struct HtmlOptions {
 impl Default for HtmlOptions {
     fn default() -> Self {
         Self {
+            sections: ReportSections::All,
             reports_root: None,
             max_thumbnails_per_report: 24,
             thumbnail_side: 160,
@@ -653,12 +668,10 @@ pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) 
         }
         out.push_str("</ul></section>\n");
     }
-    let _ = writeln!(
-        out,
-        "<section id=\"reports\"><h2>Reports ({})</h2>",
-        records.len()
-    );
-    let mut order: Vec<&LoadedRecord> = records.iter().collect();
+    let mut order: Vec<&LoadedRecord> = match opts.sections {
+        ReportSections::None => Vec::new(),
+        _ => records.iter().collect(),
+    };
     order.sort_by(|a, b| {
         (&a.system, &a.task_id, &a.judge_model, a.run).cmp(&(
             &b.system,
@@ -667,6 +680,18 @@ pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) 
             b.run,
         ))
     });
+    if opts.sections == ReportSections::FirstRun {
+        order.dedup_by(|later, first| {
+            (&later.system, &later.task_id, &later.judge_model)
+                == (&first.system, &first.task_id, &first.judge_model)
+        });
+    }
+    let _ = writeln!(
+        out,
+        "<section id=\"reports\"><h2>Reports ({} of {} records)</h2>",
+        order.len(),
+        records.len()
+    );
     let mut current: Option<&str> = None;
     for (i, r) in order.iter().enumerate() {
         if current != Some(r.system.as_str()) {

@@ -22,6 +22,13 @@ pub enum SummaryFormat {
     Html,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sections {
+    All,
+    FirstRun,
+    None,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct SummarizeArgs {
     /// The `eval` output folder (`OUT/{system}/{task_id}/{judge_model}/report.json`).
@@ -37,6 +44,9 @@ pub struct SummarizeArgs {
     /// Report folders (`ROOT/{system}/{task_id}/`) for figure thumbnails in HTML.
     #[arg(long)]
     pub reports: Option<PathBuf>,
+    /// Per-report sections of the HTML page: every run, the first run only, or none.
+    #[arg(long, value_enum, default_value_t = Sections::All)]
+    pub sections: Sections,
     /// Only this judge model (folder name without `-run{k}`).
     #[arg(long)]
     pub judge: Option<String>,
@@ -124,6 +134,11 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
         SummaryFormat::Json => serde_json::to_string_pretty(&summary)? + "\n",
         SummaryFormat::Html => {
             let opts = html::HtmlOptions {
+                sections: match args.sections {
+                    Sections::All => html::ReportSections::All,
+                    Sections::FirstRun => html::ReportSections::FirstRun,
+                    Sections::None => html::ReportSections::None,
+                },
                 reports_root: args.reports.clone(),
                 ..Default::default()
             };

@@ -1,1 +1,30 @@
-//! aggregate (placeholder until its issue lands).
+//! System-level aggregation of `eval` outputs (METRICS.md section 5): per-system
+//! means of every metric, TA, VA, Overall, AEC and structural errors; mean and
+//! standard deviation over runs; breakdowns by language, complexity and domain;
+//! domain difficulty; renderings as terminal table, Markdown, CSV, JSON and a
+//! self-contained HTML page.
+
+pub mod html;
+pub mod load;
+pub mod render;
+pub mod summary;
+
+pub use load::{load_eval_tree, load_tasks, AggregateError, EvalTree, LoadedRecord, TaskInfo};
+pub use summary::{summarize, Stat, Summary, SystemStats};
+
+use std::collections::BTreeMap;
+
+/// Summarise an already loaded tree (the pure step after I/O).
+pub fn summarize_tree(
+    tree: &EvalTree,
+    tasks: &BTreeMap<String, TaskInfo>,
+    tasks_file: Option<&str>,
+) -> Summary {
+    summarize(
+        &tree.root.display().to_string(),
+        &tree.records,
+        &tree.issues,
+        tasks,
+        tasks_file,
+    )
+}

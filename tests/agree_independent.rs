@@ -1,0 +1,278 @@
+//! `tvir agree` against a naive independent computation on tables with ties,
+//! missing systems and constant columns; CSV, eval-folder and human inputs;
+//! bootstrap determinism through the command line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+type Table = BTreeMap<(String, String), f64>;
+
+/// PAR, OPC, OSC computed the slow, obvious way.
+fn naive(a: &Table, b: &Table) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let common: Vec<(&(String, String), f64, f64)> = a
+        .iter()
+        .filter_map(|(k, x)| b.get(k).map(|y| (k, *x, *y)))
+        .collect();
+    let tasks: BTreeSet<&String> = common.iter().map(|(k, _, _)| &k.1).collect();
+    let (mut agree, mut pairs) = (0usize, 0usize);
+    for t in &tasks {
+        let cells: Vec<_> = common.iter().filter(|(k, _, _)| &k.1 == *t).collect();
+        for i in 0..cells.len() {
+            for j in i + 1..cells.len() {
+                let sa = (cells[i].1 - cells[j].1).signum() * f64::from(cells[i].1 != cells[j].1);
+                let sb = (cells[i].2 - cells[j].2).signum() * f64::from(cells[i].2 != cells[j].2);
+                pairs += 1;
+                if sa == sb {
+                    agree += 1;
+                }
+            }
+        }
+    }
+    let systems: BTreeSet<&String> = common.iter().map(|(k, _, _)| &k.0).collect();
+    let mean = |sys: &String, side: usize| {
+        let v: Vec<f64> = common
+            .iter()
+            .filter(|(k, _, _)| &k.0 == sys)
+            .map(|c| if side == 0 { c.1 } else { c.2 })
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let ma: Vec<f64> = systems.iter().map(|s| mean(s, 0)).collect();
+    let mb: Vec<f64> = systems.iter().map(|s| mean(s, 1)).collect();
+    let pearson = |x: &[f64], y: &[f64]| -> Option<f64> {
+        let n = x.len() as f64;
+        if x.len() < 2 {
+            return None;
+        }
+        let mx = x.iter().sum::<f64>() / n;
+        let my = y.iter().sum::<f64>() / n;
+        let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+        let sxx: f64 = x.iter().map(|a| (a - mx).powi(2)).sum();
+        let syy: f64 = y.iter().map(|b| (b - my).powi(2)).sum();
+        if sxx == 0.0 || syy == 0.0 {
+            None
+        } else {
+            Some(sxy / (sxx * syy).sqrt())
+        }
+    };
+    let rank = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .map(|x| {
+                let less = v.iter().filter(|y| *y < x).count() as f64;
+                let eq = v.iter().filter(|y| *y == x).count() as f64;
+                less + (eq + 1.0) / 2.0
+            })
+            .collect()
+    };
+    (
+        (pairs > 0).then(|| agree as f64 / pairs as f64),
+        pearson(&ma, &mb),
+        pearson(&rank(&ma), &rank(&mb)),
+    )
+}
+
+fn tvir(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn to_csv(rows: &[(String, String, Option<f64>, Option<f64>)]) -> String {
+    let mut s = String::from("system,task_id,overall,ta\n");
+    for (sys, t, o, ta) in rows {
+        let f = |v: &Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+        s.push_str(&format!("{sys},{t},{},{}\n", f(o), f(ta)));
+    }
+    s
+}
+
+/// A deterministic pseudo-random table generator (no dependency on the crate's rng).
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+#[test]
+fn matches_naive_on_generated_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 42u64;
+    for case in 0..6 {
+        let mut rows_a = Vec::new();
+        let mut rows_b = Vec::new();
+        for s in 0..5 {
+            for t in 0..8 {
+                let sys = format!("s{s}");
+                let task = format!("t{t}");
+                // coarse values (multiples of 0.25) make many ties
+                let va = (lcg(&mut seed) % 5) as f64 * 0.25;
+                let mut vb = (lcg(&mut seed) % 5) as f64 * 25.0;
+                if case == 2 {
+                    vb = 50.0; // constant column in B for overall
+                }
+                // missing cells and a missing system on one side
+                let miss_a = lcg(&mut seed) % 7 == 0 || (case == 3 && s == 4);
+                let miss_b = lcg(&mut seed) % 6 == 0;
+                let ta_a = (lcg(&mut seed) % 3) as f64;
+                let ta_b = (lcg(&mut seed) % 3) as f64;
+                rows_a.push((
+                    sys.clone(),
+                    task.clone(),
+                    (!miss_a).then_some(va),
+                    Some(ta_a),
+                ));
+                rows_b.push((sys, task, (!miss_b).then_some(vb), Some(ta_b)));
+            }
+        }
+        let pa = dir.path().join(format!("a{case}.csv"));
+        let pb = dir.path().join(format!("b{case}.csv"));
+        std::fs::write(&pa, to_csv(&rows_a)).unwrap();
+        std::fs::write(&pb, to_csv(&rows_b)).unwrap();
+        let (code, out, err) = tvir(&[
+            "agree",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            "--bootstrap",
+            "300",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for (level, pick) in [("overall", 2usize), ("ta", 3usize)] {
+            let table = |rows: &[(String, String, Option<f64>, Option<f64>)]| -> Table {
+                rows.iter()
+                    .filter_map(|r| {
+                        let v = if pick == 2 { r.2 } else { r.3 };
+                        v.map(|v| ((r.0.clone(), r.1.clone()), v))
+                    })
+                    .collect()
+            };
+            let (par, opc, osc) = naive(&table(&rows_a), &table(&rows_b));
+            let l = &v["levels"][level];
+            for (name, expected) in [("par", par), ("opc", opc), ("osc", osc)] {
+                match expected {
+                    Some(e) => {
+                        let got = l[name]
+                            .as_f64()
+                            .unwrap_or_else(|| panic!("case {case} {level} {name}: {l}"));
+                        assert!(
+                            (got - e).abs() < 1e-9,
+                            "case {case} {level} {name}: {got} vs {e}"
+                        );
+                        let ci = l[format!("{name}_ci")].as_array().unwrap();
+                        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+                        assert!(lo <= got && got <= hi, "case {case} {level} {name} ci");
+                    }
+                    None => {
+                        assert!(
+                            l[name].is_null(),
+                            "case {case} {level} {name} should be null: {l}"
+                        );
+                        let notes = l["notes"].as_array().unwrap();
+                        assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with(name)));
+                    }
+                }
+            }
+        }
+        if case == 2 {
+            assert!(v["levels"]["overall"]["opc"].is_null());
+        }
+    }
+}
+
+#[test]
+fn bootstrap_is_reproducible_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 7u64;
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for s in 0..4 {
+        for t in 0..10 {
+            a.push((
+                format!("s{s}"),
+                format!("t{t}"),
+                Some((lcg(&mut seed) % 10) as f64),
+                None,
+            ));
+            b.push((
+                format!("s{s}"),
+                format!("t{t}"),
+                Some((lcg(&mut seed) % 10) as f64),
+                None,
+            ));
+        }
+    }
+    let pa = dir.path().join("a.csv");
+    let pb = dir.path().join("b.csv");
+    std::fs::write(&pa, to_csv(&a)).unwrap();
+    std::fs::write(&pb, to_csv(&b)).unwrap();
+    let run = |seed: &str| {
+        let (code, out, err) = tvir(&[
+            "agree",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            "--seed",
+            seed,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert_eq!(run("1"), run("1"));
+    assert_ne!(run("1"), run("2"));
+    let (code, text, _) = tvir(&["agree", pa.to_str().unwrap(), pb.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(text.contains("overall") && text.contains("PAR"));
+}
+
+#[test]
+fn human_ratings_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.csv");
+    std::fs::write(
+        &suite,
+        "system,task_id,overall\nx,1,80\ny,1,60\nz,1,70\nx,2,50\ny,2,55\n",
+    )
+    .unwrap();
+    let human = dir.path().join("human.csv");
+    // per-report means: x1 8.5 y1 6 z1 7 ; x2 5 y2 6
+    std::fs::write(
+        &human,
+        "system,task_id,annotator,overall\nx,1,h1,9\nx,1,h2,8\ny,1,h1,6\ny,1,h2,6\nz,1,h1,7\nz,1,h2,7\nx,2,h3,5\ny,2,h3,6\n",
+    )
+    .unwrap();
+    let (code, out, err) = tvir(&[
+        "agree",
+        suite.to_str().unwrap(),
+        human.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // suite vs per-report human mean: all 4 pairs agree
+    assert_eq!(v["levels"]["overall"]["par"], 1.0);
+    assert_eq!(v["levels"]["overall"]["pairs"], 4);
+    // h1 vs h2 on task 1: (x,y) >,> ; (x,z) >,> ; (y,z) <,< -> 1.0; h3 shares nothing
+    let ia = &v["inter_annotator"]["b"]["overall"];
+    assert_eq!(ia["par"], 1.0);
+    assert_eq!(ia["annotator_pairs"], 3);
+    assert_eq!(ia["annotator_pairs_used"], 1);
+
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "system,task_id,overall\nx,1,high\n").unwrap();
+    let (code, _, err) = tvir(&["agree", suite.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.csv, line 2"), "{err}");
+    let other = dir.path().join("other.csv");
+    std::fs::write(&other, "system,task_id,overall\nq,9,1\n").unwrap();
+    let (code, _, err) = tvir(&["agree", suite.to_str().unwrap(), other.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("share no (system, task) cell"), "{err}");
+}

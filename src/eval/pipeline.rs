@@ -54,6 +54,41 @@ impl Pages for Fetcher {
     }
 }
 
+/// Decoding, judge encoding and IQ of figures. [`ImagePipeline`] is the real one
+/// (the `images` module); tests may substitute it.
+pub trait FigureOps: Send + Sync {
+    /// Decode `bytes`; `Err(reason)` when unusable. With `want_uri`, also the PNG data
+    /// URI sent to vision judges.
+    fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String>;
+    /// IQ of a report's images, in order (failures count with Q = 0).
+    fn score(&self, inputs: &[ImageInput]) -> IqResult;
+}
+
+/// The `images` module behind [`FigureOps`].
+pub struct ImagePipeline {
+    pub limits: ImageLimits,
+    pub max_side: u32,
+}
+
+impl FigureOps for ImagePipeline {
+    fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String> {
+        let img = crate::images::decode(bytes, name, &self.limits)
+            .map_err(|e| format!("does not decode as an image: {e}"))?;
+        if !want_uri {
+            return Ok(None);
+        }
+        crate::images::to_png_data_uri(&img, self.max_side)
+            .map(Some)
+            .map_err(|e| format!("cannot encode for the judge: {e}"))
+    }
+    fn score(&self, inputs: &[ImageInput]) -> IqResult {
+        crate::images::score_images(inputs, &self.limits)
+    }
+}
+
+/// Turns a report path into the parsed model (`report::load` unless substituted).
+pub type ReportLoader = Arc<dyn Fn(&Path) -> Result<Report, String> + Send + Sync>;
+
 /// Whether judges are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -157,6 +192,8 @@ pub struct Engine {
     pub settings: EvalSettings,
     pub stats: Arc<RunStats>,
     pub progress: Arc<dyn Progress>,
+    pub figure_ops: Arc<dyn FigureOps>,
+    pub loader: ReportLoader,
     slots: Arc<Semaphore>,
 }
 
@@ -190,6 +227,10 @@ impl Engine {
         settings: EvalSettings,
     ) -> Self {
         let slots = Arc::new(Semaphore::new(settings.concurrency.max(1)));
+        let figure_ops = Arc::new(ImagePipeline {
+            limits: settings.image_limits.clone(),
+            max_side: settings.judge_image_max_side,
+        });
         Self {
             rubrics,
             judge,
@@ -197,8 +238,20 @@ impl Engine {
             settings,
             stats: Arc::new(RunStats::default()),
             progress: Arc::new(NoProgress),
+            figure_ops,
+            loader: Arc::new(|p: &Path| crate::report::load(p).map_err(|e| e.to_string())),
             slots,
         }
+    }
+
+    pub fn with_figure_ops(mut self, ops: Arc<dyn FigureOps>) -> Self {
+        self.figure_ops = ops;
+        self
+    }
+
+    pub fn with_loader(mut self, loader: ReportLoader) -> Self {
+        self.loader = loader;
+        self
     }
 
     pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
@@ -235,10 +288,11 @@ impl Engine {
     pub async fn evaluate_report(&self, job: &ReportJob, task: Option<&Task>) -> Vec<ReportRecord> {
         let label = format!("{}/{}", job.system, job.folder);
         let path = job.path.clone();
-        let loaded = tokio::task::spawn_blocking(move || crate::report::load(&path))
+        let loader = self.loader.clone();
+        let loaded = tokio::task::spawn_blocking(move || loader(&path))
             .await
             .map_err(|e| format!("parser crashed: {e}"))
-            .and_then(|r| r.map_err(|e| e.to_string()));
+            .and_then(|r| r);
         let records = match loaded {
             Err(error) => (1..=self.settings.runs)
                 .map(|run| {
@@ -342,45 +396,27 @@ impl Engine {
         let n = report.figures.len();
         let report = report.clone();
         let want_uri = self.settings.mode != JudgeMode::NoJudge;
-        let max_side = self.settings.judge_image_max_side;
+        let ops = self.figure_ops.clone();
         let work = move || {
             use rayon::prelude::*;
             let evidence: Vec<FigureEvidence> = bytes
                 .par_iter()
                 .zip(report.figures.par_iter())
-                .map(|(b, f)| match b {
-                    Err(reason) => FigureEvidence {
-                        invalid: Some(reason.clone()),
-                        data_uri: None,
-                    },
-                    Ok(b) => match crate::images::decode(b, &f.content, &limits) {
-                        Err(e) => FigureEvidence {
-                            invalid: Some(format!("does not decode as an image: {e}")),
+                .map(|(b, f)| {
+                    let prepared = b
+                        .as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|b| ops.prepare(b, &f.content, want_uri));
+                    match prepared {
+                        Ok(data_uri) => FigureEvidence {
+                            invalid: None,
+                            data_uri,
+                        },
+                        Err(reason) => FigureEvidence {
+                            invalid: Some(reason),
                             data_uri: None,
                         },
-                        Ok(img) => {
-                            let uri = if want_uri {
-                                crate::images::to_png_data_uri(&img, max_side)
-                                    .map_err(|e| e.to_string())
-                            } else {
-                                Err(String::new())
-                            };
-                            match uri {
-                                Ok(u) => FigureEvidence {
-                                    invalid: None,
-                                    data_uri: Some(u),
-                                },
-                                Err(e) if want_uri => FigureEvidence {
-                                    invalid: Some(format!("cannot encode for the judge: {e}")),
-                                    data_uri: None,
-                                },
-                                Err(_) => FigureEvidence {
-                                    invalid: None,
-                                    data_uri: None,
-                                },
-                            }
-                        }
-                    },
+                    }
                 })
                 .collect();
             let inputs: Vec<ImageInput> = report
@@ -393,7 +429,7 @@ impl Engine {
                     bytes: b.clone(),
                 })
                 .collect();
-            let iq = crate::images::score_images(&inputs, &limits);
+            let iq = ops.score(&inputs);
             (evidence, iq)
         };
         match tokio::task::spawn_blocking(work).await {

@@ -204,9 +204,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     } else if args.no_judge {
         JudgeMode::NoJudge
     } else if !configured {
-        eprintln!(
-            "No judge configured: running with --no-judge (judge-free metrics only).\n{JUDGE_ADDS}"
-        );
+        eprintln!("No judge configured: running with --no-judge (judge-free metrics only).");
         JudgeMode::NoJudge
     } else {
         JudgeMode::Judge

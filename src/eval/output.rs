@@ -238,6 +238,7 @@ pub fn table(summary: &Value) -> String {
         ("ADB", "analytical_depth_breadth"),
         ("FLC", "factual_logical_consistency"),
         ("MC", "multimodal_composition"),
+        ("IQ", "image_quality"),
         ("FQ", "figure_quality"),
         ("FCQ", "figure_caption_quality"),
         ("FCI", "figure_context_integration"),

@@ -1,10 +1,375 @@
-//! `tvir eval` (placeholder until its issue lands).
+//! `tvir eval`: evaluate a folder of reports against the TVIR-Bench tasks.
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::eval::output;
+use crate::eval::record::UnitStatus;
+use crate::eval::{
+    discover, load_tasks, match_task, DedupMode, Engine, EvalSettings, Judge, JudgeMode, Pages,
+    Progress, RevisionScope, ScoreOptions,
+};
+use crate::judge::{JudgeClient, JudgeConfig};
+use crate::rubric::RubricSet;
+use crate::sources::{FetchConfig, Fetcher};
+use crate::store::Store;
+
+/// Boxed so the `Command` enum stays small (clippy's large_enum_variant).
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub options: Box<EvalOptions>,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct EvalArgs {}
+pub struct EvalOptions {
+    /// Reports: ROOT/{system}/{task_id}/report.md (or one report folder or file).
+    #[arg(long)]
+    pub reports: PathBuf,
+    /// Task file (TVIR-Bench query.json).
+    #[arg(long)]
+    pub tasks: PathBuf,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Only these systems (repeatable).
+    #[arg(long = "system")]
+    pub systems: Vec<String>,
+    /// Only these task ids (repeatable).
+    #[arg(long = "task")]
+    pub task_ids: Vec<String>,
+    /// Judge model name (also the output folder name).
+    #[arg(long, env = "TVIR_JUDGE_MODEL")]
+    pub judge_model: Option<String>,
+    /// Any OpenAI-compatible server, e.g. http://localhost:8000/v1.
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Judge requests in flight.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    #[arg(long)]
+    pub tpm: Option<u32>,
+    /// Independent judge samples (output folders get a -run{k} suffix).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// Judge and page cache (SQLite); default in the user's cache directory.
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// JSONL of pre-fetched pages {"url", "text"}, used instead of the network.
+    #[arg(long)]
+    pub sources: Option<PathBuf>,
+    /// No network at all: only the cache and --sources.
+    #[arg(long)]
+    pub offline: bool,
+    /// Permit fetching loopback and private addresses.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Only judge-free metrics; judged metrics are reported as not evaluated.
+    #[arg(long)]
+    pub no_judge: bool,
+    /// Count judge calls and estimated tokens, call nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Stop scheduling new judge calls once this much (USD) is spent.
+    #[arg(long)]
+    pub max_cost: Option<f64>,
+    /// Folder of rubric TOML files overriding the built-in ones.
+    #[arg(long)]
+    pub rubrics: Option<PathBuf>,
+    /// Folder of prompt templates ({id}.j2) overriding the built-in ones.
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Fact de-duplication: pre-filter (default), judge-all (reference), off.
+    #[arg(long, value_enum, default_value_t = DedupMode::Prefilter)]
+    pub dedup: DedupMode,
+    /// Keep the original captions for the report-level judges.
+    #[arg(long)]
+    pub no_caption_revision: bool,
+    /// Judges that read revised captions: paper (IA, MC) or reference (also WQ, ADB, FLC).
+    #[arg(long, value_enum, default_value_t = RevisionScope::Paper)]
+    pub revision_scope: RevisionScope,
+    /// Count failed units as 0 instead of leaving them out of the mean.
+    #[arg(long)]
+    pub failed_as_zero: bool,
+    /// Longest side (pixels) of figures sent to vision judges.
+    #[arg(long, default_value_t = 1024)]
+    pub judge_image_max_side: u32,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-pub fn run(_args: EvalArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tvir eval` is not implemented yet")
+const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
+Analytical Depth & Breadth, Factual & Logical Consistency, Multimodal Composition, Chart Quality \
+(and so Figure Quality for reports with charts), Figure Caption Quality, Figure-Context Integration, \
+Chart-Source Consistency, and with them TA, VA, Overall and effective citations. Point it at any \
+OpenAI-compatible server: OPENAI_BASE_URL=http://localhost:8000/v1 TVIR_JUDGE_MODEL=<model> \
+(plus OPENAI_API_KEY if the server needs one).";
+
+/// The indicatif bar behind the pipeline's progress seam.
+struct Bar {
+    bar: indicatif::ProgressBar,
+    stats: Arc<crate::eval::RunStats>,
+}
+
+impl Bar {
+    fn refresh(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.bar.set_message(format!(
+            "calls {} | cache hits {} | failed {} | ${:.4}",
+            self.stats.answers.load(Relaxed),
+            self.stats.cache_hits.load(Relaxed),
+            self.stats.failed_calls.load(Relaxed),
+            self.stats.spend_usd()
+        ));
+    }
+}
+
+impl Progress for Bar {
+    fn planned(&self, units: u64) {
+        self.bar.inc_length(units);
+    }
+    fn finished(&self, units: u64, _failed: u64) {
+        // Planned counts are an upper bound; never run past the length.
+        let pos = self.bar.position() + units;
+        if pos > self.bar.length().unwrap_or(0) {
+            self.bar.set_length(pos);
+        }
+        self.bar.set_position(pos);
+        self.refresh();
+    }
+    fn report_done(&self, _label: &str) {
+        self.refresh();
+    }
+}
+
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    let args = *args.options;
+    if args.no_judge && args.dry_run {
+        anyhow::bail!("--no-judge and --dry-run exclude each other");
+    }
+    if args.concurrency == 0 {
+        anyhow::bail!("--concurrency must be at least 1");
+    }
+    let rubrics = Arc::new(
+        RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
+            .context("loading rubrics and prompts")?,
+    );
+    let tasks = load_tasks(&args.tasks)?;
+    let mut jobs = discover(&args.reports)?;
+    if !args.systems.is_empty() {
+        jobs.retain(|j| args.systems.contains(&j.system));
+    }
+    let single = jobs.len() == 1 && args.task_ids.len() == 1;
+    let mut planned = Vec::new();
+    for job in jobs {
+        // One report given on its own with one --task: that is its task.
+        let task = if single {
+            tasks.get(&args.task_ids[0])
+        } else {
+            match_task(&job.folder, &tasks)
+        };
+        let id = task.map_or(job.folder.as_str(), |t| t.id.as_str());
+        if !single && !args.task_ids.is_empty() && !args.task_ids.iter().any(|t| t == id) {
+            continue;
+        }
+        planned.push((job, task.cloned()));
+    }
+    if planned.is_empty() {
+        anyhow::bail!(
+            "{}: no report left after --system/--task filters",
+            args.reports.display()
+        );
+    }
+
+    let api_key = std::env::var("OPENAI_API_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
+    let model = args
+        .judge_model
+        .clone()
+        .or_else(|| std::env::var("EVAL_MODEL_NAME").ok())
+        .filter(|m| !m.is_empty());
+    let configured = model.is_some() && (api_key.is_some() || args.base_url.is_some());
+    let mode = if args.dry_run {
+        JudgeMode::DryRun
+    } else if args.no_judge {
+        JudgeMode::NoJudge
+    } else if !configured {
+        eprintln!("No judge configured: running with --no-judge (judge-free metrics only).");
+        JudgeMode::NoJudge
+    } else {
+        JudgeMode::Judge
+    };
+    let judge_model = model.clone().unwrap_or_else(|| "no-judge".into());
+
+    let store = if mode == JudgeMode::Judge || args.cache.is_some() {
+        let path = match &args.cache {
+            Some(p) => p.clone(),
+            None => dirs::cache_dir()
+                .context("no user cache directory: pass --cache PATH")?
+                .join("tvir-eval")
+                .join("cache.sqlite"),
+        };
+        Some(Store::open(&path)?)
+    } else {
+        None
+    };
+    let fetcher = Fetcher::new(
+        FetchConfig {
+            offline: args.offline,
+            allow_private: args.allow_private,
+            sources_file: args.sources.clone(),
+            ..FetchConfig::default()
+        },
+        store.clone(),
+    )?;
+    let judge: Option<Arc<dyn Judge>> = match mode {
+        JudgeMode::NoJudge => None,
+        _ => {
+            let config = JudgeConfig {
+                base_url: args
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+                api_key,
+                model: judge_model.clone(),
+                concurrency: args.concurrency,
+                rpm: args.rpm,
+                tpm: args.tpm,
+                timeout: std::time::Duration::from_secs(300),
+                max_attempts: 4,
+                max_reasks: 2,
+                seed: None,
+                max_tokens: None,
+                dry_run: mode == JudgeMode::DryRun,
+                max_cost_usd: args.max_cost,
+                journal_path: Some(args.out.join("judge-journal.jsonl")),
+                price_table_path: None,
+            };
+            Some(Arc::new(JudgeClient::new(config, store.clone())?))
+        }
+    };
+    let settings = EvalSettings {
+        judge_model: judge_model.clone(),
+        runs: args.runs,
+        concurrency: args.concurrency,
+        report_parallelism: args.concurrency.clamp(4, 32),
+        mode,
+        dedup: args.dedup,
+        caption_revision: !args.no_caption_revision,
+        revision_scope: args.revision_scope,
+        judge_image_max_side: args.judge_image_max_side,
+        score: ScoreOptions {
+            failed_as_zero: args.failed_as_zero,
+            ..ScoreOptions::default()
+        },
+        ..EvalSettings::default()
+    };
+    let settings_json = json!({
+        "judge_model": judge_model, "runs": args.runs, "mode": mode, "dedup": args.dedup,
+        "caption_revision": !args.no_caption_revision, "revision_scope": args.revision_scope,
+        "score": settings.score,
+    });
+    let pages: Arc<dyn Pages> = Arc::new(fetcher);
+    let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
+    let show_bar = !args.quiet && std::io::stderr().is_terminal();
+    if show_bar {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} units | {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        let stats = engine.stats.clone();
+        engine = engine.with_progress(Arc::new(Bar { bar, stats }));
+    }
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create output folder", args.out.display()))?;
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let write_errors = std::sync::Mutex::new(Vec::<String>::new());
+    let out = args.out.clone();
+    let records = runtime.block_on(engine.evaluate_all(planned, &|recs| {
+        for r in recs {
+            if let Err(e) = output::write_report(&out, r) {
+                write_errors
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(e.to_string());
+            }
+        }
+    }));
+    let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = errors.first() {
+        anyhow::bail!("writing results: {e}");
+    }
+    let summary = output::summary(&records, &settings_json);
+    output::write_summary(&args.out, &summary)?;
+    let stats = &engine.stats;
+    use std::sync::atomic::Ordering::Relaxed;
+    output::write_run_stats(
+        &args.out,
+        &json!({
+            "wall_seconds": started.elapsed().as_secs_f64(),
+            "requests_built": stats.requests.load(Relaxed),
+            "answers": stats.answers.load(Relaxed),
+            "cache_hits": stats.cache_hits.load(Relaxed),
+            "failed_calls": stats.failed_calls.load(Relaxed),
+            "skipped_calls": stats.skipped_calls.load(Relaxed),
+            "spend_usd": stats.spend_usd(),
+            "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
+        }),
+    )?;
+
+    print!("{}", output::table(&summary));
+    let failed_units: usize = records
+        .iter()
+        .map(|r| {
+            r.units
+                .iter()
+                .filter(|u| u.status == UnitStatus::Failed && u.metric != "image_quality")
+                .count()
+        })
+        .sum();
+    let broken_reports = records.iter().filter(|r| r.error.is_some()).count();
+    match mode {
+        JudgeMode::DryRun => println!(
+            "dry run: {} judge requests, about {} prompt tokens; nothing was called",
+            stats.requests.load(Relaxed),
+            stats.estimated_prompt_tokens()
+        ),
+        JudgeMode::NoJudge => println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}"),
+        JudgeMode::Judge => println!(
+            "{} judge answers ({} from cache), {} failed units, spend ${:.4}",
+            stats.answers.load(Relaxed),
+            stats.cache_hits.load(Relaxed),
+            failed_units,
+            stats.spend_usd()
+        ),
+    }
+    println!("results: {}", args.out.display());
+    if failed_units > 0 || broken_reports > 0 {
+        if broken_reports > 0 {
+            eprintln!(
+                "{broken_reports} report(s) could not be read (see their report.json `error`)"
+            );
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,19 @@
 //! The evaluation run: planning judge units for every report, dependencies (FCQ
-//! before caption revision before the text judges), and writing outputs.
+//! before caption revision before the text judges), fact de-duplication, scoring
+//! through [`score::rescore`], and writing outputs.
 
+pub mod dedup;
+pub mod input;
+pub mod output;
+pub mod pipeline;
 pub mod record;
+pub mod score;
+pub mod text;
+
+pub use dedup::DedupMode;
+pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
+pub use pipeline::{
+    Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress, Pages, Progress,
+    ReportLoader, RevisionScope, RunStats,
+};
+pub use score::{rescore, IqWeights, ScoreOptions};

@@ -133,6 +133,13 @@ pub struct ReportRecord {
     /// Figures counts used by FQ and the text-only rule.
     pub n_images: usize,
     pub n_charts: usize,
+    /// Every parsed figure (images, charts, unknown kind, broken ones): 0 means a
+    /// text-only report, whose VA and Overall are null.
+    #[serde(default)]
+    pub n_figures: usize,
+    /// Why the report could not be evaluated at all (unreadable, unparseable).
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// `OUT/{system}/{task_id}/{judge_model}/{metric}.json`, the reference evaluator's

@@ -1,0 +1,291 @@
+//! Writing results: `OUT/{system}/{task_id}/{judge_model}/{metric}.json` in the
+//! reference evaluator's layout, `report.json` beside them, `OUT/summary.json`, and
+//! the short table printed at the end. Everything written here is a pure function of
+//! the records, so a resumed run writes the same bytes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::record::{MetricFile, ReportRecord, UnitRecord, METRIC_NAMES};
+use super::score::{FIGURE_QUALITY, IMAGE_QUALITY};
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct OutputError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// A path component that cannot climb out of the output folder.
+pub fn safe_component(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':' | '\0') || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    match cleaned.as_str() {
+        "" | "." | ".." => format!("_{cleaned}_"),
+        _ => cleaned,
+    }
+}
+
+pub fn report_dir(out: &Path, record: &ReportRecord) -> PathBuf {
+    out.join(safe_component(&record.system))
+        .join(safe_component(&record.task_id))
+        .join(safe_component(&record.judge_model))
+}
+
+fn unit_result(u: &UnitRecord) -> Value {
+    json!({
+        "unit": u.unit,
+        "status": u.status,
+        "score": u.score,
+        "reason": u.reason,
+        "justification": u.justification,
+        "answer": u.answer,
+        "detail": u.detail,
+    })
+}
+
+/// One metric's file in the reference layout.
+pub fn metric_file(record: &ReportRecord, metric: &str) -> MetricFile {
+    let m = record.metrics.get(metric);
+    let evaluation_results = if metric == FIGURE_QUALITY {
+        let score = |k: &str| record.metrics.get(k).and_then(|m| m.score);
+        vec![json!({
+            "n_images": record.n_images, "image_quality": score(IMAGE_QUALITY),
+            "n_charts": record.n_charts, "chart_quality": score("chart_quality"),
+        })]
+    } else {
+        record
+            .units
+            .iter()
+            .filter(|u| u.metric == metric)
+            .map(unit_result)
+            .collect()
+    };
+    MetricFile {
+        normalized_score: m.and_then(|m| m.score),
+        item_count: m.map_or(0, |m| m.item_count),
+        scored_item_count: m.map_or(0, |m| m.scored_item_count),
+        evaluation_results,
+    }
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
+    let err = |source| OutputError {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| err(std::io::Error::other(e)))?;
+    bytes.push(b'\n');
+    // Write then rename, so an interrupted run never leaves half a file.
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, &bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Write a report's metric files and `report.json`.
+pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
+    let dir = report_dir(out, record);
+    std::fs::create_dir_all(&dir).map_err(|source| OutputError {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    for metric in METRIC_NAMES {
+        write_json(
+            &dir.join(format!("{metric}.json")),
+            &metric_file(record, metric),
+        )?;
+    }
+    write_json(&dir.join("report.json"), record)
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+fn std_dev(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs)?;
+    Some((xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
+}
+
+/// Per-system means of one run; a value is the mean over the reports where it exists.
+fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> {
+    let mut out = BTreeMap::new();
+    let mut put = |name: &str, get: &dyn Fn(&ReportRecord) -> Option<f64>| {
+        let xs: Vec<f64> = records.iter().filter_map(|r| get(r)).collect();
+        out.insert(name.to_string(), mean(&xs));
+    };
+    for m in METRIC_NAMES {
+        put(m, &|r| r.metrics.get(m).and_then(|x| x.score));
+    }
+    put("ta", &|r| r.ta);
+    put("va", &|r| r.va);
+    put("overall", &|r| r.overall);
+    put("aec", &|r| r.effective_citations);
+    out
+}
+
+/// `OUT/summary.json`: per system, mean over tasks of every metric, TA, VA,
+/// Overall and AEC, with mean and standard deviation over runs.
+pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
+    let mut systems: BTreeMap<&str, Vec<&ReportRecord>> = BTreeMap::new();
+    for r in records {
+        systems.entry(r.system.as_str()).or_default().push(r);
+    }
+    let mut sys_out = serde_json::Map::new();
+    for (system, recs) in systems {
+        let mut runs: BTreeMap<u32, Vec<&ReportRecord>> = BTreeMap::new();
+        for r in &recs {
+            runs.entry(r.run).or_default().push(r);
+        }
+        let per_run: Vec<BTreeMap<String, Option<f64>>> =
+            runs.values().map(|rs| system_run_means(rs)).collect();
+        let mut scores = serde_json::Map::new();
+        let keys: Vec<String> = per_run
+            .first()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        for key in keys {
+            let xs: Vec<f64> = per_run.iter().filter_map(|m| m[&key]).collect();
+            let complete = xs.len() == per_run.len();
+            let values: Vec<Option<f64>> = per_run.iter().map(|m| m[&key]).collect();
+            scores.insert(
+                key,
+                json!({"mean": if complete { mean(&xs) } else { None },
+                       "std": if complete { std_dev(&xs) } else { None },
+                       "runs": values}),
+            );
+        }
+        let tasks: std::collections::BTreeSet<&str> =
+            recs.iter().map(|r| r.task_id.as_str()).collect();
+        let failed_units: usize = recs
+            .iter()
+            .map(|r| {
+                r.metrics
+                    .values()
+                    .map(|m| m.failed_item_count)
+                    .sum::<usize>()
+            })
+            .sum();
+        let unreadable: Vec<&str> = recs
+            .iter()
+            .filter(|r| r.error.is_some())
+            .map(|r| r.task_id.as_str())
+            .collect();
+        let se = |f: &dyn Fn(&ReportRecord) -> usize| {
+            mean(&recs.iter().map(|r| f(r) as f64).collect::<Vec<_>>())
+        };
+        sys_out.insert(
+            system.to_string(),
+            json!({
+                "tasks": tasks.len(),
+                "runs": per_run.len(),
+                "scores": scores,
+                "structural_errors_mean": {
+                    "traceability": se(&|r| r.structural_error_counts.traceability),
+                    "consistency": se(&|r| r.structural_error_counts.consistency),
+                    "completeness": se(&|r| r.structural_error_counts.completeness),
+                },
+                "failed_units": failed_units,
+                "unreadable_reports": unreadable,
+                "usage": {
+                    "calls": recs.iter().map(|r| r.usage.calls).sum::<u64>(),
+                    "prompt_tokens": recs.iter().map(|r| r.usage.prompt_tokens).sum::<u64>(),
+                    "completion_tokens": recs.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
+                    "cost_usd": recs.iter().filter_map(|r| r.usage.cost_usd).fold(None, |a: Option<f64>, c| Some(a.unwrap_or(0.0) + c)),
+                },
+            }),
+        );
+    }
+    json!({"settings": settings, "reports": records.len(), "systems": sys_out})
+}
+
+pub fn write_summary(out: &Path, summary: &Value) -> Result<(), OutputError> {
+    std::fs::create_dir_all(out).map_err(|source| OutputError {
+        path: out.display().to_string(),
+        source,
+    })?;
+    write_json(&out.join("summary.json"), summary)
+}
+
+pub fn write_run_stats(out: &Path, stats: &Value) -> Result<(), OutputError> {
+    write_json(&out.join("run.json"), stats)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0))
+}
+
+/// The short table printed at the end (0-100 scale; `-` = not evaluated).
+pub fn table(summary: &Value) -> String {
+    let cols = [
+        ("CS", "citation_support"),
+        ("IA", "instruction_alignment"),
+        ("WQ", "writing_quality"),
+        ("ADB", "analytical_depth_breadth"),
+        ("FLC", "factual_logical_consistency"),
+        ("MC", "multimodal_composition"),
+        ("IQ", "image_quality"),
+        ("FQ", "figure_quality"),
+        ("FCQ", "figure_caption_quality"),
+        ("FCI", "figure_context_integration"),
+        ("CSC", "chart_source_consistency"),
+        ("TA", "ta"),
+        ("VA", "va"),
+        ("Overall", "overall"),
+    ];
+    let mut out = format!("{:<24} {:>5}", "system", "tasks");
+    for (h, _) in cols {
+        out.push_str(&format!(" {h:>7}"));
+    }
+    out.push_str(&format!(" {:>7}\n", "AEC"));
+    if let Some(systems) = summary["systems"].as_object() {
+        for (name, s) in systems {
+            out.push_str(&format!("{:<24} {:>5}", truncate(name, 24), s["tasks"]));
+            for (_, key) in cols {
+                out.push_str(&format!(" {:>7}", pct(s["scores"][key]["mean"].as_f64())));
+            }
+            let aec = s["scores"]["aec"]["mean"].as_f64();
+            out.push_str(&format!(
+                " {:>7}\n",
+                aec.map_or("-".into(), |v| format!("{v:.2}"))
+            ));
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_cannot_escape() {
+        assert_eq!(safe_component("../x"), ".._x");
+        assert_eq!(safe_component(".."), "_.._");
+        assert_eq!(safe_component("gpt-4o"), "gpt-4o");
+    }
+
+    #[test]
+    fn sample_std_dev() {
+        assert_eq!(std_dev(&[1.0]), None);
+        assert!((std_dev(&[1.0, 3.0]).unwrap() - 2f64.sqrt()).abs() < 1e-12);
+    }
+}

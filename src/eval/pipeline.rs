@@ -1,0 +1,1383 @@
+//! The run: for each report, parse -> (fetch sources | decode figures) -> judged
+//! units, with only the true dependencies (dedup -> CS; FCQ -> caption revision ->
+//! IA, MC) serialising anything. All reports' units share one bounded pool of judge
+//! calls, so a large run keeps the configured concurrency busy.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures::future::{join_all, BoxFuture};
+use futures::{FutureExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use super::dedup::{self, DedupMode, PairCall};
+use super::input::{ReportJob, Task};
+use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
+use super::score::{rescore, ScoreOptions};
+use super::text::{apply_edits, blank_figure, revise_caption};
+use crate::images::{ImageInput, ImageLimits, IqResult};
+use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
+use crate::report::{Figure, FigureKind, Report};
+use crate::rubric::{
+    build_request, dimension_scores, justification, split_items, validate_answer, RequestLabel,
+    Rubric, RubricSet, SourceText, UnitInputs,
+};
+use crate::sources::{Fetcher, PageOutcome, PageStatus};
+
+/// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug
+/// in anything that answers requests.
+pub trait Judge: Send + Sync {
+    fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>>;
+}
+
+impl Judge for JudgeClient {
+    fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
+        Box::pin(JudgeClient::ask(self, request))
+    }
+}
+
+/// Remote pages and images as the pipeline sees them (`Fetcher` is the real one).
+pub trait Pages: Send + Sync {
+    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome>;
+    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>>;
+}
+
+impl Pages for Fetcher {
+    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
+        Box::pin(Fetcher::page(self, url))
+    }
+    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
+        Box::pin(Fetcher::image_bytes(self, url).map(|r| r.map_err(|e| e.to_string())))
+    }
+}
+
+/// Decoding, judge encoding and IQ of figures. [`ImagePipeline`] is the real one
+/// (the `images` module); tests may substitute it.
+pub trait FigureOps: Send + Sync {
+    /// Decode `bytes`; `Err(reason)` when unusable. With `want_uri`, also the PNG data
+    /// URI sent to vision judges.
+    fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String>;
+    /// IQ of a report's images, in order (failures count with Q = 0).
+    fn score(&self, inputs: &[ImageInput]) -> IqResult;
+}
+
+/// The `images` module behind [`FigureOps`].
+pub struct ImagePipeline {
+    pub limits: ImageLimits,
+    pub max_side: u32,
+}
+
+impl FigureOps for ImagePipeline {
+    fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String> {
+        let img = crate::images::decode(bytes, name, &self.limits)
+            .map_err(|e| format!("does not decode as an image: {e}"))?;
+        if !want_uri {
+            return Ok(None);
+        }
+        crate::images::to_png_data_uri(&img, self.max_side)
+            .map(Some)
+            .map_err(|e| format!("cannot encode for the judge: {e}"))
+    }
+    fn score(&self, inputs: &[ImageInput]) -> IqResult {
+        crate::images::score_images(inputs, &self.limits)
+    }
+}
+
+/// Turns a report path into the parsed model (`report::load` unless substituted).
+pub type ReportLoader = Arc<dyn Fn(&Path) -> Result<Report, String> + Send + Sync>;
+
+/// Whether judges are called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgeMode {
+    Judge,
+    /// Judge-free metrics only; judged ones are not evaluated.
+    NoJudge,
+    /// Build every request, count it, call nothing.
+    DryRun,
+}
+
+/// Which report-level judges read the caption-revised text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RevisionScope {
+    /// IA and MC (the paper).
+    Paper,
+    /// IA, MC, WQ, ADB and FLC (the reference evaluator).
+    Reference,
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    /// Output folder name of the judge (`{judge_model}` in the layout).
+    pub judge_model: String,
+    pub runs: u32,
+    /// Judge requests in flight across all reports.
+    pub concurrency: usize,
+    /// Reports prepared (parsed, decoded, fetched) at once.
+    pub report_parallelism: usize,
+    pub mode: JudgeMode,
+    pub dedup: DedupMode,
+    pub caption_revision: bool,
+    pub revision_scope: RevisionScope,
+    pub image_limits: ImageLimits,
+    /// Longest side of figures sent to vision judges.
+    pub judge_image_max_side: u32,
+    pub score: ScoreOptions,
+}
+
+impl Default for EvalSettings {
+    fn default() -> Self {
+        Self {
+            judge_model: "judge".into(),
+            runs: 1,
+            concurrency: 16,
+            report_parallelism: 8,
+            mode: JudgeMode::Judge,
+            dedup: DedupMode::Prefilter,
+            caption_revision: true,
+            revision_scope: RevisionScope::Paper,
+            image_limits: ImageLimits::default(),
+            judge_image_max_side: 1024,
+            score: ScoreOptions::default(),
+        }
+    }
+}
+
+/// Counters of this process (not written into per-report results, which must not
+/// depend on what the cache already held).
+#[derive(Debug, Default)]
+pub struct RunStats {
+    pub requests: AtomicU64,
+    pub answers: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub failed_calls: AtomicU64,
+    pub skipped_calls: AtomicU64,
+    /// Dry run: characters of text and number of images the requests carry.
+    pub request_text_chars: AtomicU64,
+    pub request_images: AtomicU64,
+    pub spend_micro_usd: AtomicU64,
+}
+
+impl RunStats {
+    pub fn spend_usd(&self) -> f64 {
+        self.spend_micro_usd.load(Ordering::Relaxed) as f64 / 1e6
+    }
+    /// Rough token estimate of the requests built (4 characters a token, ~1000
+    /// tokens an image); for `--dry-run`.
+    pub fn estimated_prompt_tokens(&self) -> u64 {
+        self.request_text_chars.load(Ordering::Relaxed) / 4
+            + 1000 * self.request_images.load(Ordering::Relaxed)
+    }
+}
+
+/// Progress reporting seam (the CLI shows a bar; tests ignore it).
+pub trait Progress: Send + Sync {
+    fn planned(&self, _units: u64) {}
+    fn finished(&self, _units: u64, _failed: u64) {}
+    fn report_done(&self, _label: &str) {}
+}
+
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Everything a run needs; cheap to share.
+pub struct Engine {
+    pub rubrics: Arc<RubricSet>,
+    pub judge: Option<Arc<dyn Judge>>,
+    pub pages: Option<Arc<dyn Pages>>,
+    pub settings: EvalSettings,
+    pub stats: Arc<RunStats>,
+    pub progress: Arc<dyn Progress>,
+    pub figure_ops: Arc<dyn FigureOps>,
+    pub loader: ReportLoader,
+    slots: Arc<Semaphore>,
+}
+
+/// The result of asking for one unit.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Answer { value: Value, usage: UsageRecord },
+    Failed(String),
+    Skipped(String),
+}
+
+/// Evidence gathered once per report and shared by its runs.
+struct Evidence {
+    figures: Vec<FigureEvidence>,
+    iq: IqResult,
+    /// By reference idx; None when sources were not fetched (no judge, dry run).
+    sources: Option<BTreeMap<String, SourceText>>,
+}
+
+struct FigureEvidence {
+    /// Why the figure is unusable (missing file, broken link, undecodable, empty path).
+    invalid: Option<String>,
+    data_uri: Option<String>,
+}
+
+impl Engine {
+    pub fn new(
+        rubrics: Arc<RubricSet>,
+        judge: Option<Arc<dyn Judge>>,
+        pages: Option<Arc<dyn Pages>>,
+        settings: EvalSettings,
+    ) -> Self {
+        let slots = Arc::new(Semaphore::new(settings.concurrency.max(1)));
+        let figure_ops = Arc::new(ImagePipeline {
+            limits: settings.image_limits.clone(),
+            max_side: settings.judge_image_max_side,
+        });
+        Self {
+            rubrics,
+            judge,
+            pages,
+            settings,
+            stats: Arc::new(RunStats::default()),
+            progress: Arc::new(NoProgress),
+            figure_ops,
+            loader: Arc::new(|p: &Path| crate::report::load(p).map_err(|e| e.to_string())),
+            slots,
+        }
+    }
+
+    pub fn with_figure_ops(mut self, ops: Arc<dyn FigureOps>) -> Self {
+        self.figure_ops = ops;
+        self
+    }
+
+    pub fn with_loader(mut self, loader: ReportLoader) -> Self {
+        self.loader = loader;
+        self
+    }
+
+    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    fn rubric(&self, id: &str) -> &Rubric {
+        // The set is validated to hold every required rubric at load time.
+        self.rubrics.get(id).expect("rubric set validated at load")
+    }
+
+    /// Evaluate every job; `on_report` is called with each report's records (one per
+    /// run) as soon as they are final, so outputs appear while the run goes on.
+    pub async fn evaluate_all(
+        &self,
+        jobs: Vec<(ReportJob, Option<Task>)>,
+        on_report: &(dyn Fn(&[ReportRecord]) + Sync),
+    ) -> Vec<ReportRecord> {
+        let parallel = self.settings.report_parallelism.max(1);
+        let mut stream = futures::stream::iter(jobs)
+            .map(|(job, task)| async move { self.evaluate_report(&job, task.as_ref()).await })
+            .buffer_unordered(parallel);
+        let mut all = Vec::new();
+        while let Some(records) = stream.next().await {
+            on_report(&records);
+            all.extend(records);
+        }
+        all.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
+        all
+    }
+
+    /// Evaluate one report for every run.
+    pub async fn evaluate_report(&self, job: &ReportJob, task: Option<&Task>) -> Vec<ReportRecord> {
+        let label = format!("{}/{}", job.system, job.folder);
+        let path = job.path.clone();
+        let loader = self.loader.clone();
+        let loaded = tokio::task::spawn_blocking(move || loader(&path))
+            .await
+            .map_err(|e| format!("parser crashed: {e}"))
+            .and_then(|r| r);
+        let records = match loaded {
+            Err(error) => (1..=self.settings.runs)
+                .map(|run| {
+                    let mut r = self.empty_record(job, task, run, None);
+                    r.error = Some(error.clone());
+                    rescore(&r, &self.rubrics, &self.settings.score)
+                })
+                .collect(),
+            Ok(report) => {
+                let report = Arc::new(report);
+                let evidence = self.gather_evidence(&report).await;
+                let runs = (1..=self.settings.runs).map(|run| {
+                    let report = report.clone();
+                    let evidence = &evidence;
+                    let label = &label;
+                    async move {
+                        self.judge_report(job, task, run, &report, evidence, label)
+                            .await
+                    }
+                });
+                join_all(runs).await
+            }
+        };
+        self.progress.report_done(&label);
+        records
+    }
+
+    fn empty_record(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+        run: u32,
+        report: Option<&Report>,
+    ) -> ReportRecord {
+        let judge_model = if self.settings.runs > 1 {
+            format!("{}-run{run}", self.settings.judge_model)
+        } else {
+            self.settings.judge_model.clone()
+        };
+        let count =
+            |k: FigureKind| report.map_or(0, |r| r.figures.iter().filter(|f| f.kind == k).count());
+        ReportRecord {
+            system: job.system.clone(),
+            task_id: task.map_or_else(|| job.folder.clone(), |t| t.id.clone()),
+            judge_model,
+            run,
+            language: task.and_then(|t| t.language.clone()).or_else(|| {
+                report.map(|r| {
+                    serde_json::to_value(r.language)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                })
+            }),
+            complexity: task.and_then(|t| t.complexity.clone()),
+            domain: task.and_then(|t| t.domain.clone()),
+            metrics: BTreeMap::new(),
+            ta: None,
+            va: None,
+            overall: None,
+            effective_citations: None,
+            structural_error_counts: Default::default(),
+            structural_errors: report
+                .map(|r| r.structural_errors.clone())
+                .unwrap_or_default(),
+            units: Vec::new(),
+            usage: UsageRecord::default(),
+            n_images: count(FigureKind::Image),
+            n_charts: count(FigureKind::Chart),
+            n_figures: report.map_or(0, |r| r.figures.len()),
+            error: None,
+        }
+    }
+
+    fn judging(&self) -> bool {
+        self.settings.mode == JudgeMode::Judge
+    }
+
+    async fn gather_evidence(&self, report: &Arc<Report>) -> Evidence {
+        let (figures, sources) =
+            futures::join!(self.figure_evidence(report), self.source_texts(report));
+        let (figures, iq) = figures;
+        Evidence {
+            figures,
+            iq,
+            sources,
+        }
+    }
+
+    /// Bytes of every figure (local files inside the report folder, or remote), then
+    /// decoding, judge encodings and IQ on the blocking pool (rayon inside).
+    async fn figure_evidence(&self, report: &Arc<Report>) -> (Vec<FigureEvidence>, IqResult) {
+        let limits = self.settings.image_limits.clone();
+        let bytes: Vec<Result<Vec<u8>, String>> = join_all(
+            report
+                .figures
+                .iter()
+                .map(|f| self.figure_bytes(report, f, &limits)),
+        )
+        .await;
+        let n = report.figures.len();
+        let report = report.clone();
+        let want_uri = self.settings.mode != JudgeMode::NoJudge;
+        let ops = self.figure_ops.clone();
+        let work = move || {
+            use rayon::prelude::*;
+            let evidence: Vec<FigureEvidence> = bytes
+                .par_iter()
+                .zip(report.figures.par_iter())
+                .map(|(b, f)| {
+                    let prepared = b
+                        .as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|b| ops.prepare(b, &f.content, want_uri));
+                    match prepared {
+                        Ok(data_uri) => FigureEvidence {
+                            invalid: None,
+                            data_uri,
+                        },
+                        Err(reason) => FigureEvidence {
+                            invalid: Some(reason),
+                            data_uri: None,
+                        },
+                    }
+                })
+                .collect();
+            let inputs: Vec<ImageInput> = report
+                .figures
+                .iter()
+                .zip(&bytes)
+                .filter(|(f, _)| f.kind == FigureKind::Image)
+                .map(|(f, b)| ImageInput {
+                    label: f.content.clone(),
+                    bytes: b.clone(),
+                })
+                .collect();
+            let iq = ops.score(&inputs);
+            (evidence, iq)
+        };
+        match tokio::task::spawn_blocking(work).await {
+            Ok(x) => x,
+            Err(e) => (
+                (0..n)
+                    .map(|_| FigureEvidence {
+                        invalid: Some(format!("image processing crashed: {e}")),
+                        data_uri: None,
+                    })
+                    .collect(),
+                IqResult {
+                    images: Vec::new(),
+                    duplicate_penalty: 0.0,
+                    iq: 0.0,
+                },
+            ),
+        }
+    }
+
+    async fn figure_bytes(
+        &self,
+        report: &Report,
+        figure: &Figure,
+        limits: &ImageLimits,
+    ) -> Result<Vec<u8>, String> {
+        let content = figure.content.trim();
+        if content.is_empty() {
+            return Err("empty image path".into());
+        }
+        if content.starts_with("http://") || content.starts_with("https://") {
+            return match &self.pages {
+                Some(p) => p
+                    .image_bytes(content)
+                    .await
+                    .map_err(|e| format!("broken link: {e}")),
+                None => Err("remote image not fetched (no network)".into()),
+            };
+        }
+        if content.starts_with("data:") {
+            return decode_data_uri(content);
+        }
+        read_local(&report.root, content, limits.max_file_bytes)
+    }
+
+    /// Text of every reference cited by a fact or a chart, fetched once per URL.
+    async fn source_texts(&self, report: &Report) -> Option<BTreeMap<String, SourceText>> {
+        if !self.judging() {
+            return None;
+        }
+        let mut cited: BTreeSet<&str> = report
+            .facts
+            .iter()
+            .flat_map(|f| f.ref_idxs.iter().map(String::as_str))
+            .collect();
+        cited.extend(
+            report
+                .figures
+                .iter()
+                .filter(|f| f.kind == FigureKind::Chart)
+                .flat_map(|f| f.ref_idxs.iter().map(String::as_str)),
+        );
+        let refs: BTreeMap<&str, &crate::report::Reference> = report
+            .references
+            .iter()
+            .map(|r| (r.idx.as_str(), r))
+            .collect();
+        let urls: BTreeSet<String> = cited
+            .iter()
+            .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
+            .collect();
+        let pages: BTreeMap<String, String> = match &self.pages {
+            None => BTreeMap::new(),
+            Some(p) => {
+                futures::stream::iter(urls)
+                    .map(|u| async move {
+                        let page = p.page(&u).await;
+                        let text = if page.status == PageStatus::Ok {
+                            page.text
+                        } else {
+                            String::new()
+                        };
+                        (u, text)
+                    })
+                    .buffer_unordered(16)
+                    .collect()
+                    .await
+            }
+        };
+        Some(
+            cited
+                .into_iter()
+                .map(|idx| {
+                    let r = refs.get(idx);
+                    let url = r.and_then(|r| r.url.clone());
+                    let text = url
+                        .as_ref()
+                        .and_then(|u| pages.get(u).cloned())
+                        .unwrap_or_default();
+                    (
+                        idx.to_string(),
+                        SourceText {
+                            idx: idx.to_string(),
+                            url,
+                            title: r.and_then(|r| r.title.clone()),
+                            text,
+                        },
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Ask the judge about one unit, honouring the mode, the shared concurrency bound
+    /// and answer validation.
+    async fn ask(
+        &self,
+        rubric: &Rubric,
+        inputs: &UnitInputs,
+        report: &str,
+        unit: &str,
+        sample: u32,
+    ) -> Outcome {
+        let request = match self.settings.mode {
+            JudgeMode::NoJudge => {
+                return Outcome::Skipped("--no-judge: judged metric not evaluated".into())
+            }
+            _ => match build_request(
+                &self.rubrics,
+                rubric,
+                inputs,
+                RequestLabel {
+                    report,
+                    unit,
+                    sample,
+                },
+            ) {
+                Ok(r) => r,
+                Err(e) => return Outcome::Failed(e.to_string()),
+            },
+        };
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        if self.settings.mode == JudgeMode::DryRun {
+            for m in &request.messages {
+                for p in &m.parts {
+                    match p {
+                        crate::judge::Part::Text { text } => {
+                            self.stats
+                                .request_text_chars
+                                .fetch_add(text.chars().count() as u64, Ordering::Relaxed);
+                        }
+                        crate::judge::Part::Image { .. } => {
+                            self.stats.request_images.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            self.stats.skipped_calls.fetch_add(1, Ordering::Relaxed);
+            return Outcome::Skipped("dry run: not called".into());
+        }
+        let Some(judge) = &self.judge else {
+            return Outcome::Skipped("no judge configured".into());
+        };
+        let item_count = inputs.checklist.len();
+        let answer = {
+            let _slot = self.slots.acquire().await;
+            judge.ask(request).await
+        };
+        match answer {
+            Ok(a) => {
+                self.stats.answers.fetch_add(1, Ordering::Relaxed);
+                if a.cached {
+                    self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+                } else if let Some(c) = a.cost_usd {
+                    self.stats
+                        .spend_micro_usd
+                        .fetch_add((c * 1e6).round() as u64, Ordering::Relaxed);
+                }
+                if let Err(e) = validate_answer(rubric, &a.value, item_count) {
+                    self.stats.failed_calls.fetch_add(1, Ordering::Relaxed);
+                    return Outcome::Failed(e.to_string());
+                }
+                Outcome::Answer {
+                    value: a.value,
+                    usage: UsageRecord {
+                        calls: 1,
+                        cache_hits: 0,
+                        failed_calls: 0,
+                        prompt_tokens: a.usage.prompt_tokens,
+                        completion_tokens: a.usage.completion_tokens,
+                        cached_tokens: a.usage.cached_tokens,
+                        cost_usd: a.cost_usd,
+                    },
+                }
+            }
+            Err(JudgeError::DryRun) => Outcome::Skipped("dry run: not called".into()),
+            Err(JudgeError::BudgetExhausted) => {
+                self.stats.skipped_calls.fetch_add(1, Ordering::Relaxed);
+                Outcome::Skipped("--max-cost reached: not judged".into())
+            }
+            Err(e) => {
+                self.stats.failed_calls.fetch_add(1, Ordering::Relaxed);
+                Outcome::Failed(e.to_string())
+            }
+        }
+    }
+
+    /// All judged units of one run of one report, then the scores.
+    async fn judge_report(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+        run: u32,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+    ) -> ReportRecord {
+        let sample = run - 1;
+        let mut record = self.empty_record(job, task, run, Some(report));
+        let blank_edits = report
+            .figures
+            .iter()
+            .zip(&ev.figures)
+            .filter(|(_, e)| e.invalid.is_some())
+            .filter_map(|(f, _)| blank_figure(&report.text, f))
+            .collect::<Vec<_>>();
+        let base_text = apply_edits(&report.text, blank_edits.clone());
+        let any_valid_figure = ev.figures.iter().any(|e| e.invalid.is_none());
+        self.progress.planned(planned_units(report, task));
+
+        let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
+        // Chain A: FCQ -> caption revision -> IA, MC (and WQ, ADB, FLC in reference scope).
+        let chain_a = async {
+            let fcq = self.fcq_units(report, ev, label, sample).await;
+            let revised_text = if self.settings.caption_revision {
+                let mut edits = blank_edits.clone();
+                for (i, (_, revision)) in fcq.iter().enumerate() {
+                    if let Some(rev) = revision {
+                        edits.extend(revise_caption(&report.text, &report.figures[i], rev));
+                    }
+                }
+                apply_edits(&report.text, edits)
+            } else {
+                base_text.clone()
+            };
+            let text_units = async {
+                if reference_scope {
+                    self.text_judges(&revised_text, task, label, sample).await
+                } else {
+                    Vec::new()
+                }
+            };
+            let (ia, mc, text) = futures::join!(
+                self.ia_units(&revised_text, task, label, sample),
+                self.mc_unit(&revised_text, task, any_valid_figure, label, sample),
+                text_units
+            );
+            (
+                fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
+                ia,
+                mc,
+                text,
+            )
+        };
+        // Chain B: WQ, ADB, FLC on the blanked text (paper scope).
+        let chain_b = async {
+            if reference_scope {
+                Vec::new()
+            } else {
+                self.text_judges(&base_text, task, label, sample).await
+            }
+        };
+        let chain_c = self.cs_units(report, ev, label, sample);
+        let chain_d = async {
+            futures::join!(
+                self.fci_units(report, ev, label, sample),
+                self.chart_units(report, ev, label, sample),
+            )
+        };
+        let ((fcq, ia, mc, text_a), text_b, (cs, dedup_units), (fci, (cq, csc))) =
+            futures::join!(chain_a, chain_b, chain_c, chain_d);
+
+        let iq_units = self.iq_units(&ev.iq);
+        let mut units: Vec<(UnitRecord, Option<UsageRecord>)> = Vec::new();
+        let text_units = if reference_scope { text_a } else { text_b };
+        for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
+            units.extend(group);
+        }
+        // Units in the order of METRIC_NAMES, then the dedup audit; stable within.
+        let order = |m: &str| {
+            super::record::METRIC_NAMES
+                .iter()
+                .position(|n| *n == m)
+                .unwrap_or(usize::MAX)
+        };
+        let mut all: Vec<(UnitRecord, Option<UsageRecord>)> = units;
+        all.extend(iq_units.into_iter().map(|u| (u, None)));
+        all.sort_by_key(|(u, _)| order(&u.metric));
+        let failed = all
+            .iter()
+            .filter(|(u, _)| u.status == UnitStatus::Failed)
+            .count() as u64;
+        self.progress.finished(all.len() as u64, failed);
+        let mut usage = UsageRecord::default();
+        let mut cost: Option<f64> = None;
+        for (_, u) in &all {
+            if let Some(u) = u {
+                usage.calls += u.calls;
+                usage.prompt_tokens += u.prompt_tokens;
+                usage.completion_tokens += u.completion_tokens;
+                usage.cached_tokens += u.cached_tokens;
+                if let Some(c) = u.cost_usd {
+                    cost = Some(cost.unwrap_or(0.0) + c);
+                }
+            }
+        }
+        usage.failed_calls = failed;
+        usage.cost_usd = cost;
+        record.usage = usage;
+        record.units = all.into_iter().map(|(u, _)| u).collect();
+        rescore(&record, &self.rubrics, &self.settings.score)
+    }
+
+    fn iq_units(&self, iq: &IqResult) -> Vec<UnitRecord> {
+        iq.images
+            .iter()
+            .enumerate()
+            .map(|(i, img)| UnitRecord {
+                metric: super::score::IMAGE_QUALITY.into(),
+                unit: format!("image:{}", i + 1),
+                status: if img.error.is_some() {
+                    UnitStatus::Failed
+                } else {
+                    UnitStatus::Scored
+                },
+                reason: img.error.clone(),
+                score: None,
+                answer: None,
+                justification: None,
+                detail: serde_json::to_value(img).unwrap_or(Value::Null),
+            })
+            .collect()
+    }
+
+    /// Turn an outcome into a unit record (answer kept for re-scoring).
+    fn unit_from(
+        &self,
+        metric: &str,
+        unit: String,
+        outcome: Outcome,
+        detail: Value,
+    ) -> (UnitRecord, Option<UsageRecord>) {
+        let mut rec = UnitRecord {
+            metric: metric.into(),
+            unit,
+            status: UnitStatus::Scored,
+            reason: None,
+            score: None,
+            answer: None,
+            justification: None,
+            detail,
+        };
+        let usage = match outcome {
+            Outcome::Answer { value, usage } => {
+                rec.justification = justification(&value);
+                rec.answer = Some(value);
+                Some(usage)
+            }
+            Outcome::Failed(reason) => {
+                rec.status = UnitStatus::Failed;
+                rec.reason = Some(reason);
+                None
+            }
+            Outcome::Skipped(reason) => {
+                rec.status = UnitStatus::Skipped;
+                rec.reason = Some(reason);
+                None
+            }
+        };
+        (rec, usage)
+    }
+
+    fn rule_unit(
+        &self,
+        metric: &str,
+        unit: String,
+        rule: &str,
+        reason: String,
+        mut detail: Value,
+    ) -> (UnitRecord, Option<UsageRecord>) {
+        if let Value::Object(m) = &mut detail {
+            m.insert("rule".into(), Value::String(rule.into()));
+        }
+        (
+            UnitRecord {
+                metric: metric.into(),
+                unit,
+                status: UnitStatus::Scored,
+                reason: Some(reason),
+                score: None,
+                answer: None,
+                justification: None,
+                detail,
+            },
+            None,
+        )
+    }
+
+    async fn fcq_units(
+        &self,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+        sample: u32,
+    ) -> Vec<((UnitRecord, Option<UsageRecord>), Option<String>)> {
+        let rubric = self.rubric("figure_caption_quality");
+        let futures =
+            report
+                .figures
+                .iter()
+                .zip(&ev.figures)
+                .enumerate()
+                .map(|(i, (f, e))| async move {
+                    let unit = format!("figure:{}", i + 1);
+                    let detail = figure_detail(f);
+                    if let Some(reason) = &e.invalid {
+                        return (
+                            self.rule_unit(
+                                &rubric.id,
+                                unit,
+                                "invalid_visual",
+                                format!("invalid figure: {reason}"),
+                                detail,
+                            ),
+                            None,
+                        );
+                    }
+                    let caption = f
+                        .caption
+                        .as_deref()
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty());
+                    let inputs = UnitInputs {
+                        figure_image: e.data_uri.clone(),
+                        caption: Some(caption.unwrap_or("").to_string()),
+                        ..Default::default()
+                    };
+                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
+                    let revision = match (&outcome, &rubric.revision) {
+                        (Outcome::Answer { value, .. }, Some(spec)) => {
+                            let low = dimension_scores(rubric, value)
+                                .iter()
+                                .any(|s| *s <= spec.threshold);
+                            (low || caption.is_none())
+                                .then(|| value[spec.field.as_str()].as_str().map(str::to_string))
+                                .flatten()
+                        }
+                        _ => None,
+                    };
+                    if caption.is_none() {
+                        // Missing caption scores 0 by rule; the judge was asked only for the
+                        // caption to insert.
+                        let mut detail = detail;
+                        if let (Value::Object(m), Outcome::Answer { value, .. }) =
+                            (&mut detail, &outcome)
+                        {
+                            m.insert("revision_answer".into(), value.clone());
+                        }
+                        let (rec, _) = self.rule_unit(
+                            &rubric.id,
+                            unit,
+                            "missing_caption",
+                            "figure has no caption".into(),
+                            detail,
+                        );
+                        let usage = match outcome {
+                            Outcome::Answer { usage, .. } => Some(usage),
+                            _ => None,
+                        };
+                        return ((rec, usage), revision);
+                    }
+                    (self.unit_from(&rubric.id, unit, outcome, detail), revision)
+                });
+        join_all(futures).await
+    }
+
+    async fn fci_units(
+        &self,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+        sample: u32,
+    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+        let rubric = self.rubric("figure_context_integration");
+        join_all(
+            report
+                .figures
+                .iter()
+                .zip(&ev.figures)
+                .enumerate()
+                .map(|(i, (f, e))| async move {
+                    let unit = format!("figure:{}", i + 1);
+                    let detail = figure_detail(f);
+                    if let Some(reason) = &e.invalid {
+                        return self.rule_unit(
+                            &rubric.id,
+                            unit,
+                            "invalid_visual",
+                            format!("invalid figure: {reason}"),
+                            detail,
+                        );
+                    }
+                    let Some(context) = f
+                        .context
+                        .as_deref()
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                    else {
+                        return self.rule_unit(
+                            &rubric.id,
+                            unit,
+                            "missing_context",
+                            "figure has no context".into(),
+                            detail,
+                        );
+                    };
+                    let inputs = UnitInputs {
+                        figure_image: e.data_uri.clone(),
+                        context: Some(context.to_string()),
+                        ..Default::default()
+                    };
+                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
+                    self.unit_from(&rubric.id, unit, outcome, detail)
+                }),
+        )
+        .await
+    }
+
+    /// CQ and CSC units of every chart.
+    async fn chart_units(
+        &self,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+        sample: u32,
+    ) -> (
+        Vec<(UnitRecord, Option<UsageRecord>)>,
+        Vec<(UnitRecord, Option<UsageRecord>)>,
+    ) {
+        let cq_rubric = self.rubric("chart_quality");
+        let csc_rubric = self.rubric("chart_source_consistency");
+        let charts: Vec<(usize, &Figure, &FigureEvidence)> = report
+            .figures
+            .iter()
+            .zip(&ev.figures)
+            .enumerate()
+            .filter(|(_, (f, _))| f.kind == FigureKind::Chart)
+            .map(|(i, (f, e))| (i, f, e))
+            .collect();
+        let cq = join_all(charts.iter().map(|&(i, f, e)| async move {
+            let unit = format!("figure:{}", i + 1);
+            let detail = figure_detail(f);
+            if let Some(reason) = &e.invalid {
+                return self.rule_unit(
+                    &cq_rubric.id,
+                    unit,
+                    "invalid_visual",
+                    format!("invalid chart: {reason}"),
+                    detail,
+                );
+            }
+            let inputs = UnitInputs {
+                figure_image: e.data_uri.clone(),
+                ..Default::default()
+            };
+            let outcome = self.ask(cq_rubric, &inputs, label, &unit, sample).await;
+            self.unit_from(&cq_rubric.id, unit, outcome, detail)
+        }));
+        let csc = join_all(charts.iter().map(|&(i, f, e)| async move {
+            let unit = format!("figure:{}", i + 1);
+            let mut detail = figure_detail(f);
+            if let Some(reason) = &e.invalid {
+                return self.rule_unit(
+                    &csc_rubric.id,
+                    unit,
+                    "invalid_visual",
+                    format!("invalid chart: {reason}"),
+                    detail,
+                );
+            }
+            if f.ref_idxs.is_empty() {
+                return self.rule_unit(
+                    &csc_rubric.id,
+                    unit,
+                    "no_usable_source",
+                    "chart cites no source".into(),
+                    detail,
+                );
+            }
+            let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
+            if ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty()) {
+                if let Value::Object(m) = &mut detail {
+                    m.insert("sources".into(), json!(source_audit(&sources)));
+                }
+                return self.rule_unit(
+                    &csc_rubric.id,
+                    unit,
+                    "no_usable_source",
+                    "no cited source could be read".into(),
+                    detail,
+                );
+            }
+            if let Value::Object(m) = &mut detail {
+                m.insert("sources".into(), json!(source_audit(&sources)));
+            }
+            let inputs = UnitInputs {
+                figure_image: e.data_uri.clone(),
+                caption: Some(f.caption.clone().unwrap_or_default()),
+                sources,
+                ..Default::default()
+            };
+            let outcome = self.ask(csc_rubric, &inputs, label, &unit, sample).await;
+            self.unit_from(&csc_rubric.id, unit, outcome, detail)
+        }));
+        futures::join!(cq, csc)
+    }
+
+    /// WQ, ADB and FLC on the given text.
+    async fn text_judges(
+        &self,
+        text: &str,
+        task: Option<&Task>,
+        label: &str,
+        sample: u32,
+    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+        let ids = [
+            "writing_quality",
+            "analytical_depth_breadth",
+            "factual_logical_consistency",
+        ];
+        join_all(ids.iter().map(|id| async move {
+            let rubric = self.rubric(id);
+            self.report_unit(rubric, text, task, label, sample).await
+        }))
+        .await
+    }
+
+    async fn report_unit(
+        &self,
+        rubric: &Rubric,
+        text: &str,
+        task: Option<&Task>,
+        label: &str,
+        sample: u32,
+    ) -> (UnitRecord, Option<UsageRecord>) {
+        let needs_task = rubric.needs(crate::rubric::InputKind::TaskQuery);
+        if needs_task && task.is_none() {
+            return self.unit_from(
+                &rubric.id,
+                "report".into(),
+                Outcome::Failed(no_task_reason(label)),
+                json!({}),
+            );
+        }
+        let inputs = UnitInputs {
+            report_text: Some(text.to_string()),
+            task_query: task.map(|t| t.query.clone()),
+            ..Default::default()
+        };
+        let outcome = self.ask(rubric, &inputs, label, "report", sample).await;
+        self.unit_from(&rubric.id, "report".into(), outcome, json!({}))
+    }
+
+    async fn mc_unit(
+        &self,
+        text: &str,
+        task: Option<&Task>,
+        any_valid_figure: bool,
+        label: &str,
+        sample: u32,
+    ) -> (UnitRecord, Option<UsageRecord>) {
+        let rubric = self.rubric("multimodal_composition");
+        if !any_valid_figure {
+            return self.rule_unit(
+                &rubric.id,
+                "report".into(),
+                "no_valid_figure",
+                "report has no valid figure".into(),
+                json!({}),
+            );
+        }
+        self.report_unit(rubric, text, task, label, sample).await
+    }
+
+    /// IA: one call judges every checklist item; one unit per item.
+    async fn ia_units(
+        &self,
+        text: &str,
+        task: Option<&Task>,
+        label: &str,
+        sample: u32,
+    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+        let rubric = self.rubric("instruction_alignment");
+        let Some(task) = task else {
+            return vec![self.unit_from(
+                &rubric.id,
+                "checklist".into(),
+                Outcome::Failed(no_task_reason(label)),
+                json!({}),
+            )];
+        };
+        if task.checklist.is_empty() {
+            return Vec::new();
+        }
+        let inputs = UnitInputs {
+            report_text: Some(text.to_string()),
+            task_query: Some(task.query.clone()),
+            checklist: task.checklist.clone(),
+            ..Default::default()
+        };
+        let outcome = self.ask(rubric, &inputs, label, "checklist", sample).await;
+        let k = task.checklist.len();
+        task.checklist
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let unit = format!("item:{}", i + 1);
+                let detail = json!({"section": item.section, "item": item.item});
+                let (outcome_i, usage) = match &outcome {
+                    Outcome::Answer { value, usage } => (
+                        Outcome::Answer {
+                            value: split_items(rubric, value, k)[i].clone(),
+                            usage: usage.clone(),
+                        },
+                        // The one call's usage is attributed to the first item.
+                        i == 0,
+                    ),
+                    other => (other.clone(), false),
+                };
+                let (mut rec, u) = self.unit_from(&rubric.id, unit, outcome_i, detail);
+                if rec.status == UnitStatus::Scored {
+                    rec.justification = rec.answer.as_ref().and_then(justification);
+                }
+                (rec, if usage { u } else { None })
+            })
+            .collect()
+    }
+
+    /// Fact de-duplication then one CS unit per kept fact.
+    async fn cs_units(
+        &self,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+        sample: u32,
+    ) -> (
+        Vec<(UnitRecord, Option<UsageRecord>)>,
+        Vec<(UnitRecord, Option<UsageRecord>)>,
+    ) {
+        let dedup_rubric = self.rubric("fact_dedup");
+        let cs_rubric = self.rubric("citation_support");
+        let facts = &report.facts;
+        let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
+        let spec = dedup_rubric
+            .prefilter
+            .clone()
+            .unwrap_or(crate::rubric::PrefilterSpec {
+                duplicate_at: 1.0,
+                distinct_below: 0.0,
+            });
+        let mut duplicates = BTreeSet::new();
+        let mut ask_pairs = Vec::new();
+        for (i, j) in dedup::candidate_pairs(&cited) {
+            let call = match self.settings.dedup {
+                DedupMode::JudgeAll => PairCall::AskJudge,
+                DedupMode::Prefilter => dedup::prefilter(&facts[i].fact, &facts[j].fact, &spec),
+                DedupMode::Off => match dedup::prefilter(&facts[i].fact, &facts[j].fact, &spec) {
+                    PairCall::AskJudge => PairCall::Distinct,
+                    c => c,
+                },
+            };
+            match call {
+                PairCall::Duplicate => {
+                    duplicates.insert((i, j));
+                }
+                PairCall::AskJudge => ask_pairs.push((i, j)),
+                PairCall::Distinct => {}
+            }
+        }
+        let judged = join_all(ask_pairs.iter().map(|&(i, j)| async move {
+            let unit = format!("pair:{}:{}", i + 1, j + 1);
+            let inputs = UnitInputs {
+                fact: Some(facts[i].fact.clone()),
+                other_fact: Some(facts[j].fact.clone()),
+                ..Default::default()
+            };
+            let outcome = self.ask(dedup_rubric, &inputs, label, &unit, sample).await;
+            let dup = match &outcome {
+                Outcome::Answer { value, .. } => value["duplicate"].as_bool().unwrap_or(false),
+                _ => false,
+            };
+            let detail = json!({"facts": [i + 1, j + 1]});
+            (
+                (i, j, dup),
+                self.unit_from(&dedup_rubric.id, unit, outcome, detail),
+            )
+        }))
+        .await;
+        let mut dedup_units = Vec::new();
+        for ((i, j, dup), unit) in judged {
+            if dup {
+                duplicates.insert((i, j));
+            }
+            dedup_units.push(unit);
+        }
+        let dup_of = dedup::resolve(facts.len(), &duplicates);
+        let cs = join_all(facts.iter().enumerate().filter(|(i, _)| dup_of[*i].is_none()).map(|(i, f)| {
+            let merged: Vec<usize> = (0..facts.len()).filter(|&j| dup_of[j] == Some(i)).map(|j| j + 1).collect();
+            async move {
+                let unit = format!("fact:{}", i + 1);
+                let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
+                let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
+                                        "merged_duplicates": merged});
+                if ev.sources.is_some() {
+                    if let Value::Object(m) = &mut detail {
+                        m.insert("sources".into(), json!(source_audit(&sources)));
+                    }
+                    if sources.iter().all(|s| s.text.trim().is_empty()) {
+                        return self.rule_unit(
+                            &cs_rubric.id,
+                            unit,
+                            "no_source_text",
+                            "no cited source could be read: verdict unknown".into(),
+                            detail,
+                        );
+                    }
+                }
+                let inputs = UnitInputs {
+                    fact: Some(f.fact.clone()),
+                    sources,
+                    ..Default::default()
+                };
+                let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
+                self.unit_from(&cs_rubric.id, unit, outcome, detail)
+            }
+        }))
+        .await;
+        (cs, dedup_units)
+    }
+}
+
+fn no_task_reason(label: &str) -> String {
+    format!("report {label} matches no task in the tasks file")
+}
+
+fn figure_detail(f: &Figure) -> Value {
+    json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption})
+}
+
+fn cited_sources(
+    idxs: &[String],
+    sources: Option<&BTreeMap<String, SourceText>>,
+) -> Vec<SourceText> {
+    idxs.iter()
+        .map(|i| {
+            sources
+                .and_then(|s| s.get(i).cloned())
+                .unwrap_or_else(|| SourceText {
+                    idx: i.clone(),
+                    url: None,
+                    title: None,
+                    text: String::new(),
+                })
+        })
+        .collect()
+}
+
+fn source_audit(sources: &[SourceText]) -> Vec<Value> {
+    sources
+        .iter()
+        .map(|s| json!({"idx": s.idx, "url": s.url, "chars": s.text.chars().count()}))
+        .collect()
+}
+
+/// Upper bound of units a report will produce (for the progress bar).
+fn planned_units(report: &Report, task: Option<&Task>) -> u64 {
+    let charts = report
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Chart)
+        .count();
+    let images = report
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Image)
+        .count();
+    (report.facts.len()
+        + task.map_or(1, |t| t.checklist.len())
+        + 4
+        + 2 * report.figures.len()
+        + 2 * charts
+        + images) as u64
+}
+
+/// Read a figure file that must lie inside the report folder, capped in size.
+fn read_local(root: &Path, content: &str, cap: u64) -> Result<Vec<u8>, String> {
+    let rel = content.split(['?', '#']).next().unwrap_or(content);
+    let rel = percent_decode(rel);
+    let rel_path = Path::new(&rel);
+    if rel_path.is_absolute() {
+        return Err(format!("absolute image path refused: {content}"));
+    }
+    let root_abs = std::fs::canonicalize(root).map_err(|e| format!("report folder: {e}"))?;
+    let full = std::fs::canonicalize(root_abs.join(rel_path))
+        .map_err(|_| format!("missing image file: {content}"))?;
+    if !full.starts_with(&root_abs) {
+        return Err(format!("image path leaves the report folder: {content}"));
+    }
+    let meta = std::fs::metadata(&full).map_err(|e| format!("{content}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("not a file: {content}"));
+    }
+    if meta.len() > cap {
+        return Err(format!(
+            "{content}: {} bytes exceeds the {cap}-byte image cap",
+            meta.len()
+        ));
+    }
+    std::fs::read(&full).map_err(|e| format!("{content}: {e}"))
+}
+
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_string())
+}
+
+fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    let (head, data) = uri.split_once(',').ok_or("malformed data: URI")?;
+    if !head.ends_with(";base64") {
+        return Err("data: URI is not base64".into());
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("data: URI: {e}"))
+}

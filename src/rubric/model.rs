@@ -1,0 +1,304 @@
+//! The rubric model as written in `rubrics/*.toml`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::RubricError;
+
+/// What one judge call looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// One deduplicated fact with its cited sources.
+    Fact,
+    /// All checklist items of a task in one call.
+    Checklist,
+    /// The whole report.
+    Report,
+    /// One figure (image or chart).
+    Figure,
+    /// One generated chart.
+    Chart,
+    /// Two facts citing the same sources (`fact_dedup`).
+    FactPair,
+}
+
+/// Inputs a rubric may ask for; the engine refuses to render a prompt whose inputs
+/// are not supplied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    /// The report text (with invalid figures blanked).
+    ReportText,
+    TaskQuery,
+    Checklist,
+    Fact,
+    /// The second fact of a `fact_dedup` pair.
+    OtherFact,
+    Sources,
+    FigureImage,
+    Caption,
+    Context,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dimension {
+    /// Snake-case key used in the answer's `scores` object.
+    pub key: String,
+    pub name: String,
+    /// What the judge should look at for this dimension.
+    #[serde(default)]
+    pub guide: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictLabel {
+    pub label: String,
+    /// Per-unit score of this verdict.
+    pub value: f64,
+    #[serde(default)]
+    pub guide: String,
+}
+
+/// One band of an issue-count mapping table: `min..=max` issues -> `score`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    pub min: u64,
+    /// Inclusive; absent for the last, open-ended band.
+    pub max: Option<u64>,
+    pub score: f64,
+}
+
+/// The shape of the answer and how it maps to a per-unit score in [0, 1].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AnswerSpec {
+    /// One label; per-unit score = the label's value.
+    Verdict {
+        #[serde(default = "default_verdict_field")]
+        field: String,
+        labels: Vec<VerdictLabel>,
+    },
+    /// An object `"1".."K"` of `{"score": v}` with v one of `values`; one unit per item,
+    /// per-unit score = v.
+    Items {
+        #[serde(default = "default_items_field")]
+        field: String,
+        values: Vec<f64>,
+    },
+    /// Integer scores per dimension in `min..=max`; per-unit score =
+    /// sum / (max x number of dimensions).
+    Dimensions {
+        #[serde(default = "default_scores_field")]
+        field: String,
+        min: i64,
+        max: i64,
+        dimensions: Vec<Dimension>,
+    },
+    /// A count of issues (with the issues listed); per-unit score =
+    /// table(count) / scale.
+    IssueCount {
+        #[serde(default = "default_count_field")]
+        field: String,
+        #[serde(default = "default_issues_field")]
+        list_field: String,
+        table: Vec<Band>,
+        scale: f64,
+    },
+    /// A yes/no answer (no score; used by `fact_dedup`).
+    Boolean {
+        #[serde(default = "default_boolean_field")]
+        field: String,
+    },
+}
+
+fn default_verdict_field() -> String {
+    "verdict".into()
+}
+fn default_items_field() -> String {
+    "items".into()
+}
+fn default_scores_field() -> String {
+    "scores".into()
+}
+fn default_count_field() -> String {
+    "total_issues".into()
+}
+fn default_issues_field() -> String {
+    "issues".into()
+}
+fn default_boolean_field() -> String {
+    "duplicate".into()
+}
+
+/// An extra string field the judge must fill (e.g. FCQ's `revised_caption`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraField {
+    pub name: String,
+    pub description: String,
+}
+
+/// Caption-revision settings (FCQ only): a figure whose dimension scores include one
+/// at or below `threshold` gets the judge's revision from `field`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionSpec {
+    pub field: String,
+    pub threshold: i64,
+}
+
+/// Deterministic pre-filter of `fact_dedup`: token-set similarity at or above
+/// `duplicate_at` merges without asking, below `distinct_below` keeps both without
+/// asking; in between the judge decides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefilterSpec {
+    pub duplicate_at: f64,
+    pub distinct_below: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rubric {
+    /// Metric file name (or `fact_dedup`); also the schema name.
+    pub id: String,
+    pub title: String,
+    pub unit: UnitKind,
+    pub inputs: Vec<InputKind>,
+    /// Report score when there is no unit to judge (no facts, no chart, ...).
+    pub empty_score: Option<f64>,
+    /// Per-unit scores given by rule without a judge call, keyed by rule name:
+    /// `missing_caption`, `missing_context`, `invalid_visual`, `no_usable_source`,
+    /// `no_source_text`, `no_valid_figure`.
+    #[serde(default)]
+    pub rules: BTreeMap<String, f64>,
+    /// Longest source text (characters) sent per cited reference.
+    pub max_source_chars: Option<usize>,
+    /// Longest report text (characters) sent to report-level judges.
+    pub max_report_chars: Option<usize>,
+    pub answer: AnswerSpec,
+    #[serde(default)]
+    pub extra_fields: Vec<ExtraField>,
+    pub revision: Option<RevisionSpec>,
+    pub prefilter: Option<PrefilterSpec>,
+}
+
+impl Rubric {
+    pub fn from_toml(text: &str, path: &str) -> Result<Self, RubricError> {
+        let rubric: Rubric = toml::from_str(text).map_err(|e| RubricError::Invalid {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        rubric.check().map_err(|message| RubricError::Invalid {
+            path: path.into(),
+            message,
+        })?;
+        Ok(rubric)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let in_unit = |x: f64| (0.0..=1.0).contains(&x);
+        match &self.answer {
+            AnswerSpec::Verdict { labels, .. } => {
+                if labels.is_empty() {
+                    return Err("verdict answer needs at least one label".into());
+                }
+                if let Some(l) = labels.iter().find(|l| !in_unit(l.value)) {
+                    return Err(format!("verdict `{}` value must lie in [0, 1]", l.label));
+                }
+            }
+            AnswerSpec::Items { values, .. } => {
+                if values.is_empty() || values.iter().any(|v| !in_unit(*v)) {
+                    return Err("item values must be non-empty and lie in [0, 1]".into());
+                }
+            }
+            AnswerSpec::Dimensions {
+                min,
+                max,
+                dimensions,
+                ..
+            } => {
+                if dimensions.is_empty() {
+                    return Err("dimensions answer needs at least one dimension".into());
+                }
+                if !(0 <= *min && min < max) {
+                    return Err(format!(
+                        "dimension scale {min}..{max} must satisfy 0 <= min < max"
+                    ));
+                }
+                let mut keys: Vec<&str> = dimensions.iter().map(|d| d.key.as_str()).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                if keys.len() != dimensions.len() {
+                    return Err("dimension keys must be unique".into());
+                }
+            }
+            AnswerSpec::IssueCount { table, scale, .. } => {
+                if *scale <= 0.0 {
+                    return Err("issue-count scale must be positive".into());
+                }
+                // Bands must tile 0.. without gaps and end open.
+                let mut next = 0u64;
+                for (i, band) in table.iter().enumerate() {
+                    if band.min != next {
+                        return Err(format!("mapping table band {i} must start at {next}"));
+                    }
+                    if !(0.0..=*scale).contains(&band.score) {
+                        return Err(format!("mapping table band {i} score outside 0..={scale}"));
+                    }
+                    match band.max {
+                        Some(max) if max >= band.min => next = max + 1,
+                        Some(_) => return Err(format!("mapping table band {i} has max < min")),
+                        None if i + 1 == table.len() => return Ok(()),
+                        None => return Err("only the last mapping band may be open".into()),
+                    }
+                }
+                return Err("mapping table must end with an open band (no max)".into());
+            }
+            AnswerSpec::Boolean { .. } => {}
+        }
+        if let Some(rev) = &self.revision {
+            if !self.extra_fields.iter().any(|f| f.name == rev.field) {
+                return Err(format!(
+                    "revision field `{}` is not an extra field",
+                    rev.field
+                ));
+            }
+        }
+        if let Some(p) = &self.prefilter {
+            if !(0.0..=1.0).contains(&p.distinct_below)
+                || !(0.0..=1.0).contains(&p.duplicate_at)
+                || p.distinct_below > p.duplicate_at
+            {
+                return Err("prefilter needs 0 <= distinct_below <= duplicate_at <= 1".into());
+            }
+        }
+        if let Some(x) = self.empty_score {
+            if !in_unit(x) {
+                return Err("empty_score must lie in [0, 1]".into());
+            }
+        }
+        if let Some((k, _)) = self.rules.iter().find(|(_, v)| !in_unit(**v)) {
+            return Err(format!("rule `{k}` score must lie in [0, 1]"));
+        }
+        Ok(())
+    }
+
+    /// Per-unit score of a rule (`missing_caption`, ...), 0 when the rubric is silent.
+    pub fn rule_score(&self, rule: &str) -> f64 {
+        self.rules.get(rule).copied().unwrap_or(0.0)
+    }
+
+    pub fn needs(&self, input: InputKind) -> bool {
+        self.inputs.contains(&input)
+    }
+
+    pub fn is_vision(&self) -> bool {
+        self.needs(InputKind::FigureImage)
+    }
+}

@@ -1,0 +1,116 @@
+//! `tvir eval` as a user runs it: the shipped example benchmark with no judge
+//! configured (offline, no key) and as a dry run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tvir(out: &Path, extra: &[&str]) -> std::process::Output {
+    let root = repo();
+    Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(["eval", "--reports"])
+        .arg(root.join("examples"))
+        .arg("--tasks")
+        .arg(root.join("examples/tasks.json"))
+        .arg("--out")
+        .arg(out)
+        .args(["--offline", "--quiet"])
+        .args(extra)
+        // No judge configured, whatever the developer's shell holds.
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("TVIR_JUDGE_MODEL")
+        .env_remove("EVAL_MODEL_NAME")
+        .output()
+        .expect("run tvir")
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap()
+}
+
+const JUDGED: [&str; 10] = [
+    "citation_support",
+    "instruction_alignment",
+    "writing_quality",
+    "analytical_depth_breadth",
+    "factual_logical_consistency",
+    "multimodal_composition",
+    "chart_quality",
+    "figure_caption_quality",
+    "figure_context_integration",
+    "chart_source_consistency",
+];
+
+#[test]
+fn quick_start_without_a_judge_falls_back_to_no_judge() {
+    let out = tempfile::tempdir().unwrap();
+    let res = tvir(out.path(), &[]);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(stderr.contains("No judge configured"), "{stderr}");
+    assert!(stdout.contains("A judge would add"), "{stdout}");
+    let mut unreadable = 0;
+    for system in ["system-a", "system-b"] {
+        for task in ["ex001", "ex002", "ex003"] {
+            let dir = out.path().join(system).join(task).join("no-judge");
+            let report = read(&dir.join("report.json"));
+            for m in JUDGED {
+                let file = read(&dir.join(format!("{m}.json")));
+                assert!(
+                    file["normalized_score"].is_null(),
+                    "{system}/{task}/{m} must be null, never 0"
+                );
+                if report["error"].is_null() {
+                    assert_eq!(report["metrics"][m]["status"], "not_evaluated", "{m}");
+                }
+            }
+            assert!(report["ta"].is_null() && report["overall"].is_null());
+            if report["error"].is_null() {
+                assert!(report["metrics"]["image_quality"]["score"].is_number());
+            } else {
+                unreadable += 1;
+            }
+        }
+    }
+    assert!(out.path().join("summary.json").is_file());
+    // Exit 0 unless some report could not be read (then 1: finished with failures).
+    let expected = if unreadable == 0 { 0 } else { 1 };
+    assert_eq!(res.status.code(), Some(expected), "{stderr}");
+}
+
+#[test]
+fn dry_run_calls_nothing_and_says_how_much_it_would() {
+    let out = tempfile::tempdir().unwrap();
+    let res = tvir(out.path(), &["--dry-run", "--judge-model", "m"]);
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        stdout.contains("dry run:") && stdout.contains("nothing was called"),
+        "{stdout}"
+    );
+    let stats = read(&out.path().join("run.json"));
+    assert_eq!(stats["answers"], 0);
+}
+
+#[test]
+fn bad_inputs_exit_2_naming_the_file() {
+    let out = tempfile::tempdir().unwrap();
+    let root = repo();
+    let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(["eval", "--reports"])
+        .arg(root.join("examples"))
+        .args(["--tasks", "/nonexistent/query.json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("/nonexistent/query.json"));
+    let res = tvir(out.path(), &["--no-judge", "--dry-run"]);
+    assert_eq!(res.status.code(), Some(2));
+}

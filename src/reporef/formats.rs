@@ -198,11 +198,21 @@ fn jsonl_objects(
             Err(e) => diags.push(Diagnostic::skipped(
                 path,
                 Some(lineno),
-                format!("malformed JSON: {e}"),
+                format!("malformed JSON: {}", json_error_text(&e)),
             )),
         }
     }
     out
+}
+
+/// serde_json's message without its trailing " at line L column C", so a JSONL
+/// diagnostic (which names the file line itself) does not also say "line 1".
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &text[..i], e.column()),
+        None => text,
+    }
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -614,7 +624,7 @@ pub fn load_artifacts(
                     diags.push(Diagnostic::skipped(
                         path,
                         Some(i + 1),
-                        format!("malformed JSON: {e}"),
+                        format!("malformed JSON: {}", json_error_text(&e)),
                     ));
                     continue;
                 }
@@ -901,6 +911,41 @@ pub fn parse_trace(
     })
 }
 
+fn load_one_trace(
+    path: &Path,
+    gold: &GoldSet,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(String, RunRecord)> {
+    let Some(id) = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+    else {
+        diags.push(Diagnostic::skipped(
+            path,
+            None,
+            "file name is not valid UTF-8",
+        ));
+        return None;
+    };
+    if !gold.contains(&id) {
+        diags.push(Diagnostic::skipped(
+            path,
+            None,
+            format!("unknown id {id:?} (not in gold)"),
+        ));
+        return None;
+    }
+    let text = match read_bounded(path, MAX_TRACE_BYTES) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(Diagnostic::skipped(path, None, e.to_string()));
+            return None;
+        }
+    };
+    parse_trace(path, &id, &text, diags).map(|run| (id, run))
+}
+
 /// Loads every `{id}.json` trace in a `budget_{B}` folder. Unknown ids are reported
 /// and skipped; other files are ignored.
 pub fn load_trace_dir(
@@ -922,36 +967,22 @@ pub fn load_trace_dir(
         })
         .collect();
     entries.sort();
+    // Traces are parsed in parallel; results (and their diagnostics) are merged
+    // back in file-name order so the output does not depend on scheduling.
+    use rayon::prelude::*;
+    type Loaded = (Option<(String, RunRecord)>, Vec<Diagnostic>);
+    let loaded: Vec<Loaded> = entries
+        .par_iter()
+        .map(|path| {
+            let mut local = Vec::new();
+            let run = load_one_trace(path, gold, &mut local);
+            (run, local)
+        })
+        .collect();
     let mut out = BTreeMap::new();
-    for path in entries {
-        let Some(id) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string)
-        else {
-            diags.push(Diagnostic::skipped(
-                &path,
-                None,
-                "file name is not valid UTF-8",
-            ));
-            continue;
-        };
-        if !gold.contains(&id) {
-            diags.push(Diagnostic::skipped(
-                &path,
-                None,
-                format!("unknown id {id:?} (not in gold)"),
-            ));
-            continue;
-        }
-        let text = match read_bounded(&path, MAX_TRACE_BYTES) {
-            Ok(t) => t,
-            Err(e) => {
-                diags.push(Diagnostic::skipped(&path, None, e.to_string()));
-                continue;
-            }
-        };
-        if let Some(run) = parse_trace(&path, &id, &text, diags) {
+    for (run, local) in loaded {
+        diags.extend(local);
+        if let Some((id, run)) = run {
             out.insert(id, run);
         }
     }

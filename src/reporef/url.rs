@@ -12,12 +12,13 @@ use serde::Serialize;
 pub const MIN_SHA_PREFIX: usize = 7;
 
 /// Normalises a URL the way RepoRef compares them: trim, cut at `?` or `#`, drop
-/// trailing `/`, lower-case. Cutting before dropping the slash makes `.../5/?x=1`
-/// and `.../5` agree.
+/// trailing `/`, lower-case. Cutting first, then trimming slashes and whitespace
+/// together, makes `.../5/?x=1` and `.../5` agree and the function idempotent.
 pub fn normalize(url: &str) -> String {
-    let trimmed = url.trim();
+    let trimmed = url.trim_start();
     let cut = trimmed.find(['?', '#']).map_or(trimmed, |i| &trimmed[..i]);
-    cut.trim_end_matches('/').to_lowercase()
+    cut.trim_end_matches(|c: char| c == '/' || c.is_whitespace())
+        .to_lowercase()
 }
 
 fn github_url_regex() -> &'static Regex {

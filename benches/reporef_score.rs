@@ -15,7 +15,12 @@ const N: usize = 1400;
 fn sha(i: usize) -> String {
     // A cheap mixing of i into 40 hex digits (distinct for distinct i).
     let h = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    format!("{:016x}{:016x}{:08x}", h, h.rotate_left(17) ^ 0x5ced_c835, i as u32)
+    format!(
+        "{:016x}{:016x}{:08x}",
+        h,
+        h.rotate_left(17) ^ 0x5ced_c835,
+        i as u32
+    )
 }
 
 fn gold_url(i: usize) -> String {

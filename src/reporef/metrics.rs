@@ -80,7 +80,7 @@ pub struct Benchmark {
     pub has_buckets: bool,
     pub has_difficulty: bool,
     pub matcher: Matcher,
-    /// Artifacts known to exist before looking at traces (gold and any artifact file).
+    /// Artifacts known to exist before looking at traces (from the artifact file).
     pub known_artifacts: ArtifactIndex,
     pub prices: PriceTable,
 }

@@ -543,6 +543,52 @@ pub fn excess_tool_calls(
     result
 }
 
+/// One labelled outcome, for per-instance output and auditing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstanceOutcome<'a> {
+    pub name: &'a str,
+    pub budget: Option<u32>,
+    pub id: &'a str,
+    pub correct: bool,
+    /// The level the match was made at; `null` when wrong.
+    pub level: Option<MatchLevel>,
+    pub answer: Answer,
+    /// The URL the prediction was judged by (its first GitHub URL), if any.
+    pub predicted_url: Option<&'a str>,
+    pub surfaced: Option<bool>,
+    pub tool_calls: Option<u64>,
+}
+
+/// Labelled outcomes of one condition, in gold order.
+pub fn instance_outcomes<'a>(
+    bench: &'a Benchmark,
+    cond: &'a Condition,
+    outcomes: &[Outcome],
+) -> Vec<InstanceOutcome<'a>> {
+    bench
+        .gold
+        .records
+        .iter()
+        .zip(outcomes)
+        .map(|(g, o)| {
+            let run = cond.runs.get(&g.id);
+            InstanceOutcome {
+                name: &cond.name,
+                budget: cond.budget,
+                id: &g.id,
+                correct: o.correct(),
+                level: o.level,
+                answer: o.answer,
+                predicted_url: run
+                    .and_then(|r| r.predicted.as_deref())
+                    .map(super::matching::prediction_url),
+                surfaced: o.surfaced,
+                tool_calls: run.and_then(|r| r.trace.as_ref()?.tool_calls),
+            }
+        })
+        .collect()
+}
+
 /// Scores every condition: outcomes, then rows (excess calls compare conditions).
 pub fn score_all(bench: &Benchmark, conds: &[Condition]) -> (Vec<Row>, Vec<Vec<Outcome>>) {
     let existing = bench.existing_artifacts(conds);

@@ -605,3 +605,54 @@ pub fn score_all(bench: &Benchmark, conds: &[Condition]) -> (Vec<Row>, Vec<Vec<O
         .collect();
     (rows, outcomes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reporef::formats::TraceFacts;
+
+    fn run(trace: TraceFacts) -> RunRecord {
+        RunRecord {
+            id: "x".into(),
+            file: "x.json".into(),
+            line: None,
+            predicted: None,
+            recorded_correct: None,
+            trace: Some(trace),
+        }
+    }
+
+    #[test]
+    fn price_from_cost_or_table() {
+        let mut table = PriceTable::default();
+        table.prices.insert(
+            "m".into(),
+            ModelPrice {
+                input_per_million: 2.0,
+                output_per_million: 8.0,
+            },
+        );
+        // The trace's own cost wins.
+        let with_cost = run(TraceFacts {
+            cost: Some(0.5),
+            prompt_tokens: Some(10),
+            completion_tokens: Some(10),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &with_cost), Some(0.5));
+        // Otherwise 1,000,000 prompt tokens at $2 + 250,000 completion at $8 = 2 + 2 = $4.
+        let tokens = run(TraceFacts {
+            prompt_tokens: Some(1_000_000),
+            completion_tokens: Some(250_000),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &tokens), Some(4.0));
+        // Unknown model, missing token split or no trace: no price (never a zero).
+        assert_eq!(table.run_price(Some("other"), &tokens), None);
+        let no_split = run(TraceFacts {
+            total_tokens: Some(10),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &no_split), None);
+    }
+}

@@ -379,6 +379,27 @@ fn cli_score_json_shape() {
 }
 
 #[test]
+fn same_model_under_two_roots_gets_two_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for root in ["natural", "placeholder"] {
+        let d = dir.path().join(root).join("beta").join("budget_4");
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["g1.json", "g2.json"] {
+            std::fs::copy(fixtures().join("runs/beta/budget_4").join(f), d.join(f)).unwrap();
+        }
+    }
+    let mut diags = Vec::new();
+    let bench = load_benchmark(&files(false), &mut diags).unwrap();
+    let natural = dir.path().join("natural");
+    let paths = [natural.clone(), dir.path().join("placeholder"), natural];
+    let conds = load_conditions(&paths, &bench.gold, &mut diags).unwrap();
+    let names: Vec<&str> = conds.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, vec!["beta", "placeholder/beta"]);
+    // The repeated path is reported once as skipped.
+    assert_eq!(diags.iter().filter(|d| d.skipped).count(), 1, "{diags:?}");
+}
+
+#[test]
 fn cli_per_instance_labels() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("per.jsonl");

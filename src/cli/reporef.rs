@@ -411,7 +411,13 @@ fn compare_cmd(args: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let oa = evaluate(&bench, &existing, &both[0]);
     let ob = evaluate(&bench, &existing, &both[1]);
-    let cmp = compare(&label(&both[0]), &oa, &label(&both[1]), &ob);
+    let (mut la, mut lb) = (label(&both[0]), label(&both[1]));
+    if la == lb {
+        // Same model and budget from two run roots: the paths tell them apart.
+        la = both[0].source.display().to_string();
+        lb = both[1].source.display().to_string();
+    }
+    let cmp = compare(&la, &oa, &lb, &ob);
     let code = report_diagnostics(&diags);
     if args.json {
         println!(

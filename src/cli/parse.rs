@@ -35,25 +35,31 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
         let gold = Gold::load(gold_path)?;
         let score = gold::score(&parsed, &gold);
         if args.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&score).context("serialising score")?
-            );
+            let json = serde_json::to_string_pretty(&score).context("serialising score")?;
+            emit(&format!("{json}\n"))?;
         } else {
-            print!("{}", render_score(&parsed, &score));
+            emit(&render_score(&parsed, &score))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     if args.json {
         let out = ParseOutput::from_report(&parsed);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).context("serialising parse")?
-        );
+        let json = serde_json::to_string_pretty(&out).context("serialising parse")?;
+        emit(&format!("{json}\n"))?;
     } else {
-        print!("{}", render_summary(&parsed, args.show));
+        emit(&render_summary(&parsed, args.show))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error.
+fn emit(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
 }
 
 fn clip(s: &str, n: usize) -> String {

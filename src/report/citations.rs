@@ -31,6 +31,9 @@ pub(crate) enum RawCite {
     Url(String),
     /// A numbered link `[(3)](url)`: the number if it resolves, else the URL.
     Linked(String, String),
+    /// `[图片: image1.jpg]`: a pointer to an input file, not a source; it is
+    /// removed from the fact text and never resolves.
+    Input(String),
     /// A bare numeral glued to a sentence end (`offspring.1`) or a number in a
     /// citation column: a citation only when it names an existing entry.
     Weak(String),
@@ -79,7 +82,7 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]{1,20})\]|\[(\d{1,4}(?:\s*(?:[,，、;；]|and)\s*\d{1,4}|\s*[-–—~]\s*\d{1,4})*)\]|【(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)(?:[†:][^】]{0,40})?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]{0,200})\]\((https?://[^\n]*?)\)")
+    Regex::new(r"\[\^([^\]\s]{1,20})\]|\[(\d{1,4}(?:\s*(?:[,，、;；]|and)\s*\d{1,4}|\s*[-–—~]\s*\d{1,4})*)\]|【(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)(?:[†:][^】]{0,40})?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]{0,200})\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]{1,200})\]")
         .unwrap()
 });
 static NUM_LIST: LazyLock<Regex> =
@@ -158,6 +161,8 @@ fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) 
             );
             last = m.end;
             continue;
+        } else if let Some(f) = c.get(7) {
+            vec![RawCite::Input(f.as_str().trim().to_string())]
         } else {
             continue;
         };
@@ -434,6 +439,7 @@ impl Resolver {
                     }
                 }
             }
+            RawCite::Input(_) => Resolved::NotACitation,
             RawCite::Weak(n) => {
                 if self.has_list && self.idxs.contains(n) {
                     Resolved::Ref(n.clone())

@@ -20,7 +20,13 @@ static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A standalone caption (orphan check) needs an explicit separator after the number.
 static CAPTION_STRICT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)[*_\s]*[:：.．、|\-—–]")
+    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
+        .unwrap()
+});
+/// A table caption line (`表1：...`, `Table 2.`): an orphan when neither a table nor
+/// an image is next to it.
+static TABLE_CAPTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^[*_\s]*(?:table|tab\.|表)\s*(\d{1,3}|[ivxlc]{1,6})\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
         .unwrap()
 });
 static FIG_ID: LazyLock<Regex> =
@@ -32,10 +38,10 @@ static BADGE_HOSTS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^https?://(img\.shields\.io|shields\.io|badge\.fury\.io|badgen\.net|travis-ci\.|codecov\.io|api\.netlify\.com)").unwrap()
 });
 static CHART_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)chart|plot|graphs?\b|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|折线|柱状|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
+    Regex::new(r"(?i)chart|plot|graphs?\b|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
 });
 static IMAGE_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)photo|photograph|picture|screenshot|screen shot|portrait|landscape|\.jpe?g$|照片|实拍|截图|实景|景观|风景|图片").unwrap()
+    Regex::new(r"(?i)photo|photograph|picture|screenshot|screen shot|portrait|landscape|architecture|framework|diagram|schematic|illustration|\.jpe?g$|照片|实拍|截图|实景|景观|风景|图片|架构|框架|示意图|流程图|概念图|原理图").unwrap()
 });
 static MERMAID_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(graph\s+(TD|TB|BT|RL|LR)|flowchart(\s+(TD|TB|BT|RL|LR))?|sequenceDiagram|classDiagram|stateDiagram(-v2)?|erDiagram|gantt|pie(\s+title.*)?|journey|mindmap|timeline|gitGraph|quadrantChart|xychart-beta|sankey-beta|block-beta)\s*$").unwrap()
@@ -389,19 +395,28 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
             continue;
         }
         let t = b.plain_text();
-        if CAPTION_STRICT.is_match(&t)
-            && t.chars().count() <= 400
-            && (emphasized_line(b, input.text) || !t.contains('\n'))
-        {
-            // Only lines that read as captions (short, or set apart in emphasis).
-            if emphasized_line(b, input.text) || t.chars().count() <= 200 {
-                scan.non_fact_blocks.insert(bi);
-                scan.completeness.push(StructuralError {
-                    code: "orphan_caption".into(),
-                    line: Some(input.lines.line_of(b.span.start)),
-                    reason: format!("caption with no image: {}", short(&t)),
-                });
-            }
+        let reads_as_caption = t.chars().count() <= 400
+            && !t.contains('\n')
+            && (emphasized_line(b, input.text) || t.chars().count() <= 200);
+        if !reads_as_caption {
+            continue;
+        }
+        let next_to = |pred: &dyn Fn(&Block) -> bool| {
+            bi.checked_sub(1)
+                .and_then(|p| blocks.get(p))
+                .is_some_and(pred)
+                || blocks.get(bi + 1).is_some_and(pred)
+        };
+        let orphan_figure = CAPTION_STRICT.is_match(&t);
+        let orphan_table = TABLE_CAPTION.is_match(&t)
+            && !next_to(&|n: &Block| matches!(n.kind, BlockKind::TableRow { .. }));
+        if orphan_figure || orphan_table {
+            scan.non_fact_blocks.insert(bi);
+            scan.completeness.push(StructuralError {
+                code: "orphan_caption".into(),
+                line: Some(input.lines.line_of(b.span.start)),
+                reason: format!("caption with no image: {}", short(&t)),
+            });
         }
     }
 

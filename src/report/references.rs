@@ -222,8 +222,13 @@ fn strip_urls(s: &str) -> String {
     BARE_URL.replace_all(s, " ").into_owned()
 }
 
+static RETRIEVED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)[,，]?\s*(檢索日期|检索日期|访问日期|訪問日期|accessed( on)?|retrieved( on)?)\s*[:：]?[^\]]*?\d{4}\s*[,，]?\s*$").unwrap()
+});
+
 fn tidy_title(s: &str) -> String {
     let s = IEEE_NOISE.replace_all(s, " ");
+    let s = RETRIEVED.replace(s.trim(), "");
     let collapsed: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     collapsed
         .trim_matches(|c: char| {
@@ -273,6 +278,20 @@ fn url_only_block(block: &Block, text: &str) -> Option<String> {
     }
 }
 
+/// Whether any line of a block reads as a reference entry.
+fn block_has_entry(block: &Block, text: &str) -> bool {
+    if !matches!(
+        block.kind,
+        BlockKind::Paragraph | BlockKind::ListItem { .. } | BlockKind::TableRow { .. }
+    ) {
+        return false;
+    }
+    text.get(block.span.clone())
+        .unwrap_or("")
+        .lines()
+        .any(|l| parse_entry_line(l).is_some())
+}
+
 /// Find every reference list in the report and read its entries.
 pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> ReferenceScan {
     let mut in_region = vec![false; blocks.len()];
@@ -282,8 +301,6 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
         let b = &blocks[i];
         let heading_level = match &b.kind {
             BlockKind::Heading(l) if is_reference_heading(&b.plain_text()) => Some(*l),
-            // A bold or plain line such as `**References**` or `参考文献：`.
-            BlockKind::Paragraph if is_reference_heading(&b.plain_text()) => Some(7),
             _ => None,
         };
         if let Some(level) = heading_level {
@@ -291,7 +308,7 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
             let mut j = i + 1;
             while j < blocks.len() {
                 if let BlockKind::Heading(l) = blocks[j].kind {
-                    if l <= level.min(6) && !is_reference_heading(&blocks[j].plain_text()) {
+                    if l <= level && !is_reference_heading(&blocks[j].plain_text()) {
                         break;
                     }
                 }
@@ -299,6 +316,31 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
                 j += 1;
             }
             i = j;
+        } else if matches!(b.kind, BlockKind::Paragraph) && is_reference_heading(&b.plain_text()) {
+            // A bold or plain line such as `**References**` or `参考文献：` heads a
+            // list only if entries follow it; the list ends where entries stop.
+            let mut j = i + 1;
+            let mut skipped = 0;
+            let mut found = false;
+            while j < blocks.len() {
+                if block_has_entry(&blocks[j], text) {
+                    found = true;
+                } else if !found && skipped < 2 && !matches!(blocks[j].kind, BlockKind::Heading(_))
+                {
+                    skipped += 1;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            if found {
+                for r in in_region.iter_mut().take(j).skip(i) {
+                    *r = true;
+                }
+                i = j;
+            } else {
+                i += 1;
+            }
         } else {
             i += 1;
         }

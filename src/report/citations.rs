@@ -57,7 +57,13 @@ impl Flat {
             return;
         }
         self.map.push((self.text.len(), src.start, src.end));
-        self.text.push_str(s);
+        if s.contains(SENTINEL) {
+            // Input that contains the sentinel itself must not pose as a marker;
+            // U+FFFD has the same UTF-8 length, so offsets stay valid.
+            self.text.push_str(&s.replace(SENTINEL, "\u{FFFD}"));
+        } else {
+            self.text.push_str(s);
+        }
     }
 
     fn push_cite(&mut self, cites: Vec<RawCite>, src: Range<usize>) {
@@ -241,8 +247,10 @@ fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
         // Abbreviations (`Fig.1`) and decimals are not sentence ends.
         if c == '.' {
             let word_start = text[..pos]
-                .rfind(|ch: char| ch.is_whitespace() || ch == '(')
-                .map(|i| i + 1)
+                .char_indices()
+                .rev()
+                .find(|&(_, ch)| ch.is_whitespace() || ch == '(')
+                .map(|(i, ch)| i + ch.len_utf8())
                 .unwrap_or(0);
             let word = text[word_start..pos].to_lowercase();
             if ABBREVIATIONS.contains(&word.as_str()) {
@@ -505,8 +513,10 @@ pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
                 if c == '.' {
                     let before = &text[..pos];
                     let word_start = before
-                        .rfind(|ch: char| ch.is_whitespace() || ch == '(' || ch == SENTINEL)
-                        .map(|i| i + 1)
+                        .char_indices()
+                        .rev()
+                        .find(|&(_, ch)| ch.is_whitespace() || ch == '(' || ch == SENTINEL)
+                        .map(|(i, ch)| i + ch.len_utf8())
                         .unwrap_or(0);
                     let word = before[word_start..].to_lowercase();
                     let word = word.trim_start_matches(['"', '“', '(', '*']);
@@ -577,7 +587,9 @@ pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
         let mut cites = Vec::new();
         for (si, &p) in sentinel_positions.iter().enumerate() {
             if p >= start && p < end {
-                cites.extend(flat.cites[si].iter().cloned());
+                if let Some(c) = flat.cites.get(si) {
+                    cites.extend(c.iter().cloned());
+                }
             }
         }
         let clean = clean_fact_text(piece);
@@ -738,7 +750,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     let src_end = flat.src(s.range.end.saturating_sub(1)) + 1;
                     let line = input.lines.line_of(src_start);
                     let idxs = resolve_all(input.resolver, &s.cites, line, &mut scan.consistency);
-                    let span = src_start..src_end.max(src_start).min(input.text.len());
+                    let span = snap_to_chars(input.text, src_start..src_end.max(src_start));
                     if idxs.is_empty() {
                         if !s.text.is_empty() && QUANTITATIVE.is_match(&s.text) {
                             scan.traceability.push(StructuralError {
@@ -776,6 +788,20 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
         i += 1;
     }
     scan
+}
+
+/// Widen a byte range to char boundaries inside `text` (offsets mapped through
+/// unescaped text can land inside a multi-byte character).
+pub(crate) fn snap_to_chars(text: &str, r: Range<usize>) -> Range<usize> {
+    let mut start = r.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = r.end.clamp(start, text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
 }
 
 fn excerpt(s: &str) -> String {

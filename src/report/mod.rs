@@ -54,7 +54,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         SourceFormat::Html => html::blocks_from_document(text),
     };
     let lines = LineIndex::new(text);
-    let mut refscan = references::scan(&blocks, text, &lines);
+    let mut refscan = references::scan(&blocks, text, &lines, format == SourceFormat::Html);
     let body: Vec<usize> = (0..blocks.len())
         .filter(|i| {
             !refscan.ref_blocks.contains(i) && !matches!(blocks[*i].kind, BlockKind::Code { .. })

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 
-use super::blocks::{Block, BlockKind, LineIndex};
+use super::blocks::{Block, BlockKind, Inline, LineIndex};
 use super::model::{Reference, StructuralError};
 use super::urls::{clean_url, is_web_url, BARE_URL};
 
@@ -190,7 +190,12 @@ pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
         .iter()
         .find(|(u, _)| is_web_url(u))
         .map(|(u, t)| (clean_url(u), t.clone()));
-    let bare = BARE_URL.find(&plain).map(|m| clean_url(m.as_str()));
+    // A full http(s) address beats a bare `www.site` mention (often the site name).
+    let bare = BARE_URL
+        .find_iter(&plain)
+        .find(|m| !m.as_str().to_ascii_lowercase().starts_with("www."))
+        .or_else(|| BARE_URL.find(&plain))
+        .map(|m| clean_url(m.as_str()));
     let url = link_url.as_ref().map(|(u, _)| u.clone()).or(bare.clone());
     // Title: the link's text when it is not itself a URL, else the plain text with
     // URLs and list boilerplate removed.
@@ -243,15 +248,15 @@ fn tidy_title(s: &str) -> String {
 
 /// A block that starts with a reference label and carries (or is followed by) a URL,
 /// the shape of headless reference lists.
-fn entry_like(block: &Block, text: &str) -> Option<EntryLine> {
+fn entry_like(block: &Block, text: &str, from_html: bool) -> Option<EntryLine> {
     if !matches!(
         block.kind,
         BlockKind::Paragraph | BlockKind::ListItem { .. }
     ) {
         return None;
     }
-    let raw = text.get(block.span.clone())?;
-    let first = raw.lines().next()?;
+    let lines = block_lines(block, text, from_html);
+    let first = lines.first()?;
     let trimmed = ANCHOR_TAG.replace(first.trim_start(), "");
     if !(BRACKET_LABEL.is_match(&trimmed)
         || FOOTNOTE_LABEL.is_match(&trimmed)
@@ -262,11 +267,12 @@ fn entry_like(block: &Block, text: &str) -> Option<EntryLine> {
     parse_entry_line(first).filter(|e| !e.labels.is_empty())
 }
 
-fn url_only_block(block: &Block, text: &str) -> Option<String> {
+fn url_only_block(block: &Block, text: &str, from_html: bool) -> Option<String> {
     if !matches!(block.kind, BlockKind::Paragraph) {
         return None;
     }
-    let raw = text.get(block.span.clone())?.trim();
+    let lines = block_lines(block, text, from_html);
+    let raw = lines.first()?.trim();
     if raw.contains(char::is_whitespace) {
         return None;
     }
@@ -278,22 +284,55 @@ fn url_only_block(block: &Block, text: &str) -> Option<String> {
     }
 }
 
+/// The lines of a block as reference-entry candidates: the Markdown source lines,
+/// or for HTML (whose source lines are tags) the block's content rewritten as
+/// Markdown-like text with `[text](url)` links.
+fn block_lines(block: &Block, text: &str, from_html: bool) -> Vec<String> {
+    if !from_html {
+        return text
+            .get(block.span.clone())
+            .unwrap_or("")
+            .lines()
+            .map(str::to_string)
+            .collect();
+    }
+    let mut out = vec![String::new()];
+    for inline in &block.inlines {
+        let cur = out.last_mut().expect("never empty");
+        match inline {
+            Inline::Text { text, .. } | Inline::Code { text, .. } => cur.push_str(text),
+            Inline::Link { url, text, .. } => {
+                cur.push_str(&format!("[{}](<{}>)", text.replace(['[', ']'], ""), url));
+            }
+            Inline::FootnoteRef { label, .. } => cur.push_str(&format!("[^{label}]")),
+            Inline::CellSep => cur.push_str(" | "),
+            Inline::Break { .. } => out.push(String::new()),
+            Inline::Image { .. } => {}
+        }
+    }
+    out
+}
+
 /// Whether any line of a block reads as a reference entry.
-fn block_has_entry(block: &Block, text: &str) -> bool {
+fn block_has_entry(block: &Block, text: &str, from_html: bool) -> bool {
     if !matches!(
         block.kind,
         BlockKind::Paragraph | BlockKind::ListItem { .. } | BlockKind::TableRow { .. }
     ) {
         return false;
     }
-    text.get(block.span.clone())
-        .unwrap_or("")
-        .lines()
+    block_lines(block, text, from_html)
+        .iter()
         .any(|l| parse_entry_line(l).is_some())
 }
 
 /// Find every reference list in the report and read its entries.
-pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> ReferenceScan {
+pub(crate) fn scan(
+    blocks: &[Block],
+    text: &str,
+    lines: &LineIndex,
+    from_html: bool,
+) -> ReferenceScan {
     let mut in_region = vec![false; blocks.len()];
     // 1. Sections under a reference heading (sub-headings stay inside).
     let mut i = 0;
@@ -323,7 +362,7 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
             let mut skipped = 0;
             let mut found = false;
             while j < blocks.len() {
-                if block_has_entry(&blocks[j], text) {
+                if block_has_entry(&blocks[j], text, from_html) {
                     found = true;
                 } else if !found && skipped < 2 && !matches!(blocks[j].kind, BlockKind::Heading(_))
                 {
@@ -348,7 +387,7 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
     // 2. Headless runs: two or more consecutive `[N] ... URL` entries.
     let mut j = 0;
     while j < blocks.len() {
-        if in_region[j] || entry_like(&blocks[j], text).is_none() {
+        if in_region[j] || entry_like(&blocks[j], text, from_html).is_none() {
             j += 1;
             continue;
         }
@@ -356,9 +395,9 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
         let mut entries = 0;
         let mut k = j;
         while k < blocks.len() {
-            if entry_like(&blocks[k], text).is_some() {
+            if entry_like(&blocks[k], text, from_html).is_some() {
                 entries += 1;
-            } else if url_only_block(&blocks[k], text).is_none() {
+            } else if url_only_block(&blocks[k], text, from_html).is_none() {
                 break;
             }
             k += 1;
@@ -411,9 +450,7 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
                     .map(|c| c.trim_matches(|ch| ch == '[' || ch == ']'))
                     .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit()));
                 let url = block.inlines.iter().find_map(|i| match i {
-                    super::blocks::Inline::Link { url, .. } if is_web_url(url) => {
-                        Some(clean_url(url))
-                    }
+                    Inline::Link { url, .. } if is_web_url(url) => Some(clean_url(url)),
                     _ => None,
                 });
                 let url = url.or_else(|| BARE_URL.find(&row).map(|m| clean_url(m.as_str())));
@@ -430,9 +467,8 @@ pub(crate) fn scan(blocks: &[Block], text: &str, lines: &LineIndex) -> Reference
                 }
             }
             _ => {
-                let raw = text.get(block.span.clone()).unwrap_or("");
                 let base_line = lines.line_of(block.span.start);
-                for (off, line) in raw.lines().enumerate() {
+                for (off, line) in block_lines(block, text, from_html).iter().enumerate() {
                     let Some(entry) = parse_entry_line(line) else {
                         continue;
                     };

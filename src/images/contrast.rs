@@ -7,8 +7,6 @@ use rayon::prelude::*;
 /// Smallest block side the spec allows.
 pub const MIN_BLOCK: u32 = 64;
 
-const ROWS_PER_TASK: usize = 128;
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContrastStats {
     pub mean: f64,
@@ -56,32 +54,40 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
             block_count: 0,
         };
     }
-    let (s1, s2) = gray
-        .par_chunks(w * ROWS_PER_TASK)
-        .map(|chunk| {
-            chunk.iter().fold((0u64, 0u64), |(a, b), &v| {
-                let v = u64::from(v);
-                (a + v, b + v * v)
-            })
+    let b = block_side(width, height) as usize;
+    let (bx_count, by_count) = (w / b, h / b);
+    // One pass: per row, sums over each block-wide segment (u32 cannot overflow: a
+    // segment is at most 16384 pixels of at most 255^2) and over the ragged rest.
+    let seg = if bx_count == 0 { w } else { b };
+    let row_sums: Vec<Vec<(u64, u64)>> = gray
+        .par_chunks(w)
+        .map(|row| {
+            row.chunks(seg)
+                .map(|part| {
+                    let (mut a, mut q) = (0u32, 0u32);
+                    for &v in part {
+                        let v = u32::from(v);
+                        a += v;
+                        q += v * v;
+                    }
+                    (u64::from(a), u64::from(q))
+                })
+                .collect()
         })
-        .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+        .collect();
+    let (s1, s2) = row_sums
+        .iter()
+        .flatten()
+        .fold((0u64, 0u64), |acc, &(a, q)| (acc.0 + a, acc.1 + q));
     let mean = s1 as f64 / n as f64;
     let global_std = std_from_sums(s1, s2, n);
 
-    let b = block_side(width, height) as usize;
-    let (bx_count, by_count) = (w / b, h / b);
-    let mut block_stds: Vec<f64> = (0..bx_count * by_count)
-        .into_par_iter()
-        .map(|i| {
-            let (by, bx) = (i / bx_count, i % bx_count);
-            let (mut a, mut q) = (0u64, 0u64);
-            for y in by * b..(by + 1) * b {
-                for &v in &gray[y * w + bx * b..y * w + (bx + 1) * b] {
-                    let v = u64::from(v);
-                    a += v;
-                    q += v * v;
-                }
-            }
+    let mut block_stds: Vec<f64> = (0..by_count)
+        .flat_map(|by| (0..bx_count).map(move |bx| (by, bx)))
+        .map(|(by, bx)| {
+            let (a, q) = row_sums[by * b..(by + 1) * b]
+                .iter()
+                .fold((0u64, 0u64), |acc, r| (acc.0 + r[bx].0, acc.1 + r[bx].1));
             std_from_sums(a, q, (b * b) as u64)
         })
         .collect();

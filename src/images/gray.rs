@@ -83,9 +83,11 @@ impl GrayPlanes {
         let chunk = w as usize * ROWS_PER_TASK;
         match img {
             DynamicImage::ImageRgba8(rgba) => {
-                convert_rows(rgba.as_raw(), 4, chunk, &mut cv, &mut pil)
+                convert_rows::<4>(rgba.as_raw(), chunk, &mut cv, &mut pil)
             }
-            DynamicImage::ImageRgb8(rgb) => convert_rows(rgb.as_raw(), 3, chunk, &mut cv, &mut pil),
+            DynamicImage::ImageRgb8(rgb) => {
+                convert_rows::<3>(rgb.as_raw(), chunk, &mut cv, &mut pil)
+            }
             DynamicImage::ImageLuma8(l) => {
                 cv.copy_from_slice(l.as_raw());
                 pil.copy_from_slice(l.as_raw());
@@ -99,7 +101,7 @@ impl GrayPlanes {
             }
             other => {
                 let rgba = other.to_rgba8();
-                convert_rows(rgba.as_raw(), 4, chunk, &mut cv, &mut pil);
+                convert_rows::<4>(rgba.as_raw(), chunk, &mut cv, &mut pil);
             }
         }
         GrayPlanes {
@@ -111,18 +113,15 @@ impl GrayPlanes {
     }
 }
 
-/// Interleaved RGB (channels 3) or RGBA (channels 4) into both gray planes.
-fn convert_rows(src: &[u8], channels: usize, chunk: usize, cv: &mut [u8], pil: &mut [u8]) {
+/// Interleaved RGB (`C` = 3) or RGBA (`C` = 4) into both gray planes. Branch-free
+/// (alpha 255 composites to the colour itself) so the loop vectorises.
+fn convert_rows<const C: usize>(src: &[u8], chunk: usize, cv: &mut [u8], pil: &mut [u8]) {
     cv.par_chunks_mut(chunk)
         .zip(pil.par_chunks_mut(chunk))
-        .zip(src.par_chunks(chunk * channels))
+        .zip(src.par_chunks(chunk * C))
         .for_each(|((cv, pil), src)| {
-            for ((c, p), s) in cv
-                .iter_mut()
-                .zip(pil.iter_mut())
-                .zip(src.chunks_exact(channels))
-            {
-                let (r, g, b) = if channels == 4 && s[3] != 255 {
+            for ((c, p), s) in cv.iter_mut().zip(pil.iter_mut()).zip(src.chunks_exact(C)) {
+                let (r, g, b) = if C == 4 {
                     (
                         over_white(s[0], s[3]),
                         over_white(s[1], s[3]),
@@ -159,6 +158,13 @@ mod tests {
             .flat_map(|r| (0..=255u8).step_by(15).map(move |g| (r, g)))
             .any(|(r, g)| cv_gray(r, g, 200) != pil_gray(r, g, 200));
         assert!(differs);
+    }
+
+    #[test]
+    fn opaque_composite_is_identity() {
+        for v in 0..=255u8 {
+            assert_eq!(over_white(v, 255), v);
+        }
     }
 
     #[test]

@@ -63,9 +63,12 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
     }
     // Two pixels of reflect-101 border on every side serve all three kernels.
     let pw = w + 4;
-    let col_map: Vec<usize> = (0..pw)
-        .map(|px| reflect101(px as i64 - 2, w as i64))
-        .collect();
+    let border: [usize; 4] = [
+        reflect101(-2, w as i64),
+        reflect101(-1, w as i64),
+        reflect101(w as i64, w as i64),
+        reflect101(w as i64 + 1, w as i64),
+    ];
     let mut padded = vec![0u8; pw * (h + 4)];
     padded
         .par_chunks_mut(pw * ROWS_PER_TASK)
@@ -75,9 +78,11 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
                 let py = chunk_idx * ROWS_PER_TASK + i;
                 let sy = reflect101(py as i64 - 2, h as i64);
                 let src = &gray[sy * w..(sy + 1) * w];
-                for (d, &sx) in row.iter_mut().zip(&col_map) {
-                    *d = src[sx];
-                }
+                row[2..w + 2].copy_from_slice(src);
+                row[0] = src[border[0]];
+                row[1] = src[border[1]];
+                row[w + 2] = src[border[2]];
+                row[w + 3] = src[border[3]];
             }
         });
 
@@ -86,9 +91,11 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
         .step_by(ROWS_PER_TASK)
         .map(|y0| {
             let mut acc = Sums::default();
+            let mut buf = RowBuffers::new(w);
             for y in y0..(y0 + ROWS_PER_TASK).min(h) {
                 let row = |k: usize| &padded[(y + k) * pw..(y + k + 1) * pw];
-                acc = acc.add(row_sums(row(0), row(1), row(2), row(3), row(4)));
+                buf.responses(row(0), row(1), row(2), row(3), row(4));
+                acc = acc.add(buf.sums());
             }
             acc
         })
@@ -101,44 +108,107 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
     }
 }
 
-/// Sums of the three responses along one output row; `r2` is the row itself and
-/// `r0..r4` its padded neighbourhood.
-fn row_sums(r0: &[u8], r1: &[u8], r2: &[u8], r3: &[u8], r4: &[u8]) -> Sums {
-    let mut s = Sums::default();
-    let it = r0
-        .windows(5)
-        .zip(r1.windows(5))
-        .zip(r2.windows(5))
-        .zip(r3.windows(5))
-        .zip(r4.windows(5));
-    for ((((a, b), c), d), e) in it {
-        let v = |x: u8| i32::from(x);
-        // aperture 1: [[0,1,0],[1,-4,1],[0,1,0]]
-        let cross = v(b[2]) + v(d[2]) + v(c[1]) + v(c[3]);
-        let l1 = cross - 4 * v(c[2]);
-        // aperture 3: [[2,0,2],[0,-8,0],[2,0,2]]
-        let l3 = 2 * (v(b[1]) + v(b[3]) + v(d[1]) + v(d[3])) - 8 * v(c[2]);
-        // aperture 5: corners 2, outer ring 4, inner cross -8, centre -24.
-        let corners = v(a[0]) + v(a[4]) + v(e[0]) + v(e[4]);
-        let ring = v(a[1])
-            + v(a[2])
-            + v(a[3])
-            + v(e[1])
-            + v(e[2])
-            + v(e[3])
-            + v(b[0])
-            + v(b[4])
-            + v(c[0])
-            + v(c[4])
-            + v(d[0])
-            + v(d[4]);
-        let l5 = 2 * corners + 4 * ring - 8 * cross - 24 * v(c[2]);
-        for (i, l) in [l1, l3, l5].into_iter().enumerate() {
-            s.s1[i] += i64::from(l);
-            s.s2[i] += i64::from(l) * i64::from(l);
+/// Responses of one output row at the three apertures. Plain equal-length slice loops
+/// so the compiler vectorises them.
+struct RowBuffers {
+    l1: Vec<i32>,
+    l3: Vec<i32>,
+    l5: Vec<i32>,
+}
+
+impl RowBuffers {
+    fn new(w: usize) -> Self {
+        Self {
+            l1: vec![0; w],
+            l3: vec![0; w],
+            l5: vec![0; w],
         }
     }
-    s
+
+    /// `r2` is the padded row itself, `r0..r4` its neighbourhood.
+    fn responses(&mut self, r0: &[u8], r1: &[u8], r2: &[u8], r3: &[u8], r4: &[u8]) {
+        let w = self.l1.len();
+        // Column-shifted views, all of length w: row letter a..e (top to
+        // bottom), column offset 0..=4.
+        fn s(r: &[u8], d: usize, w: usize) -> &[u8] {
+            &r[d..d + w]
+        }
+        let (a0, a1, a2, a3, a4) = (
+            s(r0, 0, w),
+            s(r0, 1, w),
+            s(r0, 2, w),
+            s(r0, 3, w),
+            s(r0, 4, w),
+        );
+        let (b0, b1, b2, b3, b4) = (
+            s(r1, 0, w),
+            s(r1, 1, w),
+            s(r1, 2, w),
+            s(r1, 3, w),
+            s(r1, 4, w),
+        );
+        let (c0, c1, c2, c3, c4) = (
+            s(r2, 0, w),
+            s(r2, 1, w),
+            s(r2, 2, w),
+            s(r2, 3, w),
+            s(r2, 4, w),
+        );
+        let (d0, d1, d2, d3, d4) = (
+            s(r3, 0, w),
+            s(r3, 1, w),
+            s(r3, 2, w),
+            s(r3, 3, w),
+            s(r3, 4, w),
+        );
+        let (e0, e1, e2, e3, e4) = (
+            s(r4, 0, w),
+            s(r4, 1, w),
+            s(r4, 2, w),
+            s(r4, 3, w),
+            s(r4, 4, w),
+        );
+        let (l1, l3, l5) = (&mut self.l1[..w], &mut self.l3[..w], &mut self.l5[..w]);
+        let v = |x: u8| i32::from(x);
+        for x in 0..w {
+            // aperture 1: [[0,1,0],[1,-4,1],[0,1,0]]
+            let cross = v(b2[x]) + v(d2[x]) + v(c1[x]) + v(c3[x]);
+            let centre = v(c2[x]);
+            l1[x] = cross - 4 * centre;
+            // aperture 3: [[2,0,2],[0,-8,0],[2,0,2]]
+            l3[x] = 2 * (v(b1[x]) + v(b3[x]) + v(d1[x]) + v(d3[x])) - 8 * centre;
+            // aperture 5: corners 2, outer ring 4, inner cross -8, centre -24.
+            let corners = v(a0[x]) + v(a4[x]) + v(e0[x]) + v(e4[x]);
+            let ring = v(a1[x])
+                + v(a2[x])
+                + v(a3[x])
+                + v(e1[x])
+                + v(e2[x])
+                + v(e3[x])
+                + v(b0[x])
+                + v(b4[x])
+                + v(c0[x])
+                + v(c4[x])
+                + v(d0[x])
+                + v(d4[x]);
+            l5[x] = 2 * corners + 4 * ring - 8 * cross - 24 * centre;
+        }
+    }
+
+    /// Sums and sums of squares. Every square fits in i32 (|l5| <= 28560).
+    fn sums(&self) -> Sums {
+        let mut out = Sums::default();
+        for (i, l) in [&self.l1, &self.l3, &self.l5].into_iter().enumerate() {
+            let (mut s1, mut s2) = (0i64, 0i64);
+            for &x in l.iter() {
+                s1 += i64::from(x);
+                s2 += i64::from(x * x);
+            }
+            out.s1[i] = s1;
+            out.s2[i] = s2;
+        }
+        out
+    }
 }
 
 /// Brightness-dependent normaliser of the sharpness score (METRICS.md section 4).

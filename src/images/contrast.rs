@@ -61,19 +61,7 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
     let seg = if bx_count == 0 { w } else { b };
     let row_sums: Vec<Vec<(u64, u64)>> = gray
         .par_chunks(w)
-        .map(|row| {
-            row.chunks(seg)
-                .map(|part| {
-                    let (mut a, mut q) = (0u32, 0u32);
-                    for &v in part {
-                        let v = u32::from(v);
-                        a += v;
-                        q += v * v;
-                    }
-                    (u64::from(a), u64::from(q))
-                })
-                .collect()
-        })
+        .map(|row| row.chunks(seg).map(segment_sums).collect())
         .collect();
     let (s1, s2) = row_sums
         .iter()
@@ -98,6 +86,39 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
         block_median_std: median(&mut block_stds),
         block_count,
     }
+}
+
+/// Sum and sum of squares of one row segment.
+fn segment_sums(part: &[u8]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { segment_sums_avx2(part) };
+    }
+    segment_sums_generic(part)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn segment_sums_avx2(part: &[u8]) -> (u64, u64) {
+    segment_sums_generic(part)
+}
+
+#[inline(always)]
+fn segment_sums_generic(part: &[u8]) -> (u64, u64) {
+    // u32 holds 16384 squares of 255; longer segments (raised limits) add up in u64.
+    let (mut total_a, mut total_q) = (0u64, 0u64);
+    for piece in part.chunks(16384) {
+        let (mut a, mut q) = (0u32, 0u32);
+        for &v in piece {
+            let v = u32::from(v);
+            a += v;
+            q += v * v;
+        }
+        total_a += u64::from(a);
+        total_q += u64::from(q);
+    }
+    (total_a, total_q)
 }
 
 /// Brightness-dependent normaliser of the contrast score.

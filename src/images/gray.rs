@@ -113,27 +113,67 @@ impl GrayPlanes {
     }
 }
 
-/// Interleaved RGB (`C` = 3) or RGBA (`C` = 4) into both gray planes. Branch-free
-/// (alpha 255 composites to the colour itself) so the loop vectorises.
+/// Interleaved RGB (`C` = 3) or RGBA (`C` = 4) into both gray planes, rows in
+/// parallel. Chunks that are fully opaque skip the compositing arithmetic.
 fn convert_rows<const C: usize>(src: &[u8], chunk: usize, cv: &mut [u8], pil: &mut [u8]) {
     cv.par_chunks_mut(chunk)
         .zip(pil.par_chunks_mut(chunk))
         .zip(src.par_chunks(chunk * C))
         .for_each(|((cv, pil), src)| {
-            for ((c, p), s) in cv.iter_mut().zip(pil.iter_mut()).zip(src.chunks_exact(C)) {
-                let (r, g, b) = if C == 4 {
-                    (
-                        over_white(s[0], s[3]),
-                        over_white(s[1], s[3]),
-                        over_white(s[2], s[3]),
-                    )
-                } else {
-                    (s[0], s[1], s[2])
-                };
-                *c = cv_gray(r, g, b);
-                *p = pil_gray(r, g, b);
-            }
+            let opaque = C == 3 || src.chunks_exact(C).all(|p| p[3] == 255);
+            convert_chunk::<C>(src, cv, pil, !opaque);
         });
+}
+
+fn convert_chunk<const C: usize>(src: &[u8], cv: &mut [u8], pil: &mut [u8], composite: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe {
+            if composite {
+                convert_chunk_avx2::<C, true>(src, cv, pil);
+            } else {
+                convert_chunk_avx2::<C, false>(src, cv, pil);
+            }
+        }
+        return;
+    }
+    if composite {
+        convert_chunk_generic::<C, true>(src, cv, pil);
+    } else {
+        convert_chunk_generic::<C, false>(src, cv, pil);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn convert_chunk_avx2<const C: usize, const COMPOSITE: bool>(
+    src: &[u8],
+    cv: &mut [u8],
+    pil: &mut [u8],
+) {
+    convert_chunk_generic::<C, COMPOSITE>(src, cv, pil);
+}
+
+#[inline(always)]
+fn convert_chunk_generic<const C: usize, const COMPOSITE: bool>(
+    src: &[u8],
+    cv: &mut [u8],
+    pil: &mut [u8],
+) {
+    for ((c, p), s) in cv.iter_mut().zip(pil.iter_mut()).zip(src.chunks_exact(C)) {
+        let (r, g, b) = if COMPOSITE {
+            (
+                over_white(s[0], s[3]),
+                over_white(s[1], s[3]),
+                over_white(s[2], s[3]),
+            )
+        } else {
+            (s[0], s[1], s[2])
+        };
+        *c = cv_gray(r, g, b);
+        *p = pil_gray(r, g, b);
+    }
 }
 
 #[cfg(test)]

@@ -230,35 +230,72 @@ impl RowBuffers {
 
     #[inline(always)]
     fn sums_generic(&self) -> Sums {
-        let mut out = Sums::default();
-        for (i, l) in [&self.l1, &self.l3, &self.l5].into_iter().enumerate() {
-            // Blocks of 2048 keep the plain sum within i32 (2048 x 28560); each
-            // square fits u32 (28560^2 < 2^32) and is added to one of 8 u64 lanes.
-            let (mut s1, mut s2) = (0i64, 0u64);
-            for block in l.chunks(2048) {
-                let mut b1 = 0i32;
-                let mut lanes = [0u64; 8];
-                let mut it = block.chunks_exact(8);
-                for c in &mut it {
-                    for k in 0..8 {
-                        b1 += i32::from(c[k]);
-                        let x = i32::from(c[k]);
-                        lanes[k] += u64::from((x * x) as u32);
-                    }
-                }
-                for &x in it.remainder() {
-                    b1 += i32::from(x);
-                    let x = i32::from(x);
-                    lanes[0] += u64::from((x * x) as u32);
-                }
-                s1 += i64::from(b1);
-                s2 += lanes.iter().sum::<u64>();
-            }
-            out.s1[i] = s1;
-            out.s2[i] = s2 as i64;
+        let (s1a, s2a) = small_sums(&self.l1);
+        let (s1b, s2b) = small_sums(&self.l3);
+        let (s1c, s2c) = wide_sums(&self.l5);
+        Sums {
+            s1: [s1a, s1b, s1c],
+            s2: [s2a, s2b, s2c],
         }
-        out
     }
+}
+
+/// Lanes and block length for the i32 accumulators below.
+const LANES: usize = 16;
+const BLOCK: usize = 256;
+
+/// Sum and sum of squares of responses with |x| <= 2040 (apertures 1 and 3): a block
+/// of 256 squares fits i32 lanes, folded into i64 after each block.
+#[inline(always)]
+fn small_sums(l: &[i16]) -> (i64, i64) {
+    let (mut s1, mut s2) = (0i64, 0i64);
+    for block in l.chunks(BLOCK) {
+        let mut a = [0i32; LANES];
+        let mut q = [0i32; LANES];
+        let mut it = block.chunks_exact(LANES);
+        for c in &mut it {
+            for k in 0..LANES {
+                let x = i32::from(c[k]);
+                a[k] += x;
+                q[k] += x * x;
+            }
+        }
+        for &x in it.remainder() {
+            let x = i32::from(x);
+            a[0] += x;
+            q[0] += x * x;
+        }
+        s1 += a.iter().map(|&v| i64::from(v)).sum::<i64>();
+        s2 += q.iter().map(|&v| i64::from(v)).sum::<i64>();
+    }
+    (s1, s2)
+}
+
+/// Sum and sum of squares of aperture-5 responses (|x| <= 28560): sums in i32 lanes
+/// per block, squares in f64 lanes (exact: a row's total stays far below 2^53).
+#[inline(always)]
+fn wide_sums(l: &[i16]) -> (i64, i64) {
+    let (mut s1, mut s2) = (0i64, 0f64);
+    for block in l.chunks(BLOCK) {
+        let mut a = [0i32; LANES];
+        let mut q = [0f64; LANES];
+        let mut it = block.chunks_exact(LANES);
+        for c in &mut it {
+            for k in 0..LANES {
+                let x = i32::from(c[k]);
+                a[k] += x;
+                q[k] += f64::from(x * x);
+            }
+        }
+        for &x in it.remainder() {
+            let x = i32::from(x);
+            a[0] += x;
+            q[0] += f64::from(x * x);
+        }
+        s1 += a.iter().map(|&v| i64::from(v)).sum::<i64>();
+        s2 += q.iter().sum::<f64>();
+    }
+    (s1, s2 as i64)
 }
 
 /// Brightness-dependent normaliser of the sharpness score (METRICS.md section 4).
@@ -341,6 +378,26 @@ mod tests {
             assert!(tol(v.aperture3, naive(&gray, w, h, &k3)), "k3 {w}x{h}");
             assert!(tol(v.aperture5, naive(&gray, w, h, &k5)), "k5 {w}x{h}");
         }
+    }
+
+    #[test]
+    fn extreme_responses_do_not_overflow() {
+        // A one-pixel checkerboard of 0 and 255 drives every kernel to its extremes.
+        let (w, h) = (300usize, 7usize);
+        let gray: Vec<u8> = (0..w * h)
+            .map(|i| if (i % w + i / w) % 2 == 0 { 255 } else { 0 })
+            .collect();
+        let k5: [&[i32]; 5] = [
+            &[2, 4, 4, 4, 2],
+            &[4, 0, -8, 0, 4],
+            &[4, -8, -24, -8, 4],
+            &[4, 0, -8, 0, 4],
+            &[2, 4, 4, 4, 2],
+        ];
+        let v = laplacian_variances(&gray, w as u32, h as u32);
+        let expected = naive(&gray, w, h, &k5);
+        assert!((v.aperture5 - expected).abs() <= 1e-9 * expected);
+        assert!(v.aperture5 > 1e8);
     }
 
     #[test]

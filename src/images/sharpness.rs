@@ -382,10 +382,18 @@ mod tests {
 
     #[test]
     fn extreme_responses_do_not_overflow() {
-        // A one-pixel checkerboard of 0 and 255 drives every kernel to its extremes.
+        // Random 0/255 pixels drive every kernel to its extremes (|l5| <= 14280).
         let (w, h) = (300usize, 7usize);
+        let mut seed = 99u32;
         let gray: Vec<u8> = (0..w * h)
-            .map(|i| if (i % w + i / w) % 2 == 0 { 255 } else { 0 })
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                if seed >> 31 == 1 {
+                    255
+                } else {
+                    0
+                }
+            })
             .collect();
         let k5: [&[i32]; 5] = [
             &[2, 4, 4, 4, 2],
@@ -397,7 +405,7 @@ mod tests {
         let v = laplacian_variances(&gray, w as u32, h as u32);
         let expected = naive(&gray, w, h, &k5);
         assert!((v.aperture5 - expected).abs() <= 1e-9 * expected);
-        assert!(v.aperture5 > 1e8);
+        assert!(v.aperture5 > 1e7, "{v:?}");
     }
 
     #[test]

@@ -230,9 +230,9 @@ impl RowBuffers {
 
     #[inline(always)]
     fn sums_generic(&self) -> Sums {
-        let (s1a, s2a) = small_sums(&self.l1);
-        let (s1b, s2b) = small_sums(&self.l3);
-        let (s1c, s2c) = wide_sums(&self.l5);
+        let (s1a, s2a) = lane_sums(&self.l1);
+        let (s1b, s2b) = lane_sums(&self.l3);
+        let (s1c, s2c) = lane_sums(&self.l5);
         Sums {
             s1: [s1a, s1b, s1c],
             s2: [s2a, s2b, s2c],
@@ -240,62 +240,36 @@ impl RowBuffers {
     }
 }
 
-/// Lanes and block length for the i32 accumulators below.
+/// Lanes and block length of the accumulators in [`lane_sums`].
 const LANES: usize = 16;
 const BLOCK: usize = 256;
 
-/// Sum and sum of squares of responses with |x| <= 2040 (apertures 1 and 3): a block
-/// of 256 squares fits i32 lanes, folded into i64 after each block.
+/// Sum and sum of squares of responses with |x| <= 14280 (the largest any kernel can
+/// produce: its positive weights sum to 56). Within a block each lane adds 16 values,
+/// so sums fit i32 and squares u32 (16 x 14280^2 < 2^32); blocks fold into i64.
 #[inline(always)]
-fn small_sums(l: &[i16]) -> (i64, i64) {
+fn lane_sums(l: &[i16]) -> (i64, i64) {
     let (mut s1, mut s2) = (0i64, 0i64);
     for block in l.chunks(BLOCK) {
         let mut a = [0i32; LANES];
-        let mut q = [0i32; LANES];
+        let mut q = [0u32; LANES];
         let mut it = block.chunks_exact(LANES);
         for c in &mut it {
             for k in 0..LANES {
                 let x = i32::from(c[k]);
                 a[k] += x;
-                q[k] += x * x;
+                q[k] += (x * x) as u32;
             }
         }
         for &x in it.remainder() {
-            let x = i32::from(x);
-            a[0] += x;
-            q[0] += x * x;
+            let x = i64::from(x);
+            s1 += x;
+            s2 += x * x;
         }
         s1 += a.iter().map(|&v| i64::from(v)).sum::<i64>();
         s2 += q.iter().map(|&v| i64::from(v)).sum::<i64>();
     }
     (s1, s2)
-}
-
-/// Sum and sum of squares of aperture-5 responses (|x| <= 28560): sums in i32 lanes
-/// per block, squares in f64 lanes (exact: a row's total stays far below 2^53).
-#[inline(always)]
-fn wide_sums(l: &[i16]) -> (i64, i64) {
-    let (mut s1, mut s2) = (0i64, 0f64);
-    for block in l.chunks(BLOCK) {
-        let mut a = [0i32; LANES];
-        let mut q = [0f64; LANES];
-        let mut it = block.chunks_exact(LANES);
-        for c in &mut it {
-            for k in 0..LANES {
-                let x = i32::from(c[k]);
-                a[k] += x;
-                q[k] += f64::from(x * x);
-            }
-        }
-        for &x in it.remainder() {
-            let x = i32::from(x);
-            a[0] += x;
-            q[0] += f64::from(x * x);
-        }
-        s1 += a.iter().map(|&v| i64::from(v)).sum::<i64>();
-        s2 += q.iter().sum::<f64>();
-    }
-    (s1, s2 as i64)
 }
 
 /// Brightness-dependent normaliser of the sharpness score (METRICS.md section 4).
@@ -382,7 +356,7 @@ mod tests {
 
     #[test]
     fn extreme_responses_do_not_overflow() {
-        // Random 0/255 pixels drive every kernel to its extremes (|l5| <= 14280).
+        // Random 0/255 pixels drive every kernel towards its extremes (|l5| <= 14280).
         let (w, h) = (300usize, 7usize);
         let mut seed = 99u32;
         let gray: Vec<u8> = (0..w * h)

@@ -111,9 +111,10 @@ fn segment_sums_generic(part: &[u8]) -> (u64, u64) {
     for piece in part.chunks(16384) {
         let (mut a, mut q) = (0u32, 0u32);
         for &v in piece {
+            // Wrapping ops: cannot overflow here (see above), and no check branches.
             let v = u32::from(v);
-            a += v;
-            q += v * v;
+            a = a.wrapping_add(v);
+            q = q.wrapping_add(v.wrapping_mul(v));
         }
         total_a += u64::from(a);
         total_q += u64::from(q);

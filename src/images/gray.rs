@@ -17,20 +17,32 @@ const ROWS_PER_TASK: usize = 64;
 /// about 0.3 % of pixels.
 #[inline]
 pub fn cv_gray(r: u8, g: u8, b: u8) -> u8 {
-    ((u32::from(r) * 9798 + u32::from(g) * 19235 + u32::from(b) * 3735 + (1 << 14)) >> 15) as u8
+    let sum = u32::from(r)
+        .wrapping_mul(9798)
+        .wrapping_add(u32::from(g).wrapping_mul(19235))
+        .wrapping_add(u32::from(b).wrapping_mul(3735))
+        .wrapping_add(1 << 14);
+    (sum >> 15) as u8
 }
 
 /// PIL `convert("L")` from RGB: 16-bit fixed point, rounded.
 #[inline]
 pub fn pil_gray(r: u8, g: u8, b: u8) -> u8 {
-    ((u32::from(r) * 19595 + u32::from(g) * 38470 + u32::from(b) * 7471 + 0x8000) >> 16) as u8
+    let sum = u32::from(r)
+        .wrapping_mul(19595)
+        .wrapping_add(u32::from(g).wrapping_mul(38470))
+        .wrapping_add(u32::from(b).wrapping_mul(7471))
+        .wrapping_add(0x8000);
+    (sum >> 16) as u8
 }
 
 /// `a * b / 255` rounded the way PIL's paste-with-mask does it.
 #[inline]
 fn muldiv255(a: u32, b: u32) -> u32 {
-    let t = a * b + 128;
-    ((t >> 8) + t) >> 8
+    // Wrapping ops keep overflow-check branches out of the pixel loops; with a, b <= 255
+    // nothing can overflow.
+    let t = a.wrapping_mul(b).wrapping_add(128);
+    ((t >> 8).wrapping_add(t)) >> 8
 }
 
 /// One channel of `src` over white with coverage `alpha` (PIL `paste(img, mask=alpha)`
@@ -38,7 +50,7 @@ fn muldiv255(a: u32, b: u32) -> u32 {
 #[inline]
 pub fn over_white(src: u8, alpha: u8) -> u8 {
     let a = u32::from(alpha);
-    (muldiv255(u32::from(src), a) + muldiv255(255, 255 - a)) as u8
+    muldiv255(u32::from(src), a).wrapping_add(muldiv255(255, 255u32.wrapping_sub(a))) as u8
 }
 
 /// RGBA composited on white, as RGB.

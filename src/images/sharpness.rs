@@ -3,6 +3,8 @@
 //! integer, so every response is an integer and the sums fit in i64 for any image the
 //! loader accepts. Bands of rows run in parallel, so one large image uses all threads.
 
+use std::num::Wrapping;
+
 use rayon::prelude::*;
 
 /// Output rows per rayon task.
@@ -186,14 +188,17 @@ impl RowBuffers {
             s(r4, 4, w),
         );
         let (l1, l3, l5) = (&mut self.l1[..w], &mut self.l3[..w], &mut self.l5[..w]);
-        let v = |x: u8| i16::from(x);
+        // Wrapping arithmetic: the ranges above make it exact, and it keeps the loop
+        // free of overflow-check branches in builds that have them.
+        let v = |x: u8| Wrapping(i16::from(x));
+        let k = Wrapping::<i16>;
         for x in 0..w {
             // aperture 1: [[0,1,0],[1,-4,1],[0,1,0]]
             let cross = v(b2[x]) + v(d2[x]) + v(c1[x]) + v(c3[x]);
             let centre = v(c2[x]);
-            l1[x] = cross - 4 * centre;
+            l1[x] = (cross - k(4) * centre).0;
             // aperture 3: [[2,0,2],[0,-8,0],[2,0,2]]
-            l3[x] = 2 * (v(b1[x]) + v(b3[x]) + v(d1[x]) + v(d3[x])) - 8 * centre;
+            l3[x] = (k(2) * (v(b1[x]) + v(b3[x]) + v(d1[x]) + v(d3[x])) - k(8) * centre).0;
             // aperture 5: corners 2, outer ring 4, inner cross -8, centre -24.
             let corners = v(a0[x]) + v(a4[x]) + v(e0[x]) + v(e4[x]);
             let ring = v(a1[x])
@@ -208,7 +213,7 @@ impl RowBuffers {
                 + v(c4[x])
                 + v(d0[x])
                 + v(d4[x]);
-            l5[x] = 2 * corners + 4 * ring - 8 * cross - 24 * centre;
+            l5[x] = (k(2) * corners + k(4) * ring - k(8) * cross - k(24) * centre).0;
         }
     }
 
@@ -257,8 +262,8 @@ fn lane_sums(l: &[i16]) -> (i64, i64) {
         for c in &mut it {
             for k in 0..LANES {
                 let x = i32::from(c[k]);
-                a[k] += x;
-                q[k] += (x * x) as u32;
+                a[k] = a[k].wrapping_add(x);
+                q[k] = q[k].wrapping_add(x.wrapping_mul(x) as u32);
             }
         }
         for &x in it.remainder() {

@@ -88,11 +88,11 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]{1,20})\]|\[(\d{1,4}(?:\s*(?:[,，、;；]|and)\s*\d{1,4}|\s*[-–—~]\s*\d{1,4})*)\]|【(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)(?:[†:][^】]{0,40})?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]{0,200})\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]{1,200})\]")
+    Regex::new(r"\[\^([^\]\s]+)\]|\[([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]*)\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
         .unwrap()
 });
 static NUM_LIST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\d{1,4}(?:\s*[-–—~]\s*\d{1,4})?").unwrap());
+    LazyLock::new(|| Regex::new(r"[0-9]+(?:\s*[-–—~]\s*[0-9]+)?").unwrap());
 static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*[\[(（【]?\^?(\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*)[\])）】]?\s*$").unwrap()
 });
@@ -657,7 +657,7 @@ pub(crate) struct FactScan {
 }
 
 static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\d(?:[\d,.]*\d)?\s*(?:%|％|percent|per cent|百分点|倍|亿|万|千|million|billion|trillion|thousand|tons?|tonnes?|吨|元|美元|港元|欧元|kg|km|mb|gb|tb|bps|x\b)|[$€£¥￥]\s?\d|\d+\.\d+")
+    Regex::new(r"(?i)[0-9](?:[0-9,.]*[0-9])?\s*(?:%|％|percent|per cent|百分点|倍|亿|万|千|million|billion|trillion|thousand|tons?|tonnes?|吨|元|美元|港元|欧元|kg|km|mb|gb|tb|bps|x(?-u:\b))|[$€£¥￥]\s?[0-9]|[0-9]+\.[0-9]+")
         .unwrap()
 });
 

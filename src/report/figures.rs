@@ -20,13 +20,13 @@ static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A standalone caption (orphan check) needs an explicit separator after the number.
 static CAPTION_STRICT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
+    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]*\)|（[^）]*）)?[*_\s]*[:：.．、|\-—–]")
         .unwrap()
 });
 /// A table caption line (`表1：...`, `Table 2.`): an orphan when neither a table nor
 /// an image is next to it.
 static TABLE_CAPTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:table|tab\.|表)\s*(\d{1,3}|[ivxlc]{1,6})\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
+    Regex::new(r"(?i)^[*_\s]*(?:table|tab\.|表)\s*(\d{1,3}|[ivxlc]{1,6})\s*(?:\([^)]*\)|（[^）]*）)?[*_\s]*[:：.．、|\-—–]")
         .unwrap()
 });
 static FIG_ID: LazyLock<Regex> =
@@ -38,7 +38,7 @@ static BADGE_HOSTS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^https?://(img\.shields\.io|shields\.io|badge\.fury\.io|badgen\.net|travis-ci\.|codecov\.io|api\.netlify\.com)").unwrap()
 });
 static CHART_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)chart|plot|graphs?\b|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
+    Regex::new(r"(?i)chart|plot|graphs?(?-u:\b)|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
 });
 static IMAGE_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)photo|photograph|picture|screenshot|screen shot|portrait|landscape|architecture|framework|diagram|schematic|illustration|\.jpe?g$|照片|实拍|截图|实景|景观|风景|图片|架构|框架|示意图|流程图|概念图|原理图").unwrap()
@@ -517,7 +517,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
 fn mention_regex(n: &str) -> Regex {
     let n = regex::escape(n);
     Regex::new(&format!(
-        r"(?i)(\b(figure|fig\.?|chart)\s*{n}([^\d.]|\.\D|\.?$)|[图圖]\s*{n}(\D|$)|#fig{n}\b)"
+        r"(?i)((?-u:\b)(figure|fig\.?|chart)\s*{n}([^\d.]|\.\D|\.?$)|[图圖]\s*{n}(\D|$)|#fig{n}(?-u:\b))"
     ))
     .unwrap_or_else(|_| Regex::new("$^").unwrap())
 }

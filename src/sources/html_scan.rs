@@ -170,6 +170,57 @@ pub fn strip_heavy(html: &str) -> Cow<'_, str> {
     }
 }
 
+/// Elements whose end tag may be omitted: not counted as nesting, so sloppy pages
+/// with unclosed paragraphs or list items are not mistaken for deep ones.
+const OPTIONAL_END: &[&str] = &[
+    "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup",
+    "colgroup", "rb", "rt", "rp", "html", "head", "body",
+];
+
+/// Whether elements nest deeper than `limit` anywhere in the page. Tree-scoring
+/// passes slow down sharply with depth (a 20 000-deep `<div>` chain of 220 KB stalls
+/// them for minutes), so such pages take the linear path.
+pub fn nesting_exceeds(html: &str, limit: usize) -> bool {
+    let bytes = html.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(rel) = bytes[i..].iter().position(|&b| b == b'<') {
+        let lt = i + rel;
+        if bytes[lt..].starts_with(b"<!--") {
+            i = find_ci(bytes, lt + 4, b"-->").map_or(bytes.len(), |p| p + 3);
+            continue;
+        }
+        let next = bytes.get(lt + 1).copied().unwrap_or(b' ');
+        if !(next.is_ascii_alphabetic() || next == b'/') {
+            i = lt + 1;
+            continue;
+        }
+        let end = tag_end(bytes, lt);
+        let (name, closing) = tag_name(bytes, lt);
+        let self_closing = end >= 2 && bytes[end - 2] == b'/';
+        i = end;
+        if RAW_SKIP.contains(&name.as_ref()) && !closing && !self_closing {
+            i = skip_raw(bytes, end, &name).1;
+            continue;
+        }
+        if VOID.contains(&name.as_ref()) || OPTIONAL_END.contains(&name.as_ref()) || self_closing {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else {
+            depth += 1;
+            if depth > limit {
+                return true;
+            }
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    false
+}
+
 /// Decode character references in text (numeric, and the named ones pages use for
 /// prose); unknown names stay as written.
 pub fn decode_entities(text: &str) -> Cow<'_, str> {
@@ -477,6 +528,17 @@ mod tests {
         assert!(matches!(strip_heavy("<p>plain</p>"), Cow::Borrowed(_)));
         // Unterminated script: the rest is dropped, nothing panics.
         assert_eq!(strip_heavy("<p>x</p><script>var a = 1;"), "<p>x</p>");
+    }
+
+    #[test]
+    fn nesting_depth() {
+        let deep = format!("{}x{}", "<div>".repeat(100), "</div>".repeat(100));
+        assert!(nesting_exceeds(&deep, 80));
+        assert!(!nesting_exceeds(&deep, 100));
+        // Siblings, unclosed paragraphs and void elements do not add depth.
+        let wide = "<div><p>a<p>b<br><img src=x></div>".repeat(500);
+        assert!(!nesting_exceeds(&wide, 3));
+        assert!(!nesting_exceeds("<script>'<div><div><div>'</script>", 1));
     }
 
     #[test]

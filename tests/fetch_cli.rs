@@ -40,6 +40,7 @@ async fn refuses_private_citations_and_fetches_with_allow_private() {
     let root = dir.path().join("reports");
     let cache = dir.path().join("cache.sqlite");
     let port = server.addr().port();
+    // sysA cites only addresses the rules must refuse; sysB cites the local server.
     write_report(
         &root,
         "sysA",
@@ -49,15 +50,36 @@ async fn refuses_private_citations_and_fetches_with_allow_private() {
              Older data exists [3].\n\n## References\n\n\
              [1] http://127.0.0.1:{port}/article.html\n\
              [2] http://169.254.169.254/latest/meta-data/\n\
-             [3] http://10.0.0.7/internal\n\
-             [4] http://127.0.0.1:{port}/plain.txt\n"
+             [3] http://10.0.0.7/internal\n"
+        ),
+    );
+    write_report(
+        &root,
+        "sysB",
+        "000001",
+        &format!(
+            "# Solar report\n\nCapacity reached 835 MW in 2024 [1]. Older data exists [2].\n\n\
+             ## References\n\n\
+             [1] http://127.0.0.1:{port}/article.html\n\
+             [2] http://127.0.0.1:{port}/missing\n\
+             [3] http://127.0.0.1:{port}/plain.txt\n"
         ),
     );
     let root_s = root.to_str().unwrap().to_string();
     let cache_s = cache.to_str().unwrap().to_string();
     let (code, stdout, stderr) = tokio::task::spawn_blocking({
         let (root_s, cache_s) = (root_s.clone(), cache_s.clone());
-        move || run_fetch(&["--reports", &root_s, "--cache", &cache_s, "--json"])
+        move || {
+            run_fetch(&[
+                "--reports",
+                &root_s,
+                "--system",
+                "sysA",
+                "--cache",
+                &cache_s,
+                "--json",
+            ])
+        }
     })
     .await
     .unwrap();
@@ -77,13 +99,11 @@ async fn refuses_private_citations_and_fetches_with_allow_private() {
         run_fetch(&[
             "--reports",
             &root_s,
+            "--system",
+            "sysB",
             "--cache",
             &cache_s,
             "--allow-private",
-            "--connect-timeout",
-            "1",
-            "--fetch-timeout",
-            "2",
             "--fetch-attempts",
             "1",
         ])
@@ -91,13 +111,14 @@ async fn refuses_private_citations_and_fetches_with_allow_private() {
     .await
     .unwrap();
     assert!(
-        stdout.contains("Retrieval success rate: 33.33 % (1 / 3)"),
+        stdout.contains("Retrieval success rate: 50.00 % (1 / 2)"),
         "{stdout}\n{stderr}"
     );
+    assert!(stdout.contains("HTTP 404 Not Found"), "{stdout}");
     assert!(stdout.contains("Not retrieved, by reason:"), "{stdout}");
     assert_eq!(code, 1, "{stdout}");
     assert_eq!(server.hits_for("/article.html"), 1);
-    // Uncited reference [4] is not fetched.
+    // Uncited reference [3] is not fetched.
     assert_eq!(server.hits_for("/plain.txt"), 0);
 }
 

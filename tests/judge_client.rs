@@ -836,6 +836,8 @@ async fn concurrent_writers_on_one_cache_file_are_safe() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
+    a.flush().await;
+    b.flush().await;
     let store = Store::open(&db).unwrap();
     let rows = store
         .with_conn(|c| {

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod repair;
 pub mod retry;
 pub mod schema;
+mod writer;
 
 mod client;
 
@@ -196,6 +197,13 @@ impl JudgeClient {
     pub fn with_progress(self, hook: ProgressHook) -> Self {
         self.inner.set_progress(hook);
         self
+    }
+
+    /// Wait until every cache row and journal line queued so far is on disk. Also
+    /// done when the last clone is dropped; call it when you need the files earlier
+    /// (e.g. before reading the journal while the client lives on).
+    pub async fn flush(&self) {
+        self.inner.flush().await;
     }
 
     /// Totals so far: the run, per metric, per report.

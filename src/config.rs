@@ -15,8 +15,8 @@
 //! rpm = 500
 //! tpm = 200000
 //! timeout_secs = 120
-//! max_attempts = 8
-//! max_reasks = 3
+//! max_attempts = 10
+//! max_reasks = 5
 //! seed = 42
 //! max_tokens = 2048
 //! max_cost_usd = 20.0
@@ -109,10 +109,10 @@ pub struct JudgeArgs {
     /// Timeout per judge attempt, in seconds (default 120).
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
-    /// Attempts per judge call for transient errors (default 8).
+    /// Attempts per judge call for transient errors (default 10).
     #[arg(long, value_name = "N")]
     pub max_attempts: Option<u32>,
-    /// Re-asks of an answer that fails validation (default 3).
+    /// Re-asks of an answer that fails validation (default 5).
     #[arg(long, value_name = "N")]
     pub max_reasks: Option<u32>,
     /// Sampling seed sent to the judge.

@@ -65,7 +65,7 @@ impl std::fmt::Debug for JudgeConfig {
 
 impl Default for JudgeConfig {
     /// OpenAI's endpoint, no key, no model (callers must set one), 16 in flight,
-    /// 120 s per attempt, 8 attempts, 3 re-asks, temperature 0 and no seed.
+    /// 120 s per attempt, 10 attempts, 5 re-asks, temperature 0 and no seed.
     fn default() -> Self {
         Self {
             base_url: crate::config::DEFAULT_BASE_URL.to_string(),
@@ -75,8 +75,8 @@ impl Default for JudgeConfig {
             rpm: None,
             tpm: None,
             timeout: std::time::Duration::from_secs(120),
-            max_attempts: 8,
-            max_reasks: 3,
+            max_attempts: 10,
+            max_reasks: 5,
             seed: None,
             max_tokens: None,
             dry_run: false,

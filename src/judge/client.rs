@@ -259,7 +259,13 @@ impl Inner {
             return Ok(hit);
         }
 
-        let estimate = estimate_request(&request, self.config.max_tokens);
+        // Estimates are only needed by the token bucket, the dry run and the budget.
+        let estimate =
+            if self.tpm.is_some() || self.config.dry_run || self.config.max_cost_usd.is_some() {
+                estimate_request(&request, self.config.max_tokens)
+            } else {
+                TokenEstimate::default()
+            };
         let est_cost = self.estimate_cost(&estimate);
 
         if self.config.dry_run {

@@ -740,7 +740,7 @@ impl Inner {
                 unit: request.unit.clone(),
                 status,
                 error: outcome.error.clone(),
-                totals: self.accounting.snapshot().total,
+                totals: self.accounting.total(),
             });
         }
     }

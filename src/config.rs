@@ -15,8 +15,8 @@
 //! rpm = 500
 //! tpm = 200000
 //! timeout_secs = 120
-//! max_attempts = 8
-//! max_reasks = 3
+//! max_attempts = 10
+//! max_reasks = 5
 //! seed = 42
 //! max_tokens = 2048
 //! max_cost_usd = 20.0
@@ -75,6 +75,87 @@ impl std::fmt::Debug for JudgeFlags {
             .field("model", &self.model)
             .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
+    }
+}
+
+/// The judge flags of `tvir eval`, ready to `#[command(flatten)]` into a clap
+/// command. `--dry-run` and the journal path are not here: they concern the whole
+/// run, so the command sets [`JudgeFlags::dry_run`] / [`JudgeFlags::journal_path`]
+/// itself. There is deliberately no flag for the API key (command lines are
+/// visible to other users of the machine): use `OPENAI_API_KEY`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct JudgeArgs {
+    /// Judge model (else TVIR_JUDGE_MODEL, EVAL_MODEL_NAME, tvir.toml).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (else OPENAI_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Judge requests in flight (default 16).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Requests per minute limit.
+    #[arg(long, value_name = "N")]
+    pub rpm: Option<u32>,
+    /// Tokens per minute limit (estimated before sending, corrected from usage).
+    #[arg(long, value_name = "N")]
+    pub tpm: Option<u32>,
+    /// Stop scheduling new judge calls once this many dollars are spent.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Price table (TOML) replacing or adding to the shipped one.
+    #[arg(long, value_name = "FILE")]
+    pub price_table: Option<PathBuf>,
+    /// Timeout per judge attempt, in seconds (default 120).
+    #[arg(long, value_name = "SECS")]
+    pub judge_timeout: Option<f64>,
+    /// Attempts per judge call for transient errors (default 10).
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u32>,
+    /// Re-asks of an answer that fails validation (default 5).
+    #[arg(long, value_name = "N")]
+    pub max_reasks: Option<u32>,
+    /// Sampling seed sent to the judge.
+    #[arg(long, value_name = "N")]
+    pub judge_seed: Option<u64>,
+    /// Completion token limit per judge call.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+    /// Configuration file (default: ./tvir.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl JudgeArgs {
+    /// The flags part of the resolution (`dry_run` and `journal_path` left unset).
+    pub fn to_flags(&self) -> Result<JudgeFlags, ConfigError> {
+        let timeout = match self.judge_timeout {
+            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => {
+                return Err(ConfigError::Invalid {
+                    setting: "--judge-timeout",
+                    message: format!("{s} must be a positive number of seconds"),
+                })
+            }
+            None => None,
+        };
+        Ok(JudgeFlags {
+            base_url: self.base_url.clone(),
+            api_key: None,
+            model: self.judge_model.clone(),
+            concurrency: self.concurrency,
+            rpm: self.rpm,
+            tpm: self.tpm,
+            timeout,
+            max_attempts: self.max_attempts,
+            max_reasks: self.max_reasks,
+            seed: self.judge_seed,
+            max_tokens: self.max_tokens,
+            dry_run: false,
+            max_cost_usd: self.max_cost,
+            journal_path: None,
+            price_table_path: self.price_table.clone(),
+        })
     }
 }
 
@@ -362,6 +443,41 @@ mod tests {
         std::fs::write(dir.path().join("tvir.toml"), "[judge]\nmodel = \"z\"\n").unwrap();
         let loaded = FileConfig::load(None, dir.path()).unwrap().unwrap();
         assert_eq!(loaded.judge.model.as_deref(), Some("z"));
+    }
+
+    #[test]
+    fn clap_args_map_to_flags() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            judge: JudgeArgs,
+        }
+        let cmd = Cmd::try_parse_from([
+            "x",
+            "--judge-model",
+            "m",
+            "--concurrency",
+            "64",
+            "--max-cost",
+            "2.5",
+            "--judge-timeout",
+            "30",
+            "--base-url",
+            "http://h/v1",
+        ])
+        .unwrap();
+        let flags = cmd.judge.to_flags().unwrap();
+        assert_eq!(flags.model.as_deref(), Some("m"));
+        assert_eq!(flags.concurrency, Some(64));
+        assert_eq!(flags.max_cost_usd, Some(2.5));
+        assert_eq!(flags.timeout, Some(Duration::from_secs(30)));
+        let cfg =
+            resolve_judge_config(&flags, &env_of(&[("TVIR_JUDGE_MODEL", "e")]), None).unwrap();
+        assert_eq!(cfg.model, "m");
+        assert_eq!(cfg.base_url, "http://h/v1");
+        let bad = Cmd::try_parse_from(["x", "--judge-timeout", "0"]).unwrap();
+        assert!(bad.judge.to_flags().is_err());
     }
 
     #[test]

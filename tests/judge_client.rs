@@ -836,6 +836,8 @@ async fn concurrent_writers_on_one_cache_file_are_safe() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
+    a.flush().await;
+    b.flush().await;
     let store = Store::open(&db).unwrap();
     let rows = store
         .with_conn(|c| {
@@ -895,5 +897,92 @@ async fn bad_configuration_is_refused_with_a_reason() {
     let err = client.ask(r).await.unwrap_err();
     assert!(err.to_string().contains("schema"), "{err}");
     assert_eq!(mock.requests(), 0);
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_hook_sees_every_unit() {
+    use std::sync::Mutex;
+    use tvir_eval::judge::{EntryStatus, JudgeProgress};
+    let mock = MockJudge::start(MockConfig {
+        script: vec![Fault::NotJson; 3],
+        ..MockConfig::default()
+    })
+    .await;
+    type Seen = Vec<(String, EntryStatus, Option<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let sink = seen.clone();
+    let client = JudgeClient::new(
+        JudgeConfig {
+            max_reasks: 2,
+            ..config(&mock)
+        },
+        Some(Store::in_memory().unwrap()),
+    )
+    .unwrap()
+    .with_progress(Arc::new(move |p: &JudgeProgress| {
+        sink.lock()
+            .unwrap()
+            .push((p.unit.clone(), p.status, p.error.clone()));
+    }));
+    assert!(client
+        .ask(request("citation_support", "r", 1))
+        .await
+        .is_err());
+    client
+        .ask(request("citation_support", "r", 2))
+        .await
+        .unwrap();
+    client
+        .ask(request("citation_support", "r", 2))
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[0].1, EntryStatus::Failed);
+    assert!(seen[0].2.as_deref().unwrap().contains("re-asks"));
+    assert_eq!(seen[1], ("fact:2".to_string(), EntryStatus::Ok, None));
+    assert_eq!(seen[2].1, EntryStatus::CacheHit);
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn tpm_limit_holds_back_requests_beyond_the_token_budget() {
+    let mock = MockJudge::start(MockConfig::default()).await;
+    // 60000 tokens/min: a burst of 10000, then 1000 per second.
+    let client = JudgeClient::new(
+        JudgeConfig {
+            tpm: Some(60_000),
+            max_tokens: Some(50),
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let big = |i: usize| {
+        let mut r = request("citation_support", "r", i);
+        r.messages[1].parts.push(Part::Text {
+            text: "evidence ".repeat(2000),
+        });
+        r
+    };
+    let est = client.estimate_tokens(&big(0));
+    let est = est.prompt_tokens + est.completion_tokens;
+    let start = Instant::now();
+    let mut used = Vec::new();
+    for i in 0..3 {
+        let a = client.ask(big(i)).await.unwrap();
+        used.push(a.usage.prompt_tokens + a.usage.completion_tokens);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    // The bucket (corrected to real usage after each answer) must have refilled
+    // enough for the third request: (used1 + used2 + est3 - burst) / rate.
+    let must_wait = (used[0] + used[1] + est.min(10_000)) as f64 - 10_000.0;
+    let must_wait = must_wait / 1000.0;
+    assert!(
+        must_wait > 0.3,
+        "test calibration: est {est}, used {used:?}"
+    );
+    assert!(elapsed >= must_wait - 0.05, "{elapsed} < {must_wait}");
     mock.shutdown().await;
 }

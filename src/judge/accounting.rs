@@ -190,6 +190,15 @@ impl Accounting {
         s.total.cost_usd.unwrap_or(0.0)
     }
 
+    /// Run totals only (cheap: no per-report maps copied).
+    pub fn total(&self) -> UsageTotals {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .total
+            .clone()
+    }
+
     pub fn snapshot(&self) -> AccountingSnapshot {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }

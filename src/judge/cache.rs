@@ -18,19 +18,45 @@ pub fn cache_key(
     seed: Option<u64>,
     max_tokens: Option<u32>,
 ) -> String {
-    let messages = serde_json::to_value(&request.messages).unwrap_or(Value::Null);
-    let key_doc = serde_json::json!({
-        "v": KEY_VERSION,
-        "model": model,
-        "metric": request.metric,
-        "messages": messages,
-        "schema": request.schema,
-        "params": {"temperature": 0, "seed": seed, "max_tokens": max_tokens},
-        "sample": request.sample,
-    });
     let mut hasher = Sha256::new();
-    write_canonical(&key_doc, &mut hasher);
+    // Length-prefixed fields, so no two different requests hash the same bytes.
+    let mut field = |name: &str, write: &mut dyn FnMut(&mut Sha256)| {
+        hasher.update(name.as_bytes());
+        hasher.update(b"=");
+        write(&mut hasher);
+        hasher.update(b"\n");
+    };
+    field("v", &mut |h| h.update(KEY_VERSION.to_le_bytes()));
+    field("model", &mut |h| write_canonical(&Value::from(model), h));
+    field("metric", &mut |h| {
+        write_canonical(&Value::from(request.metric.as_str()), h)
+    });
+    // Messages serialise in a fixed field order (derived), so they are canonical
+    // already; streaming them avoids copying large image payloads.
+    field("messages", &mut |h| {
+        let _ = serde_json::to_writer(HashWriter(h), &request.messages);
+    });
+    field("schema", &mut |h| write_canonical(&request.schema, h));
+    field("params", &mut |h| {
+        write_canonical(
+            &serde_json::json!({"temperature": 0, "seed": seed, "max_tokens": max_tokens}),
+            h,
+        )
+    });
+    field("sample", &mut |h| h.update(request.sample.to_le_bytes()));
     hex::encode(hasher.finalize())
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Serialise with sorted keys straight into the hasher (no big intermediate string).

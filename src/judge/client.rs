@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 
 use super::accounting::{Accounting, Event};
 use super::estimate::{estimate_request, TokenEstimate};
-use super::journal::{journal_messages, EntryStatus, Journal, JournalEntry};
+use super::journal::{self, journal_messages, EntryStatus, Journal, JournalEntry};
 use super::limits::{Pacer, TokenBucket};
 use super::prices::PriceTable;
 use super::protocol::{
@@ -22,6 +22,7 @@ use super::protocol::{
     WireMessage, WireParams,
 };
 use super::retry::{is_retryable_status, server_requested_wait, Backoff};
+use super::writer::{Job, Writer};
 use super::{cache, repair, schema, JudgeAnswer, JudgeConfig, JudgeError, JudgeRequest, Part};
 use super::{Usage, UsageTotals};
 use crate::store::{judge_cache, Store};
@@ -59,14 +60,14 @@ pub(crate) struct Inner {
     pub(crate) adaptations: Adaptations,
     pub(crate) accounting: Accounting,
     prices: PriceTable,
-    journal: Option<Journal>,
+    has_journal: bool,
+    writer: Writer,
     progress: Mutex<Option<ProgressHook>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     /// Estimated cost of calls in flight, counted against `--max-cost`.
     reserved_usd: Mutex<f64>,
     budget_announced: AtomicBool,
-    journal_warned: AtomicBool,
     backoff: Backoff,
 }
 
@@ -150,6 +151,9 @@ impl Inner {
             Some(path) => Some(Journal::open(path).map_err(|e| failed(e.to_string()))?),
             None => None,
         };
+        let has_journal = journal.is_some();
+        let writer = Writer::start(store.clone(), journal)
+            .map_err(|e| failed(format!("judge writer thread: {e}")))?;
         let endpoint = format!(
             "{}/chat/completions",
             config.base_url.trim().trim_end_matches('/')
@@ -168,13 +172,13 @@ impl Inner {
             adaptations: Adaptations::default(),
             accounting: Accounting::new(),
             prices,
-            journal,
+            has_journal,
+            writer,
             progress: Mutex::new(None),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             reserved_usd: Mutex::new(0.0),
             budget_announced: AtomicBool::new(false),
-            journal_warned: AtomicBool::new(false),
             backoff: Backoff::default(),
             store,
             http,
@@ -185,6 +189,10 @@ impl Inner {
 
     pub(crate) fn set_progress(&self, hook: super::ProgressHook) {
         *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
+    pub(crate) async fn flush(&self) {
+        self.writer.flush().await;
     }
 
     pub(crate) fn in_flight(&self) -> usize {
@@ -236,7 +244,7 @@ impl Inner {
             return Err(JudgeError::Failed(reason));
         }
 
-        if let Some(hit) = self.cache_lookup(&key, &request).await {
+        if let Some(hit) = self.cache_lookup(&key, &request) {
             outcome.answer = Some(hit.value.clone());
             outcome.raw = Some(hit.raw.clone());
             outcome.server_model = Some(hit.model.clone());
@@ -251,7 +259,13 @@ impl Inner {
             return Ok(hit);
         }
 
-        let estimate = estimate_request(&request, self.config.max_tokens);
+        // Estimates are only needed by the token bucket, the dry run and the budget.
+        let estimate =
+            if self.tpm.is_some() || self.config.dry_run || self.config.max_cost_usd.is_some() {
+                estimate_request(&request, self.config.max_tokens)
+            } else {
+                TokenEstimate::default()
+            };
         let est_cost = self.estimate_cost(&estimate);
 
         if self.config.dry_run {
@@ -314,7 +328,7 @@ impl Inner {
                     cost_usd: cost,
                     attempts: report.attempts,
                 };
-                self.cache_store(&key, &request, &answer).await;
+                self.cache_store(&key, &request, &answer);
                 outcome.answer = Some(answer.value.clone());
                 outcome.raw = Some(answer.raw.clone());
                 outcome.server_model = Some(answer.model.clone());
@@ -349,23 +363,21 @@ impl Inner {
 
     /// A cached answer still valid against the request's schema, if any. Store
     /// errors are logged and treated as a miss (the call is simply made).
-    async fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
-        let store = self.store.clone()?;
-        let key_owned = key.to_string();
-        let row = tokio::task::spawn_blocking(move || {
-            store.with_conn(|conn| judge_cache::get(conn, &key_owned))
-        })
-        .await;
-        let row = match row {
-            Ok(Ok(row)) => row?,
-            Ok(Err(e)) => {
-                tracing::warn!("judge cache read failed, calling instead: {e}");
-                return None;
-            }
-            Err(e) => {
-                tracing::warn!("judge cache read task failed: {e}");
-                return None;
-            }
+    fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+        let store = self.store.as_ref()?;
+        // Answers from this run still queued for the writer come first. Then the
+        // file, inline rather than through `spawn_blocking`: a keyed lookup takes
+        // microseconds (WAL readers never wait for the writer), and thousands of
+        // concurrent units would otherwise each spawn a blocking thread.
+        let row = match self.writer.pending(key) {
+            Some(row) => row,
+            None => match store.with_conn(|conn| judge_cache::get(conn, key)) {
+                Ok(row) => row?,
+                Err(e) => {
+                    tracing::warn!("judge cache read failed, calling instead: {e}");
+                    return None;
+                }
+            },
         };
         let value: Value = serde_json::from_str(&row.answer).ok()?;
         schema::validate(&request.schema, &value).ok()?;
@@ -385,10 +397,10 @@ impl Inner {
         })
     }
 
-    async fn cache_store(&self, key: &str, request: &JudgeRequest, answer: &JudgeAnswer) {
-        let Some(store) = self.store.clone() else {
+    fn cache_store(&self, key: &str, request: &JudgeRequest, answer: &JudgeAnswer) {
+        if self.store.is_none() {
             return;
-        };
+        }
         let row = judge_cache::CachedAnswer {
             key: key.to_string(),
             model: self.config.model.clone(),
@@ -403,15 +415,7 @@ impl Inner {
             server_model: answer.model.clone(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         };
-        let result = tokio::task::spawn_blocking(move || {
-            store.with_conn(|conn| judge_cache::put(conn, &row))
-        })
-        .await;
-        match result {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!("judge cache write failed (answer kept): {e}"),
-            Err(e) => tracing::warn!("judge cache write task failed (answer kept): {e}"),
-        }
+        self.writer.send(Job::Cache(Box::new(row)));
     }
 
     /// The attempt loop for one unit.
@@ -700,7 +704,7 @@ impl Inner {
     ) {
         self.accounting
             .record(&request.metric, &request.report, event);
-        if let Some(journal) = &self.journal {
+        if self.has_journal {
             let entry = JournalEntry {
                 time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 metric: &request.metric,
@@ -722,11 +726,7 @@ impl Inner {
                 cost_usd: outcome.cost,
                 error: outcome.error.as_deref(),
             };
-            if let Err(e) = journal.append(&entry) {
-                if !self.journal_warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!("{e}");
-                }
-            }
+            self.writer.send(Job::Journal(journal::encode(&entry)));
         }
         let hook = self
             .progress
@@ -740,7 +740,7 @@ impl Inner {
                 unit: request.unit.clone(),
                 status,
                 error: outcome.error.clone(),
-                totals: self.accounting.snapshot().total,
+                totals: self.accounting.total(),
             });
         }
     }

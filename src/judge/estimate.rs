@@ -22,8 +22,10 @@ pub const ESTIMATED_COMPLETION_TOKENS: u64 = 400;
 const MESSAGE_OVERHEAD: u64 = 4;
 const REPLY_OVERHEAD: u64 = 3;
 const UNKNOWN_IMAGE_TOKENS: u64 = 765;
-/// Data URIs larger than this are not decoded for their size (32 MiB of base64).
-const MAX_DATA_URI_BYTES: usize = 32 << 20;
+/// Only this much of the base64 payload is decoded to find the image size: headers
+/// sit at the start (JPEG's frame header after any EXIF block, which is bounded by
+/// 64 KiB per segment but may repeat, hence the margin).
+const HEADER_BASE64_CHARS: usize = 4 * (192 << 10) / 3;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TokenEstimate {
@@ -78,15 +80,20 @@ pub fn image_tokens(data_uri: &str) -> u64 {
 }
 
 fn image_size(data_uri: &str) -> Option<(u32, u32)> {
-    if data_uri.len() > MAX_DATA_URI_BYTES {
-        return None;
-    }
     let (meta, payload) = data_uri.strip_prefix("data:")?.split_once(',')?;
     if !meta.ends_with(";base64") {
         return None;
     }
+    let payload = payload.trim().as_bytes();
+    // A prefix before any padding whose length is a multiple of 4 decodes on its own
+    // (the few bytes dropped at the very end never hold a header).
+    let unpadded = payload
+        .iter()
+        .position(|&b| b == b'=')
+        .unwrap_or(payload.len());
+    let prefix = &payload[..unpadded.min(HEADER_BASE64_CHARS) / 4 * 4];
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(payload.trim())
+        .decode(prefix)
         .ok()?;
     image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
@@ -158,6 +165,13 @@ mod tests {
             UNKNOWN_IMAGE_TOKENS
         );
         assert_eq!(image_tokens("https://x/y.png"), UNKNOWN_IMAGE_TOKENS);
+        assert_eq!(
+            image_tokens("data:image/png;base64,ééééé"),
+            UNKNOWN_IMAGE_TOKENS
+        );
+        // Only the header is decoded: a payload with garbage far after it still works.
+        let big = format!("{}{}", png_data_uri(600, 300), "A".repeat(400_000));
+        assert_eq!(image_tokens(&big), 85 + 170 * 2);
     }
 
     #[test]

@@ -123,19 +123,29 @@ impl Journal {
     }
 
     pub fn append(&self, entry: &JournalEntry<'_>) -> Result<(), JournalError> {
-        let mut line = serde_json::to_vec(entry).map_err(|e| JournalError {
-            path: self.path.display().to_string(),
-            source: std::io::Error::other(e),
-        })?;
-        line.push(b'\n');
+        self.write_lines(&[encode(entry)])
+    }
+
+    /// Write whole lines (each ending in a newline) and flush once.
+    pub fn write_lines(&self, lines: &[Vec<u8>]) -> Result<(), JournalError> {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(&line)
+        lines
+            .iter()
+            .try_for_each(|line| file.write_all(line))
             .and_then(|_| file.flush())
             .map_err(|source| JournalError {
                 path: self.path.display().to_string(),
                 source,
             })
     }
+}
+
+/// One journal line, newline included.
+pub fn encode(entry: &JournalEntry<'_>) -> Vec<u8> {
+    // Serialising plain data into a Vec cannot fail.
+    let mut line = serde_json::to_vec(entry).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 #[cfg(test)]

@@ -80,10 +80,11 @@ impl TokenBucket {
     }
 }
 
-/// Adaptive slowdown: every 429 raises the level (up to 6), every success lowers it.
-/// At level `n > 0` request starts are spaced `base * 2^(n-1)` apart across the
-/// whole client (25 ms .. 800 ms with the default base), so a server that keeps
-/// refusing sees fewer attempts per second while a single stray 429 costs little.
+/// Adaptive slowdown: a 429 that follows another 429 (no success in between, across
+/// the whole client) raises the level (up to 6); every success lowers it by one. At
+/// level `n > 0` request starts are spaced `base * 2^(n-1)` apart (25 ms .. 800 ms
+/// with the default base), so a server that keeps refusing sees fewer attempts per
+/// second, while isolated 429s among successes cost nothing.
 #[derive(Debug)]
 pub struct Pacer {
     state: Mutex<PacerState>,
@@ -93,6 +94,8 @@ pub struct Pacer {
 #[derive(Debug)]
 struct PacerState {
     level: u32,
+    /// 429s since the last success.
+    streak: u32,
     next_start: Instant,
 }
 
@@ -103,6 +106,7 @@ impl Pacer {
         Self {
             state: Mutex::new(PacerState {
                 level: 0,
+                streak: 0,
                 next_start: Instant::now(),
             }),
             base,
@@ -124,11 +128,15 @@ impl Pacer {
 
     pub fn on_rate_limited(&self) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.level = (s.level + 1).min(MAX_PACER_LEVEL);
+        s.streak = s.streak.saturating_add(1);
+        if s.streak >= 2 {
+            s.level = (s.level + 1).min(MAX_PACER_LEVEL);
+        }
     }
 
     pub fn on_success(&self) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.streak = 0;
         s.level = s.level.saturating_sub(1);
     }
 
@@ -191,6 +199,12 @@ mod tests {
     async fn pacer_slows_on_429s_and_recovers() {
         let pacer = Pacer::new(Duration::from_millis(5));
         assert_eq!(pacer.spacing(), Duration::ZERO);
+        // Isolated 429s between successes do not slow anything down.
+        for _ in 0..5 {
+            pacer.on_rate_limited();
+            pacer.on_success();
+        }
+        assert_eq!(pacer.level(), 0);
         for _ in 0..10 {
             pacer.on_rate_limited();
         }

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod repair;
 pub mod retry;
 pub mod schema;
+mod writer;
 
 mod client;
 
@@ -64,7 +65,7 @@ impl std::fmt::Debug for JudgeConfig {
 
 impl Default for JudgeConfig {
     /// OpenAI's endpoint, no key, no model (callers must set one), 16 in flight,
-    /// 120 s per attempt, 8 attempts, 3 re-asks, temperature 0 and no seed.
+    /// 120 s per attempt, 10 attempts, 5 re-asks, temperature 0 and no seed.
     fn default() -> Self {
         Self {
             base_url: crate::config::DEFAULT_BASE_URL.to_string(),
@@ -74,8 +75,8 @@ impl Default for JudgeConfig {
             rpm: None,
             tpm: None,
             timeout: std::time::Duration::from_secs(120),
-            max_attempts: 8,
-            max_reasks: 3,
+            max_attempts: 10,
+            max_reasks: 5,
             seed: None,
             max_tokens: None,
             dry_run: false,
@@ -196,6 +197,13 @@ impl JudgeClient {
     pub fn with_progress(self, hook: ProgressHook) -> Self {
         self.inner.set_progress(hook);
         self
+    }
+
+    /// Wait until every cache row and journal line queued so far is on disk. Also
+    /// done when the last clone is dropped; call it when you need the files earlier
+    /// (e.g. before reading the journal while the client lives on).
+    pub async fn flush(&self) {
+        self.inner.flush().await;
     }
 
     /// Totals so far: the run, per metric, per report.

@@ -41,8 +41,11 @@ impl Backoff {
 }
 
 /// HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors.
+/// Except 501 (llama.cpp's server answers "not supported", e.g. images without a
+/// vision projector, with it) and 505: asking again cannot change those.
 pub fn is_retryable_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
+    matches!(status, 408 | 409 | 429)
+        || ((500..=599).contains(&status) && !matches!(status, 501 | 505))
 }
 
 /// What the server asked us to wait, if anything: `retry-after-ms`, then
@@ -169,7 +172,7 @@ mod tests {
         for s in [408, 409, 429, 500, 502, 503, 504] {
             assert!(is_retryable_status(s), "{s}");
         }
-        for s in [400, 401, 403, 404, 422] {
+        for s in [400, 401, 403, 404, 422, 501] {
             assert!(!is_retryable_status(s), "{s}");
         }
     }

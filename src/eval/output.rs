@@ -182,7 +182,7 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
             .sum();
         let unreadable: Vec<&str> = recs
             .iter()
-            .filter(|r| r.error.is_some())
+            .filter(|r| r.load_error().is_some())
             .map(|r| r.task_id.as_str())
             .collect();
         let se = |f: &dyn Fn(&ReportRecord) -> usize| {

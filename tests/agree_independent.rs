@@ -276,3 +276,68 @@ fn human_ratings_and_bad_input() {
     assert_eq!(code, 2);
     assert!(err.contains("share no (system, task) cell"), "{err}");
 }
+
+fn write_record(root: &std::path::Path, system: &str, task: &str, judge: &str, ta: f64) {
+    let dir = root.join(system).join(task).join(judge);
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = serde_json::json!({
+        "system": system, "task_id": task, "judge_model": judge, "run": 1,
+        "language": null, "complexity": null, "domain": null,
+        "metrics": {"writing_quality": {"score": ta, "status": "evaluated", "item_count": 1,
+            "scored_item_count": 1, "failed_item_count": 0, "skipped_item_count": 0,
+            "coverage": 1.0, "note": null}},
+        "ta": ta, "va": null, "overall": null, "effective_citations": null,
+        "structural_error_counts": {"traceability": 0, "consistency": 0, "completeness": 0},
+        "structural_errors": {"traceability": [], "consistency": [], "completeness": []},
+        "units": [], "usage": {"calls": 0, "cache_hits": 0, "failed_calls": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "cost_usd": null},
+        "n_images": 0, "n_charts": 0
+    });
+    std::fs::write(dir.join("report.json"), rec.to_string()).unwrap();
+}
+
+#[test]
+fn eval_folders_two_judges_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    // judge g: two runs averaged per cell; judge h: one run.
+    for (sys, task, g1, g2, h) in [
+        ("p", "1", 0.2, 0.4, 0.5),
+        ("q", "1", 0.6, 0.6, 0.9),
+        ("r", "1", 0.3, 0.3, 0.1),
+        ("p", "2", 0.5, 0.5, 0.5),
+        ("q", "2", 0.5, 0.5, 0.5),
+    ] {
+        write_record(out, sys, task, "g-run1", g1);
+        write_record(out, sys, task, "g-run2", g2);
+        write_record(out, sys, task, "h", h);
+    }
+    let o = out.to_str().unwrap();
+    let (code, _, err) = tvir(&["agree", o, o]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("several judge models") && err.contains("g, h"),
+        "{err}"
+    );
+    let (code, json, err) = tvir(&["agree", o, o, "--judge-a", "g", "--judge-b", "h", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let levels: Vec<&String> = v["levels"].as_object().unwrap().keys().collect();
+    // va and overall are null everywhere, so absent; ta and the metric remain
+    assert_eq!(levels, ["ta", "writing_quality"]);
+    // g cells: p1 .3 q1 .6 r1 .3 p2 .5 q2 .5 ; h: .5 .9 .1 .5 .5
+    // task 1: (p,q) <,< agree ; (p,r) tie,> disagree ; (q,r) >,> agree ; task 2 tie,tie agree
+    let ta = &v["levels"]["ta"];
+    assert_eq!(
+        (ta["agreeing_pairs"].as_u64(), ta["pairs"].as_u64()),
+        (Some(3), Some(4))
+    );
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("2 runs")));
+    let (code, _, err) = tvir(&["agree", o, o, "--judge-a", "zz", "--judge-b", "h"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"zz\""), "{err}");
+}

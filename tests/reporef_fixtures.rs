@@ -379,6 +379,75 @@ fn cli_score_json_shape() {
 }
 
 #[test]
+fn same_model_under_two_roots_gets_two_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for root in ["natural", "placeholder"] {
+        let d = dir.path().join(root).join("beta").join("budget_4");
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["g1.json", "g2.json"] {
+            std::fs::copy(fixtures().join("runs/beta/budget_4").join(f), d.join(f)).unwrap();
+        }
+    }
+    let mut diags = Vec::new();
+    let bench = load_benchmark(&files(false), &mut diags).unwrap();
+    let natural = dir.path().join("natural");
+    let paths = [natural.clone(), dir.path().join("placeholder"), natural];
+    let conds = load_conditions(&paths, &bench.gold, &mut diags).unwrap();
+    let names: Vec<&str> = conds.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, vec!["beta", "placeholder/beta"]);
+    // The repeated path is reported once as skipped.
+    assert_eq!(diags.iter().filter(|d| d.skipped).count(), 1, "{diags:?}");
+}
+
+#[test]
+fn cli_per_instance_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("per.jsonl");
+    let (code, _, stderr) = tvir(&[
+        "reporef",
+        "score",
+        "--gold",
+        "gold.jsonl",
+        "--aliases",
+        "aliases",
+        "--artifacts",
+        "artifacts.txt",
+        "predictions_a.jsonl",
+        "--per-instance",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let lines: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    let label = |i: usize| {
+        (
+            lines[i]["id"].as_str().unwrap().to_string(),
+            lines[i]["level"].clone(),
+            lines[i]["answer"].clone(),
+        )
+    };
+    assert_eq!(label(0), ("g1".into(), "exact".into(), "correct".into()));
+    assert_eq!(
+        label(1),
+        ("g2".into(), "structural".into(), "correct".into())
+    );
+    assert_eq!(label(3), ("g4".into(), "alias".into(), "correct".into()));
+    assert_eq!(label(4), ("g5".into(), Value::Null, "wrong_real".into()));
+    assert_eq!(label(5), ("g6".into(), Value::Null, "hallucinated".into()));
+    assert_eq!(label(6), ("g7".into(), Value::Null, "malformed".into()));
+    assert_eq!(label(7), ("g8".into(), Value::Null, "no_prediction".into()));
+    // The judged URL is the first GitHub URL of the free text.
+    assert_eq!(
+        lines[2]["predicted_url"],
+        "https://github.com/acme/widget/commit/3f2a9c1"
+    );
+}
+
+#[test]
 fn cli_exit_codes_and_messages() {
     // Skipped lines: still scored, exit 1, file:line on stderr.
     let (code, stdout, stderr) = tvir(&[

@@ -239,17 +239,18 @@ pub fn load_tasks(path: &Path) -> Result<BTreeMap<String, TaskInfo>, AggregateEr
     parse_tasks(&text, &path.display().to_string())
 }
 
-/// Language of a query from its share of CJK ideographs among letters.
+/// Language of a query from its share of CJK characters among letters: `zh` at 20 %
+/// or more (Chinese queries quote English names; English ones rarely hold CJK), else
+/// `en`; None for text without letters.
 ///
-/// Local fallback: the parser's `crate::report::detect_language` is meant to
-/// replace this once it lands, so that both agree.
+/// Local fallback with the same rule as the parser's language detection, so that
+/// `crate::report::detect_language` can replace it once the parser lands.
 pub fn detect_language_fallback(text: &str) -> Option<&'static str> {
     let (mut cjk, mut other) = (0usize, 0usize);
     for c in text.chars() {
-        let u = c as u32;
-        if (0x4E00..=0x9FFF).contains(&u)
-            || (0x3400..=0x4DBF).contains(&u)
-            || (0xF900..=0xFAFF).contains(&u)
+        if matches!(c as u32,
+            0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF
+            | 0x20000..=0x2FA1F)
         {
             cjk += 1;
         } else if c.is_alphabetic() {
@@ -258,8 +259,7 @@ pub fn detect_language_fallback(text: &str) -> Option<&'static str> {
     }
     if cjk + other == 0 {
         None
-    } else if cjk * 10 >= (cjk + other) * 3 {
-        // CJK text needs far fewer characters per word: 30 % already means Chinese.
+    } else if cjk * 5 >= cjk + other {
         Some("zh")
     } else {
         Some("en")

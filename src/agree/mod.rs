@@ -362,7 +362,12 @@ fn sorted_levels<T>(m: impl IntoIterator<Item = (String, T)>) -> Vec<(String, T)
 
 /// Agreement of A and B on every level both have (or the requested ones).
 pub fn agree(a: &ScoreTable, b: &ScoreTable, opts: &AgreeOptions) -> AgreeReport {
-    let mut notes: Vec<String> = a.notes.iter().chain(&b.notes).cloned().collect();
+    let mut notes: Vec<String> = a
+        .notes
+        .iter()
+        .map(|n| format!("A: {n}"))
+        .chain(b.notes.iter().map(|n| format!("B: {n}")))
+        .collect();
     let mut chosen: Vec<String> = a
         .levels
         .keys()

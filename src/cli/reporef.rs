@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::Subcommand;
 
 use crate::reporef::compare::{compare, Comparison};
-use crate::reporef::metrics::{evaluate, Row};
+use crate::reporef::metrics::{evaluate, instance_outcomes, Row};
 use crate::reporef::runs::{discover, load_condition, InputSpec};
 use crate::reporef::stats::McNemarMethod;
 use crate::reporef::sweep::{render_svg, sweep_series, sweep_table};
@@ -82,6 +82,10 @@ pub struct ScoreArgs {
     /// Print JSON: {"rows": [...], "diagnostics": [...]}.
     #[arg(long)]
     pub json: bool,
+    /// Also write one JSON line per (condition, instance): match level, answer kind,
+    /// the URL judged, surfaced, tool calls.
+    #[arg(long, value_name = "FILE")]
+    pub per_instance: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -274,7 +278,10 @@ fn score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let mut diags = Vec::new();
     let bench = load_benchmark(&args.bench.files(), &mut diags)?;
     let conds = load_conditions(&args.inputs, &bench.gold, &mut diags)?;
-    let (rows, _) = score_all(&bench, &conds);
+    let (rows, outcomes) = score_all(&bench, &conds);
+    if let Some(path) = &args.per_instance {
+        write_per_instance(path, &bench, &conds, &outcomes)?;
+    }
     let code = report_diagnostics(&diags);
     if args.json {
         let report = ScoreReport {
@@ -286,6 +293,27 @@ fn score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         print!("{}", render_rows(&rows));
     }
     Ok(code)
+}
+
+fn write_per_instance(
+    path: &std::path::Path,
+    bench: &crate::reporef::Benchmark,
+    conds: &[crate::reporef::Condition],
+    outcomes: &[Vec<crate::reporef::metrics::Outcome>],
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for (cond, outs) in conds.iter().zip(outcomes) {
+        for rec in instance_outcomes(bench, cond, outs) {
+            serde_json::to_writer(&mut out, &rec)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(())
 }
 
 fn render_comparison(c: &Comparison) -> String {
@@ -383,7 +411,13 @@ fn compare_cmd(args: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let oa = evaluate(&bench, &existing, &both[0]);
     let ob = evaluate(&bench, &existing, &both[1]);
-    let cmp = compare(&label(&both[0]), &oa, &label(&both[1]), &ob);
+    let (mut la, mut lb) = (label(&both[0]), label(&both[1]));
+    if la == lb {
+        // Same model and budget from two run roots: the paths tell them apart.
+        la = both[0].source.display().to_string();
+        lb = both[1].source.display().to_string();
+    }
+    let cmp = compare(&la, &oa, &lb, &ob);
     let code = report_diagnostics(&diags);
     if args.json {
         println!(

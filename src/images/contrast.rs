@@ -7,8 +7,6 @@ use rayon::prelude::*;
 /// Smallest block side the spec allows.
 pub const MIN_BLOCK: u32 = 64;
 
-const ROWS_PER_TASK: usize = 128;
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContrastStats {
     pub mean: f64,
@@ -56,32 +54,28 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
             block_count: 0,
         };
     }
-    let (s1, s2) = gray
-        .par_chunks(w * ROWS_PER_TASK)
-        .map(|chunk| {
-            chunk.iter().fold((0u64, 0u64), |(a, b), &v| {
-                let v = u64::from(v);
-                (a + v, b + v * v)
-            })
-        })
-        .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+    let b = block_side(width, height) as usize;
+    let (bx_count, by_count) = (w / b, h / b);
+    // One pass: per row, sums over each block-wide segment (u32 cannot overflow: a
+    // segment is at most 16384 pixels of at most 255^2) and over the ragged rest.
+    let seg = if bx_count == 0 { w } else { b };
+    let row_sums: Vec<Vec<(u64, u64)>> = gray
+        .par_chunks(w)
+        .map(|row| row.chunks(seg).map(segment_sums).collect())
+        .collect();
+    let (s1, s2) = row_sums
+        .iter()
+        .flatten()
+        .fold((0u64, 0u64), |acc, &(a, q)| (acc.0 + a, acc.1 + q));
     let mean = s1 as f64 / n as f64;
     let global_std = std_from_sums(s1, s2, n);
 
-    let b = block_side(width, height) as usize;
-    let (bx_count, by_count) = (w / b, h / b);
-    let mut block_stds: Vec<f64> = (0..bx_count * by_count)
-        .into_par_iter()
-        .map(|i| {
-            let (by, bx) = (i / bx_count, i % bx_count);
-            let (mut a, mut q) = (0u64, 0u64);
-            for y in by * b..(by + 1) * b {
-                for &v in &gray[y * w + bx * b..y * w + (bx + 1) * b] {
-                    let v = u64::from(v);
-                    a += v;
-                    q += v * v;
-                }
-            }
+    let mut block_stds: Vec<f64> = (0..by_count)
+        .flat_map(|by| (0..bx_count).map(move |bx| (by, bx)))
+        .map(|(by, bx)| {
+            let (a, q) = row_sums[by * b..(by + 1) * b]
+                .iter()
+                .fold((0u64, 0u64), |acc, r| (acc.0 + r[bx].0, acc.1 + r[bx].1));
             std_from_sums(a, q, (b * b) as u64)
         })
         .collect();
@@ -92,6 +86,40 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
         block_median_std: median(&mut block_stds),
         block_count,
     }
+}
+
+/// Sum and sum of squares of one row segment.
+fn segment_sums(part: &[u8]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { segment_sums_avx2(part) };
+    }
+    segment_sums_generic(part)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn segment_sums_avx2(part: &[u8]) -> (u64, u64) {
+    segment_sums_generic(part)
+}
+
+#[inline(always)]
+fn segment_sums_generic(part: &[u8]) -> (u64, u64) {
+    // u32 holds 16384 squares of 255; longer segments (raised limits) add up in u64.
+    let (mut total_a, mut total_q) = (0u64, 0u64);
+    for piece in part.chunks(16384) {
+        let (mut a, mut q) = (0u32, 0u32);
+        for &v in piece {
+            // Wrapping ops: cannot overflow here (see above), and no check branches.
+            let v = u32::from(v);
+            a = a.wrapping_add(v);
+            q = q.wrapping_add(v.wrapping_mul(v));
+        }
+        total_a += u64::from(a);
+        total_q += u64::from(q);
+    }
+    (total_a, total_q)
 }
 
 /// Brightness-dependent normaliser of the contrast score.

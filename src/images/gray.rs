@@ -17,20 +17,32 @@ const ROWS_PER_TASK: usize = 64;
 /// about 0.3 % of pixels.
 #[inline]
 pub fn cv_gray(r: u8, g: u8, b: u8) -> u8 {
-    ((u32::from(r) * 9798 + u32::from(g) * 19235 + u32::from(b) * 3735 + (1 << 14)) >> 15) as u8
+    let sum = u32::from(r)
+        .wrapping_mul(9798)
+        .wrapping_add(u32::from(g).wrapping_mul(19235))
+        .wrapping_add(u32::from(b).wrapping_mul(3735))
+        .wrapping_add(1 << 14);
+    (sum >> 15) as u8
 }
 
 /// PIL `convert("L")` from RGB: 16-bit fixed point, rounded.
 #[inline]
 pub fn pil_gray(r: u8, g: u8, b: u8) -> u8 {
-    ((u32::from(r) * 19595 + u32::from(g) * 38470 + u32::from(b) * 7471 + 0x8000) >> 16) as u8
+    let sum = u32::from(r)
+        .wrapping_mul(19595)
+        .wrapping_add(u32::from(g).wrapping_mul(38470))
+        .wrapping_add(u32::from(b).wrapping_mul(7471))
+        .wrapping_add(0x8000);
+    (sum >> 16) as u8
 }
 
 /// `a * b / 255` rounded the way PIL's paste-with-mask does it.
 #[inline]
 fn muldiv255(a: u32, b: u32) -> u32 {
-    let t = a * b + 128;
-    ((t >> 8) + t) >> 8
+    // Wrapping ops keep overflow-check branches out of the pixel loops; with a, b <= 255
+    // nothing can overflow.
+    let t = a.wrapping_mul(b).wrapping_add(128);
+    ((t >> 8).wrapping_add(t)) >> 8
 }
 
 /// One channel of `src` over white with coverage `alpha` (PIL `paste(img, mask=alpha)`
@@ -38,7 +50,7 @@ fn muldiv255(a: u32, b: u32) -> u32 {
 #[inline]
 pub fn over_white(src: u8, alpha: u8) -> u8 {
     let a = u32::from(alpha);
-    (muldiv255(u32::from(src), a) + muldiv255(255, 255 - a)) as u8
+    muldiv255(u32::from(src), a).wrapping_add(muldiv255(255, 255u32.wrapping_sub(a))) as u8
 }
 
 /// RGBA composited on white, as RGB.
@@ -83,9 +95,11 @@ impl GrayPlanes {
         let chunk = w as usize * ROWS_PER_TASK;
         match img {
             DynamicImage::ImageRgba8(rgba) => {
-                convert_rows(rgba.as_raw(), 4, chunk, &mut cv, &mut pil)
+                convert_rows::<4>(rgba.as_raw(), chunk, &mut cv, &mut pil)
             }
-            DynamicImage::ImageRgb8(rgb) => convert_rows(rgb.as_raw(), 3, chunk, &mut cv, &mut pil),
+            DynamicImage::ImageRgb8(rgb) => {
+                convert_rows::<3>(rgb.as_raw(), chunk, &mut cv, &mut pil)
+            }
             DynamicImage::ImageLuma8(l) => {
                 cv.copy_from_slice(l.as_raw());
                 pil.copy_from_slice(l.as_raw());
@@ -99,7 +113,7 @@ impl GrayPlanes {
             }
             other => {
                 let rgba = other.to_rgba8();
-                convert_rows(rgba.as_raw(), 4, chunk, &mut cv, &mut pil);
+                convert_rows::<4>(rgba.as_raw(), chunk, &mut cv, &mut pil);
             }
         }
         GrayPlanes {
@@ -111,30 +125,67 @@ impl GrayPlanes {
     }
 }
 
-/// Interleaved RGB (channels 3) or RGBA (channels 4) into both gray planes.
-fn convert_rows(src: &[u8], channels: usize, chunk: usize, cv: &mut [u8], pil: &mut [u8]) {
+/// Interleaved RGB (`C` = 3) or RGBA (`C` = 4) into both gray planes, rows in
+/// parallel. Chunks that are fully opaque skip the compositing arithmetic.
+fn convert_rows<const C: usize>(src: &[u8], chunk: usize, cv: &mut [u8], pil: &mut [u8]) {
     cv.par_chunks_mut(chunk)
         .zip(pil.par_chunks_mut(chunk))
-        .zip(src.par_chunks(chunk * channels))
+        .zip(src.par_chunks(chunk * C))
         .for_each(|((cv, pil), src)| {
-            for ((c, p), s) in cv
-                .iter_mut()
-                .zip(pil.iter_mut())
-                .zip(src.chunks_exact(channels))
-            {
-                let (r, g, b) = if channels == 4 && s[3] != 255 {
-                    (
-                        over_white(s[0], s[3]),
-                        over_white(s[1], s[3]),
-                        over_white(s[2], s[3]),
-                    )
-                } else {
-                    (s[0], s[1], s[2])
-                };
-                *c = cv_gray(r, g, b);
-                *p = pil_gray(r, g, b);
-            }
+            let opaque = C == 3 || src.chunks_exact(C).all(|p| p[3] == 255);
+            convert_chunk::<C>(src, cv, pil, !opaque);
         });
+}
+
+fn convert_chunk<const C: usize>(src: &[u8], cv: &mut [u8], pil: &mut [u8], composite: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe {
+            if composite {
+                convert_chunk_avx2::<C, true>(src, cv, pil);
+            } else {
+                convert_chunk_avx2::<C, false>(src, cv, pil);
+            }
+        }
+        return;
+    }
+    if composite {
+        convert_chunk_generic::<C, true>(src, cv, pil);
+    } else {
+        convert_chunk_generic::<C, false>(src, cv, pil);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn convert_chunk_avx2<const C: usize, const COMPOSITE: bool>(
+    src: &[u8],
+    cv: &mut [u8],
+    pil: &mut [u8],
+) {
+    convert_chunk_generic::<C, COMPOSITE>(src, cv, pil);
+}
+
+#[inline(always)]
+fn convert_chunk_generic<const C: usize, const COMPOSITE: bool>(
+    src: &[u8],
+    cv: &mut [u8],
+    pil: &mut [u8],
+) {
+    for ((c, p), s) in cv.iter_mut().zip(pil.iter_mut()).zip(src.chunks_exact(C)) {
+        let (r, g, b) = if COMPOSITE {
+            (
+                over_white(s[0], s[3]),
+                over_white(s[1], s[3]),
+                over_white(s[2], s[3]),
+            )
+        } else {
+            (s[0], s[1], s[2])
+        };
+        *c = cv_gray(r, g, b);
+        *p = pil_gray(r, g, b);
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +210,13 @@ mod tests {
             .flat_map(|r| (0..=255u8).step_by(15).map(move |g| (r, g)))
             .any(|(r, g)| cv_gray(r, g, 200) != pil_gray(r, g, 200));
         assert!(differs);
+    }
+
+    #[test]
+    fn opaque_composite_is_identity() {
+        for v in 0..=255u8 {
+            assert_eq!(over_white(v, 255), v);
+        }
     }
 
     #[test]

@@ -128,8 +128,8 @@ impl AliasMaps {
     }
 }
 
-/// Artifacts known to exist (seen in tool results, listed in an artifact file, or
-/// gold), queried with the structural rule.
+/// Artifacts known to exist (seen in tool results or listed in an artifact file),
+/// queried with the structural rule.
 #[derive(Debug, Default, Clone)]
 pub struct ArtifactIndex {
     numbers: HashSet<(String, String, u64)>,

@@ -198,11 +198,21 @@ fn jsonl_objects(
             Err(e) => diags.push(Diagnostic::skipped(
                 path,
                 Some(lineno),
-                format!("malformed JSON: {e}"),
+                format!("malformed JSON: {}", json_error_text(&e)),
             )),
         }
     }
     out
+}
+
+/// serde_json's message without its trailing " at line L column C", so a JSONL
+/// diagnostic (which names the file line itself) does not also say "line 1".
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &text[..i], e.column()),
+        None => text,
+    }
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -614,7 +624,7 @@ pub fn load_artifacts(
                     diags.push(Diagnostic::skipped(
                         path,
                         Some(i + 1),
-                        format!("malformed JSON: {e}"),
+                        format!("malformed JSON: {}", json_error_text(&e)),
                     ));
                     continue;
                 }
@@ -901,6 +911,41 @@ pub fn parse_trace(
     })
 }
 
+fn load_one_trace(
+    path: &Path,
+    gold: &GoldSet,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(String, RunRecord)> {
+    let Some(id) = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+    else {
+        diags.push(Diagnostic::skipped(
+            path,
+            None,
+            "file name is not valid UTF-8",
+        ));
+        return None;
+    };
+    if !gold.contains(&id) {
+        diags.push(Diagnostic::skipped(
+            path,
+            None,
+            format!("unknown id {id:?} (not in gold)"),
+        ));
+        return None;
+    }
+    let text = match read_bounded(path, MAX_TRACE_BYTES) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(Diagnostic::skipped(path, None, e.to_string()));
+            return None;
+        }
+    };
+    parse_trace(path, &id, &text, diags).map(|run| (id, run))
+}
+
 /// Loads every `{id}.json` trace in a `budget_{B}` folder. Unknown ids are reported
 /// and skipped; other files are ignored.
 pub fn load_trace_dir(
@@ -922,36 +967,22 @@ pub fn load_trace_dir(
         })
         .collect();
     entries.sort();
+    // Traces are parsed in parallel; results (and their diagnostics) are merged
+    // back in file-name order so the output does not depend on scheduling.
+    use rayon::prelude::*;
+    type Loaded = (Option<(String, RunRecord)>, Vec<Diagnostic>);
+    let loaded: Vec<Loaded> = entries
+        .par_iter()
+        .map(|path| {
+            let mut local = Vec::new();
+            let run = load_one_trace(path, gold, &mut local);
+            (run, local)
+        })
+        .collect();
     let mut out = BTreeMap::new();
-    for path in entries {
-        let Some(id) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string)
-        else {
-            diags.push(Diagnostic::skipped(
-                &path,
-                None,
-                "file name is not valid UTF-8",
-            ));
-            continue;
-        };
-        if !gold.contains(&id) {
-            diags.push(Diagnostic::skipped(
-                &path,
-                None,
-                format!("unknown id {id:?} (not in gold)"),
-            ));
-            continue;
-        }
-        let text = match read_bounded(&path, MAX_TRACE_BYTES) {
-            Ok(t) => t,
-            Err(e) => {
-                diags.push(Diagnostic::skipped(&path, None, e.to_string()));
-                continue;
-            }
-        };
-        if let Some(run) = parse_trace(&path, &id, &text, diags) {
+    for (run, local) in loaded {
+        diags.extend(local);
+        if let Some((id, run)) = run {
             out.insert(id, run);
         }
     }
@@ -1016,5 +1047,153 @@ mod tests {
         assert!(parse_trace(Path::new("t.json"), "x", "{\"foo\": 1}", &mut d).is_none());
         assert_eq!(d.len(), 3);
         assert!(d.iter().all(|x| x.skipped));
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn gold_of(ids: &[&str]) -> GoldSet {
+        GoldSet::new(
+            ids.iter()
+                .map(|id| GoldRecord {
+                    id: id.to_string(),
+                    gold_url: format!("https://github.com/o/r/issues/{}", id.len()),
+                    repo: None,
+                    entity_type: Some(EntityType::Issue),
+                    entity_id: None,
+                    original_url: None,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn prediction_lines_are_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "p.jsonl",
+            concat!(
+                "{\"id\": \"a\", \"predicted_url\": null}\n",
+                "{\"id\": \"b\"}\n",
+                "{\"id\": \"c\", \"predicted_url\": [1]}\n",
+                "\"just a string\"\n",
+                "{\"predicted_url\": \"x\"}\n",
+                "{\"id\": 7, \"predicted_url\": \"  \"}\n",
+            ),
+        );
+        let mut d = Vec::new();
+        let lines = load_predictions(&p, &gold_of(&["a", "b", "c", "7"]), &mut d).unwrap();
+        // a: null prediction kept as None; 7: numeric id, blank prediction -> None.
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            (lines[0].id.as_str(), lines[0].predicted.as_deref()),
+            ("a", None)
+        );
+        assert_eq!((lines[1].id.as_str(), lines[1].line), ("7", 6));
+        let at: Vec<Option<usize>> = d.iter().map(|x| x.line).collect();
+        assert_eq!(at, vec![Some(4), Some(2), Some(3), Some(5)]);
+        assert!(
+            d[1].message.contains("predicted_url") && d[3].message.contains("`id`"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn gold_problems_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "g.jsonl",
+            concat!(
+                "{\"id\": \"a\", \"gold_url\": \"https://github.com/o/r/pull/3\"}\n",
+                "{\"id\": \"a\", \"gold_url\": \"https://github.com/o/r/pull/4\"}\n",
+                "{\"id\": \"b\"}\n",
+                "not json\n",
+            ),
+        );
+        let mut d = Vec::new();
+        let g = load_gold(&p, &mut d).unwrap();
+        assert_eq!(g.len(), 1);
+        // Entity type read off the URL when not declared.
+        assert_eq!(g.get("a").unwrap().entity_type, Some(EntityType::Pr));
+        let lines: Vec<Option<usize>> = d.iter().map(|x| x.line).collect();
+        assert_eq!(lines, vec![Some(4), Some(2), Some(3)]);
+        // A gold file with nothing valid is an error naming the file.
+        let empty = write(dir.path(), "e.jsonl", "\n");
+        let err = load_gold(&empty, &mut d).unwrap_err().to_string();
+        assert!(
+            err.contains("e.jsonl") && err.contains("no valid gold"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn artifact_files_in_three_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut idx = ArtifactIndex::default();
+        let mut d = Vec::new();
+        let lines = write(
+            dir.path(),
+            "a.txt",
+            "# comment\nhttps://github.com/o/r/issues/1\n{\"html_url\": \"https://github.com/o/r/pull/2\"}\nnot-a-url\n{\"x\": 1}\n",
+        );
+        assert_eq!(load_artifacts(&lines, &mut idx, &mut d).unwrap(), 2);
+        assert_eq!(
+            d.iter().map(|x| x.line).collect::<Vec<_>>(),
+            vec![Some(4), Some(5)]
+        );
+        let arr = write(
+            dir.path(),
+            "a.json",
+            "[\"https://github.com/o/r/commit/abcdef1\", 3]",
+        );
+        assert_eq!(load_artifacts(&arr, &mut idx, &mut d).unwrap(), 1);
+        assert_eq!(idx.len(), 3);
+        assert_eq!(d.len(), 3);
+    }
+
+    #[test]
+    fn metadata_columns_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "m.csv",
+            "difficulty,id,capability_bucket,entity_type\nhard,a,C3,commit\neasy,b,,weird\n,,C1,issue\n",
+        );
+        let mut d = Vec::new();
+        let m = load_metadata(&p, &mut d).unwrap();
+        assert_eq!(m["a"].difficulty.as_deref(), Some("hard"));
+        assert_eq!(m["a"].entity_type, Some(EntityType::Commit));
+        assert_eq!(m["b"].capability_bucket, None);
+        // "weird" entity type is a note; the row without id is skipped with its line.
+        assert!(d.iter().any(|x| !x.skipped && x.line == Some(3)));
+        assert!(d.iter().any(|x| x.skipped && x.line == Some(4)));
+        let no_id = write(dir.path(), "n.csv", "name,difficulty\nx,hard\n");
+        assert!(load_metadata(&no_id, &mut d)
+            .unwrap_err()
+            .to_string()
+            .contains("`id`"));
+    }
+
+    #[test]
+    fn oversized_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "big.json", &"x".repeat(100));
+        let err = read_bounded(&p, 10).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReporefError::TooLarge {
+                    size: 100,
+                    cap: 10,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 }

@@ -122,7 +122,7 @@ impl Matcher {
         Self { targets, aliases }
     }
 
-    /// All gold URLs and artifacts (used to seed the index of existing artifacts).
+    /// Every parsed gold artifact (gold_url, original_url or the declared entity).
     pub fn gold_artifacts(&self) -> impl Iterator<Item = &Artifact> {
         self.targets.values().flat_map(|t| t.artifacts.iter())
     }

@@ -80,7 +80,7 @@ pub struct Benchmark {
     pub has_buckets: bool,
     pub has_difficulty: bool,
     pub matcher: Matcher,
-    /// Artifacts known to exist before looking at traces (gold and any artifact file).
+    /// Artifacts known to exist before looking at traces (from the artifact file).
     pub known_artifacts: ArtifactIndex,
     pub prices: PriceTable,
 }
@@ -543,6 +543,52 @@ pub fn excess_tool_calls(
     result
 }
 
+/// One labelled outcome, for per-instance output and auditing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstanceOutcome<'a> {
+    pub name: &'a str,
+    pub budget: Option<u32>,
+    pub id: &'a str,
+    pub correct: bool,
+    /// The level the match was made at; `null` when wrong.
+    pub level: Option<MatchLevel>,
+    pub answer: Answer,
+    /// The URL the prediction was judged by (its first GitHub URL), if any.
+    pub predicted_url: Option<&'a str>,
+    pub surfaced: Option<bool>,
+    pub tool_calls: Option<u64>,
+}
+
+/// Labelled outcomes of one condition, in gold order.
+pub fn instance_outcomes<'a>(
+    bench: &'a Benchmark,
+    cond: &'a Condition,
+    outcomes: &[Outcome],
+) -> Vec<InstanceOutcome<'a>> {
+    bench
+        .gold
+        .records
+        .iter()
+        .zip(outcomes)
+        .map(|(g, o)| {
+            let run = cond.runs.get(&g.id);
+            InstanceOutcome {
+                name: &cond.name,
+                budget: cond.budget,
+                id: &g.id,
+                correct: o.correct(),
+                level: o.level,
+                answer: o.answer,
+                predicted_url: run
+                    .and_then(|r| r.predicted.as_deref())
+                    .map(super::matching::prediction_url),
+                surfaced: o.surfaced,
+                tool_calls: run.and_then(|r| r.trace.as_ref()?.tool_calls),
+            }
+        })
+        .collect()
+}
+
 /// Scores every condition: outcomes, then rows (excess calls compare conditions).
 pub fn score_all(bench: &Benchmark, conds: &[Condition]) -> (Vec<Row>, Vec<Vec<Outcome>>) {
     let existing = bench.existing_artifacts(conds);
@@ -558,4 +604,55 @@ pub fn score_all(bench: &Benchmark, conds: &[Condition]) -> (Vec<Row>, Vec<Vec<O
         .map(|((c, o), e)| score_row(bench, c, o, e))
         .collect();
     (rows, outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reporef::formats::TraceFacts;
+
+    fn run(trace: TraceFacts) -> RunRecord {
+        RunRecord {
+            id: "x".into(),
+            file: "x.json".into(),
+            line: None,
+            predicted: None,
+            recorded_correct: None,
+            trace: Some(trace),
+        }
+    }
+
+    #[test]
+    fn price_from_cost_or_table() {
+        let mut table = PriceTable::default();
+        table.prices.insert(
+            "m".into(),
+            ModelPrice {
+                input_per_million: 2.0,
+                output_per_million: 8.0,
+            },
+        );
+        // The trace's own cost wins.
+        let with_cost = run(TraceFacts {
+            cost: Some(0.5),
+            prompt_tokens: Some(10),
+            completion_tokens: Some(10),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &with_cost), Some(0.5));
+        // Otherwise 1,000,000 prompt tokens at $2 + 250,000 completion at $8 = 2 + 2 = $4.
+        let tokens = run(TraceFacts {
+            prompt_tokens: Some(1_000_000),
+            completion_tokens: Some(250_000),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &tokens), Some(4.0));
+        // Unknown model, missing token split or no trace: no price (never a zero).
+        assert_eq!(table.run_price(Some("other"), &tokens), None);
+        let no_split = run(TraceFacts {
+            total_tokens: Some(10),
+            ..Default::default()
+        });
+        assert_eq!(table.run_price(Some("m"), &no_split), None);
+    }
 }

@@ -169,34 +169,55 @@ pub fn load_condition(
     }
 }
 
-/// Resolves and loads every path; a (model, budget) or file seen twice is reported
-/// and loaded once.
+/// Resolves and loads every path. The same folder or file given twice is loaded
+/// once (reported); two different folders holding the same model and budget (for
+/// example two run roots of one model under different conditions) both load, the
+/// later one renamed `{run root}/{model}` so rows stay distinguishable.
 pub fn load_conditions(
     paths: &[PathBuf],
     gold: &GoldSet,
     diags: &mut Vec<Diagnostic>,
 ) -> Result<Vec<Condition>, ReporefError> {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let mut out: Vec<Condition> = Vec::new();
     for path in paths {
         for spec in discover(path)? {
-            let cond = load_condition(&spec, gold, diags)?;
-            if let Some(prev) = out
-                .iter()
-                .find(|c| c.name == cond.name && c.budget == cond.budget)
-            {
+            let source = match &spec {
+                InputSpec::Predictions(p) => canonical(p),
+                InputSpec::Traces { dir, .. } => canonical(dir),
+            };
+            if let Some(prev) = out.iter().find(|c| canonical(&c.source) == source) {
                 diags.push(Diagnostic::skipped(
+                    &prev.source,
+                    None,
+                    "given more than once: loaded once".to_string(),
+                ));
+                continue;
+            }
+            let mut cond = load_condition(&spec, gold, diags)?;
+            if out
+                .iter()
+                .any(|c| c.name == cond.name && c.budget == cond.budget)
+            {
+                // runs_root/model/budget_B -> "runs_root/model".
+                let root = source
+                    .parent()
+                    .and_then(Path::parent)
+                    .and_then(dir_name)
+                    .unwrap_or("other");
+                let renamed = format!("{root}/{}", cond.name);
+                diags.push(Diagnostic::note(
                     &cond.source,
                     None,
                     format!(
-                        "condition {}{} already loaded from {}",
-                        cond.name,
-                        cond.budget
-                            .map(|b| format!(" at budget {b}"))
-                            .unwrap_or_default(),
-                        prev.source.display()
+                        "another input already has {}: this one is named {renamed}",
+                        cond.name
                     ),
                 ));
-                continue;
+                cond.name = renamed.clone();
+                if cond.model.is_some() {
+                    cond.model = Some(renamed);
+                }
             }
             out.push(cond);
         }

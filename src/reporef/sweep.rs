@@ -124,6 +124,7 @@ pub fn render_svg(series: &[SweepSeries], path: &Path, title: &str) -> Result<()
     let labels = budgets.clone();
     chart
         .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
         .x_desc("tool-call budget B")
         .y_desc("accuracy (%)")
         .x_labels(budgets.len().max(2))
@@ -140,14 +141,22 @@ pub fn render_svg(series: &[SweepSeries], path: &Path, title: &str) -> Result<()
         })
         .draw()
         .map_err(|e| chart_err(e.to_string()))?;
+    // Series sit slightly apart at each budget so equal accuracies and their
+    // whiskers stay visible.
+    let spread = 0.3f64.min(0.06 * series.len().saturating_sub(1) as f64);
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
+        let dx = if series.len() > 1 {
+            -spread / 2.0 + spread * i as f64 / (series.len() - 1) as f64
+        } else {
+            0.0
+        };
         let pts: Vec<(f64, f64, f64)> = s
             .points
             .iter()
             .filter_map(|p| {
                 Some((
-                    xpos(p.budget),
+                    xpos(p.budget) + dx,
                     p.accuracy? * 100.0,
                     p.se.unwrap_or(0.0) * 100.0,
                 ))

@@ -12,20 +12,22 @@ use serde::Serialize;
 pub const MIN_SHA_PREFIX: usize = 7;
 
 /// Normalises a URL the way RepoRef compares them: trim, cut at `?` or `#`, drop
-/// trailing `/`, lower-case. Cutting before dropping the slash makes `.../5/?x=1`
-/// and `.../5` agree.
+/// trailing `/`, lower-case. Cutting first, then trimming slashes and whitespace
+/// together, makes `.../5/?x=1` and `.../5` agree and the function idempotent.
 pub fn normalize(url: &str) -> String {
-    let trimmed = url.trim();
+    let trimmed = url.trim_start();
     let cut = trimmed.find(['?', '#']).map_or(trimmed, |i| &trimmed[..i]);
-    cut.trim_end_matches('/').to_lowercase()
+    cut.trim_end_matches(|c: char| c == '/' || c.is_whitespace())
+        .to_lowercase()
 }
 
 fn github_url_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        // Stops at whitespace and at characters that delimit URLs in prose, Markdown
-        // and JSON (quotes, brackets, backslashes of escaped JSON).
-        Regex::new(r#"(?i)(?:https?://)?(?:www\.|api\.)?github\.com/[^\s<>"'`()\[\]{}|\\^]*"#)
+        // URL characters only (RFC 3986, ASCII), minus those that delimit URLs in
+        // prose, Markdown and JSON: quotes, brackets, parentheses, backslashes of
+        // escaped JSON. Non-ASCII punctuation (a full-width stop) ends the URL too.
+        Regex::new(r"(?i)(?:https?://)?(?:www\.|api\.)?github\.com/[A-Za-z0-9\-._~:/?#@!$&*+,;=%]*")
             .expect("static regex is valid")
     })
 }
@@ -429,6 +431,18 @@ mod tests {
             None
         );
         assert_eq!(first_github_url("no url here"), None);
+        assert_eq!(
+            first_github_url("见 https://github.com/o/r/pull/5。谢谢"),
+            Some("https://github.com/o/r/pull/5")
+        );
+        assert_eq!(
+            first_github_url("<https://github.com/o/r/pull/6>"),
+            Some("https://github.com/o/r/pull/6")
+        );
+        assert_eq!(
+            first_github_url("\"https://github.com/o/r/pull/7\","),
+            Some("https://github.com/o/r/pull/7")
+        );
         let json = r#"{"html_url":"https://github.com/o/r/issues/3","url":"https://api.github.com/repos/o/r/issues/3"}"#;
         assert_eq!(
             github_urls(json),

@@ -1,0 +1,650 @@
+//! The intermediate block model both front ends produce: a flat list of leaf blocks
+//! (headings, paragraphs, list items, table rows, code, figures) with their inline
+//! content and byte spans in the source. References, citations and figures are all
+//! read from this list, so Markdown and HTML reports share every later rule.
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd, TextMergeWithOffset};
+use regex::Regex;
+use std::sync::LazyLock;
+
+use super::html;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum BlockKind {
+    Heading(u8),
+    Paragraph,
+    /// `number` is the label written in the source for ordered items.
+    ListItem {
+        number: Option<u64>,
+    },
+    TableRow {
+        table: usize,
+        header: bool,
+    },
+    Code {
+        info: String,
+    },
+    /// A `<figure>` element (or an HTML block holding images): its images are among
+    /// the inlines, its caption separately.
+    Figure {
+        caption: Option<Vec<Inline>>,
+        caption_span: Option<Range<usize>>,
+        id: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Block {
+    pub kind: BlockKind,
+    pub span: Range<usize>,
+    pub inlines: Vec<Inline>,
+    /// Label of the footnote definition this block sits in.
+    pub footnote: Option<String>,
+    /// Element id (HTML `id=`) when one was given, e.g. `fig3` on a caption.
+    pub html_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Inline {
+    /// Plain text; `sup` marks text inside `<sup>`.
+    Text {
+        text: String,
+        span: Range<usize>,
+        sup: bool,
+    },
+    Link {
+        url: String,
+        text: String,
+        span: Range<usize>,
+    },
+    Image {
+        src: String,
+        alt: String,
+        span: Range<usize>,
+        /// Declared size (`width=`/`height=` attributes), used to spot tracking pixels.
+        width: Option<u32>,
+        height: Option<u32>,
+    },
+    FootnoteRef {
+        label: String,
+        span: Range<usize>,
+    },
+    Code {
+        text: String,
+        span: Range<usize>,
+    },
+    /// A line break; `hard` for `<br>` and Markdown hard breaks, which end a
+    /// sentence unit, soft ones are plain whitespace.
+    Break {
+        span: Range<usize>,
+        hard: bool,
+    },
+    /// Boundary between two table cells.
+    CellSep,
+}
+
+impl Inline {
+    pub fn span(&self) -> Option<Range<usize>> {
+        match self {
+            Inline::Text { span, .. }
+            | Inline::Link { span, .. }
+            | Inline::Image { span, .. }
+            | Inline::FootnoteRef { span, .. }
+            | Inline::Code { span, .. }
+            | Inline::Break { span, .. } => Some(span.clone()),
+            Inline::CellSep => None,
+        }
+    }
+}
+
+impl Block {
+    pub fn new(kind: BlockKind, span: Range<usize>) -> Self {
+        Block {
+            kind,
+            span,
+            inlines: Vec::new(),
+            footnote: None,
+            html_id: None,
+        }
+    }
+
+    /// Plain text of the block: links by their text, images dropped, breaks as
+    /// newlines, cells separated by ` | `.
+    pub fn plain_text(&self) -> String {
+        inline_text(&self.inlines)
+    }
+
+    pub fn images(&self) -> impl Iterator<Item = &Inline> {
+        self.inlines
+            .iter()
+            .filter(|i| matches!(i, Inline::Image { .. }))
+    }
+}
+
+/// Plain text of a run of inlines.
+pub(crate) fn inline_text(inlines: &[Inline]) -> String {
+    let mut out = String::new();
+    for inline in inlines {
+        match inline {
+            Inline::Text { text, .. } | Inline::Code { text, .. } => out.push_str(text),
+            Inline::Link { text, .. } => out.push_str(text),
+            Inline::FootnoteRef { label, .. } => {
+                out.push_str("[^");
+                out.push_str(label);
+                out.push(']');
+            }
+            Inline::Break { .. } => out.push('\n'),
+            Inline::CellSep => out.push_str(" | "),
+            Inline::Image { .. } => {}
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Byte offsets of line starts, for 1-based line numbers of byte offsets.
+#[derive(Debug, Clone)]
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
+/// The Markdown options real reports need: GFM tables, footnotes, strikethrough.
+/// Smart punctuation, math, sub/superscript and wiki links would rewrite ordinary
+/// report text, so they stay off.
+fn markdown_options() -> Options {
+    let mut o = Options::empty();
+    o.insert(Options::ENABLE_TABLES);
+    o.insert(Options::ENABLE_FOOTNOTES);
+    o.insert(Options::ENABLE_STRIKETHROUGH);
+    o.insert(Options::ENABLE_TASKLISTS);
+    o
+}
+
+static IMG_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<img\b").unwrap());
+static A_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<a\b").unwrap());
+static A_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^</a\s*>").unwrap());
+static BR_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<br\b").unwrap());
+static SUP_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<sup\b").unwrap());
+static SUP_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^</sup\s*>").unwrap());
+static LIST_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,9})[.)]").unwrap());
+
+struct LinkFrame {
+    url: String,
+    text: String,
+    start: usize,
+    /// Opened by an inline `<a href>` tag rather than Markdown syntax.
+    from_html: bool,
+}
+
+struct ImageFrame {
+    src: String,
+    alt: String,
+    start: usize,
+}
+
+struct MdBuilder<'a> {
+    text: &'a str,
+    blocks: Vec<Block>,
+    current: Option<Block>,
+    /// Whether the current block is a list item that has received no content yet
+    /// (a loose item's first paragraph joins it).
+    item_fresh: bool,
+    list_ordered: Vec<bool>,
+    footnote: Option<String>,
+    links: Vec<LinkFrame>,
+    image: Option<ImageFrame>,
+    sup_depth: usize,
+    table_count: usize,
+    in_table_head: bool,
+    code: Option<(String, Range<usize>, String)>,
+    html: Option<(String, Range<usize>)>,
+}
+
+impl<'a> MdBuilder<'a> {
+    fn flush(&mut self) {
+        if let Some(mut block) = self.current.take() {
+            if let Some(last) = block.inlines.iter().rev().find_map(Inline::span) {
+                block.span.end = block.span.end.max(last.end);
+            }
+            block.footnote = self.footnote.clone();
+            self.blocks.push(block);
+        }
+        self.item_fresh = false;
+    }
+
+    fn open(&mut self, kind: BlockKind, span: Range<usize>) {
+        self.flush();
+        self.current = Some(Block::new(kind, span));
+    }
+
+    fn push_inline(&mut self, inline: Inline, span: &Range<usize>) {
+        if self.current.is_none() {
+            // Text outside any leaf (e.g. after a nested list inside an item).
+            self.current = Some(Block::new(BlockKind::Paragraph, span.clone()));
+        }
+        if let Some(b) = self.current.as_mut() {
+            b.inlines.push(inline);
+        }
+        self.item_fresh = false;
+    }
+
+    fn text(&mut self, t: &str, span: Range<usize>) {
+        if let Some(img) = self.image.as_mut() {
+            img.alt.push_str(t);
+            return;
+        }
+        if let Some(link) = self.links.last_mut() {
+            link.text.push_str(t);
+            return;
+        }
+        let sup = self.sup_depth > 0;
+        self.push_inline(
+            Inline::Text {
+                text: t.to_string(),
+                span: span.clone(),
+                sup,
+            },
+            &span,
+        );
+    }
+
+    fn inline_html(&mut self, raw: &str, span: Range<usize>) {
+        let tag = raw.trim();
+        if IMG_TAG.is_match(tag) {
+            let attrs = html::parse_tag_attrs(tag);
+            let inline = Inline::Image {
+                src: attrs.get("src").cloned().unwrap_or_default(),
+                alt: attrs.get("alt").cloned().unwrap_or_default(),
+                span: span.clone(),
+                width: attrs.get("width").and_then(|w| html::parse_dimension(w)),
+                height: attrs.get("height").and_then(|h| html::parse_dimension(h)),
+            };
+            self.push_inline(inline, &span);
+        } else if BR_TAG.is_match(tag) {
+            self.push_inline(
+                Inline::Break {
+                    span: span.clone(),
+                    hard: true,
+                },
+                &span,
+            );
+        } else if SUP_OPEN.is_match(tag) {
+            self.sup_depth += 1;
+        } else if SUP_CLOSE.is_match(tag) {
+            self.sup_depth = self.sup_depth.saturating_sub(1);
+        } else if A_OPEN.is_match(tag) {
+            let attrs = html::parse_tag_attrs(tag);
+            // Only links that leave the document become link inlines; internal
+            // anchors (`#ref3`, `#fig2`) let their text through as plain text.
+            if let Some(href) = attrs.get("href").filter(|h| !h.starts_with('#')) {
+                self.links.push(LinkFrame {
+                    url: href.clone(),
+                    text: String::new(),
+                    start: span.start,
+                    from_html: true,
+                });
+            }
+        } else if A_CLOSE.is_match(tag) && self.links.last().is_some_and(|l| l.from_html) {
+            self.close_link(span.end);
+        }
+    }
+
+    fn close_link(&mut self, end: usize) {
+        if let Some(frame) = self.links.pop() {
+            let span = frame.start..end;
+            let inline = Inline::Link {
+                url: frame.url,
+                text: frame.text,
+                span: span.clone(),
+            };
+            if let Some(outer) = self.links.last_mut() {
+                // Nested links do not exist in Markdown; keep the text at least.
+                if let Inline::Link { text, .. } = &inline {
+                    outer.text.push_str(text);
+                }
+            } else {
+                self.push_inline(inline, &span);
+            }
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>, range: Range<usize>) {
+        if let Some((raw, span)) = self.html.as_mut() {
+            match event {
+                Event::Html(h) | Event::InlineHtml(h) | Event::Text(h) => {
+                    raw.push_str(&h);
+                    span.end = span.end.max(range.end);
+                    return;
+                }
+                Event::End(TagEnd::HtmlBlock) => {
+                    let (raw, span) = self.html.take().unwrap_or_default();
+                    self.flush();
+                    let base = span.start;
+                    let mut blocks = html::blocks_from_fragment(&raw, base, self.text);
+                    for b in &mut blocks {
+                        b.footnote = self.footnote.clone();
+                    }
+                    self.blocks.extend(blocks);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        if let Some((code, span, _)) = self.code.as_mut() {
+            match event {
+                Event::Text(t) => {
+                    code.push_str(&t);
+                    span.end = span.end.max(range.end);
+                    return;
+                }
+                Event::End(TagEnd::CodeBlock) => {
+                    let (code, span, info) = self.code.take().unwrap_or_default();
+                    self.flush();
+                    let mut block = Block::new(BlockKind::Code { info }, span.start..range.end);
+                    block.inlines.push(Inline::Code { text: code, span });
+                    self.current = Some(block);
+                    self.flush();
+                    return;
+                }
+                _ => {}
+            }
+        }
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag, range),
+            Event::Text(t) => self.text(&t, range),
+            Event::Code(t) => {
+                if let Some(link) = self.links.last_mut() {
+                    link.text.push_str(&t);
+                } else if let Some(img) = self.image.as_mut() {
+                    img.alt.push_str(&t);
+                } else {
+                    self.push_inline(
+                        Inline::Code {
+                            text: t.to_string(),
+                            span: range.clone(),
+                        },
+                        &range,
+                    );
+                }
+            }
+            Event::InlineHtml(h) | Event::Html(h) => self.inline_html(&h, range),
+            Event::SoftBreak | Event::HardBreak => {
+                let hard = matches!(event, Event::HardBreak);
+                if let Some(link) = self.links.last_mut() {
+                    link.text.push(' ');
+                } else if let Some(img) = self.image.as_mut() {
+                    img.alt.push(' ');
+                } else if self.current.is_some() {
+                    self.push_inline(
+                        Inline::Break {
+                            span: range.clone(),
+                            hard,
+                        },
+                        &range,
+                    );
+                }
+            }
+            Event::FootnoteReference(label) => {
+                if let Some(link) = self.links.last_mut() {
+                    link.text.push_str(&format!("[^{label}]"));
+                } else {
+                    self.push_inline(
+                        Inline::FootnoteRef {
+                            label: label.to_string(),
+                            span: range.clone(),
+                        },
+                        &range,
+                    );
+                }
+            }
+            Event::Rule => self.flush(),
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
+        match tag {
+            Tag::Paragraph => {
+                if self.item_fresh && self.current.is_some() {
+                    // First paragraph of a loose list item: it is the item's text.
+                    self.item_fresh = false;
+                } else {
+                    self.open(BlockKind::Paragraph, range);
+                }
+            }
+            Tag::Heading { level, id, .. } => {
+                self.open(BlockKind::Heading(level as u8), range);
+                if let (Some(b), Some(id)) = (self.current.as_mut(), id) {
+                    b.html_id = Some(id.to_string());
+                }
+            }
+            Tag::List(start) => {
+                self.flush();
+                self.list_ordered.push(start.is_some());
+            }
+            Tag::Item => {
+                let ordered = self.list_ordered.last().copied().unwrap_or(false);
+                let number = if ordered {
+                    self.text
+                        .get(range.clone())
+                        .and_then(|t| LIST_NUMBER.captures(t))
+                        .and_then(|c| c[1].parse().ok())
+                } else {
+                    None
+                };
+                self.open(BlockKind::ListItem { number }, range);
+                self.item_fresh = true;
+            }
+            Tag::Table(_) => {
+                self.flush();
+                self.table_count += 1;
+            }
+            Tag::TableHead => {
+                self.in_table_head = true;
+                self.open(
+                    BlockKind::TableRow {
+                        table: self.table_count,
+                        header: true,
+                    },
+                    range,
+                );
+            }
+            Tag::TableRow => {
+                self.open(
+                    BlockKind::TableRow {
+                        table: self.table_count,
+                        header: false,
+                    },
+                    range,
+                );
+            }
+            Tag::TableCell => {
+                if let Some(b) = self.current.as_mut() {
+                    if !b.inlines.is_empty() {
+                        b.inlines.push(Inline::CellSep);
+                    }
+                }
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                let info = match kind {
+                    CodeBlockKind::Fenced(info) => info.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((String::new(), range.clone(), info));
+            }
+            Tag::HtmlBlock => {
+                self.flush();
+                self.html = Some((String::new(), range.start..range.start));
+            }
+            Tag::FootnoteDefinition(label) => {
+                self.flush();
+                self.footnote = Some(label.to_string());
+            }
+            Tag::Link { dest_url, .. } => {
+                self.links.push(LinkFrame {
+                    url: dest_url.to_string(),
+                    text: String::new(),
+                    start: range.start,
+                    from_html: false,
+                });
+            }
+            Tag::Image { dest_url, .. } => {
+                self.image = Some(ImageFrame {
+                    src: dest_url.to_string(),
+                    alt: String::new(),
+                    start: range.start,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd, range: Range<usize>) {
+        match tag {
+            TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item => self.flush(),
+            TagEnd::TableHead => {
+                self.in_table_head = false;
+                self.flush();
+            }
+            TagEnd::TableRow | TagEnd::Table => self.flush(),
+            TagEnd::List(_) => {
+                self.flush();
+                self.list_ordered.pop();
+            }
+            TagEnd::FootnoteDefinition => {
+                self.flush();
+                self.footnote = None;
+            }
+            TagEnd::Link => {
+                // A Markdown link may still hold an unclosed inline `<a>`; close both.
+                while self.links.last().is_some_and(|l| l.from_html) {
+                    self.close_link(range.end);
+                }
+                self.close_link(range.end);
+            }
+            TagEnd::Image => {
+                if let Some(frame) = self.image.take() {
+                    let span = frame.start..range.end;
+                    let inline = Inline::Image {
+                        src: frame.src,
+                        alt: frame.alt,
+                        span: span.clone(),
+                        width: None,
+                        height: None,
+                    };
+                    self.push_inline(inline, &span);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Parse Markdown into leaf blocks. HTML blocks inside it go through the HTML front
+/// end with their offsets kept.
+pub(crate) fn blocks_from_markdown(text: &str) -> Vec<Block> {
+    let parser = Parser::new_ext(text, markdown_options()).into_offset_iter();
+    let mut builder = MdBuilder {
+        text,
+        blocks: Vec::new(),
+        current: None,
+        item_fresh: false,
+        list_ordered: Vec::new(),
+        footnote: None,
+        links: Vec::new(),
+        image: None,
+        sup_depth: 0,
+        table_count: 0,
+        in_table_head: false,
+        code: None,
+        html: None,
+    };
+    for (event, range) in TextMergeWithOffset::new(parser) {
+        builder.event(event, range);
+    }
+    // Unclosed frames at the end of a truncated document.
+    while !builder.links.is_empty() {
+        builder.close_link(text.len());
+    }
+    builder.flush();
+    builder.blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(blocks: &[Block]) -> Vec<String> {
+        blocks.iter().map(|b| format!("{:?}", b.kind)).collect()
+    }
+
+    #[test]
+    fn paragraphs_lists_and_tables_become_leaf_blocks() {
+        let md = "# T\n\nA para [1].\n\n- one\n- two\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+        let blocks = blocks_from_markdown(md);
+        let k = kinds(&blocks);
+        assert_eq!(k[0], "Heading(1)");
+        assert_eq!(k[1], "Paragraph");
+        assert_eq!(k[2], "ListItem { number: None }");
+        assert_eq!(k[4], "ListItem { number: Some(1) }");
+        assert_eq!(k[5], "ListItem { number: Some(2) }");
+        assert!(k[6].starts_with("TableRow"));
+        assert_eq!(blocks[7].plain_text(), "1 | 2");
+        assert_eq!(blocks[1].plain_text(), "A para [1].");
+    }
+
+    #[test]
+    fn inline_html_anchor_and_image_and_sup() {
+        let md = "Text <a href=\"#ref1\">[1]</a> and <sup>2</sup> <img src=\"a.png\" alt=\"x\" width=\"1\">.\n";
+        let blocks = blocks_from_markdown(md);
+        assert_eq!(blocks.len(), 1);
+        let b = &blocks[0];
+        assert!(b.plain_text().contains("[1]"));
+        assert!(b
+            .inlines
+            .iter()
+            .any(|i| matches!(i, Inline::Text { text, sup: true, .. } if text == "2")));
+        assert!(b
+            .inlines
+            .iter()
+            .any(|i| matches!(i, Inline::Image { src, width: Some(1), .. } if src == "a.png")));
+    }
+
+    #[test]
+    fn loose_list_item_keeps_its_paragraph() {
+        let md = "- first item\n\n- second item\n";
+        let blocks = blocks_from_markdown(md);
+        assert_eq!(blocks.len(), 2);
+        assert!(matches!(blocks[0].kind, BlockKind::ListItem { .. }));
+        assert_eq!(blocks[1].plain_text(), "second item");
+    }
+
+    #[test]
+    fn line_index_maps_offsets() {
+        let idx = LineIndex::new("a\nbc\n\nd");
+        assert_eq!(idx.line_of(0), 1);
+        assert_eq!(idx.line_of(2), 2);
+        assert_eq!(idx.line_of(3), 2);
+        assert_eq!(idx.line_of(5), 3);
+        assert_eq!(idx.line_of(6), 4);
+    }
+}

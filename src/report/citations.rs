@@ -1,0 +1,891 @@
+//! Citation markers and fact-citation pairs: each body unit (sentence, list-item
+//! sentence, heading, table row or whole table) is flattened to text with a
+//! sentinel where each marker sits, split into sentences, and every sentence with a
+//! resolvable marker becomes a [`Fact`].
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::blocks::{Block, BlockKind, Inline, LineIndex};
+use super::model::{Fact, Reference, StructuralError};
+use super::urls::{clean_url, is_web_url, url_key, BARE_URL};
+
+/// Stands in for a citation marker in flattened unit text (a private-use char that
+/// real reports do not contain).
+pub(crate) const SENTINEL: char = '\u{E000}';
+
+/// Largest `[N-M]` range expanded; anything wider is not a citation range.
+const MAX_RANGE: u32 = 100;
+
+/// A marker as written, before it is checked against the reference list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum RawCite {
+    /// `[3]`, `【3】`, `<sup>3</sup>`: a numbered marker.
+    Num(String),
+    /// `[^3]`, `[^1_4]`.
+    Foot(String),
+    /// A link or URL standing for its source.
+    Url(String),
+    /// A numbered link `[(3)](url)`: the number if it resolves, else the URL.
+    Linked(String, String),
+    /// `[图片: image1.jpg]`: a pointer to an input file, not a source; it is
+    /// removed from the fact text and never resolves.
+    Input(String),
+    /// A bare numeral glued to a sentence end (`offspring.1`) or a number in a
+    /// citation column: a citation only when it names an existing entry.
+    Weak(String),
+}
+
+/// One flattened unit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Flat {
+    pub text: String,
+    /// Cites for each sentinel, in order.
+    pub cites: Vec<Vec<RawCite>>,
+    /// (flat offset, source offset) at the start of each piece.
+    pub map: Vec<(usize, usize, usize)>,
+    /// Flat offsets where a hard line break ends a unit.
+    pub hard_breaks: Vec<usize>,
+}
+
+impl Flat {
+    fn push_text(&mut self, s: &str, src: Range<usize>) {
+        if s.is_empty() {
+            return;
+        }
+        self.map.push((self.text.len(), src.start, src.end));
+        if s.contains(SENTINEL) {
+            // Input that contains the sentinel itself must not pose as a marker;
+            // U+FFFD has the same UTF-8 length, so offsets stay valid.
+            self.text.push_str(&s.replace(SENTINEL, "\u{FFFD}"));
+        } else {
+            self.text.push_str(s);
+        }
+    }
+
+    fn push_cite(&mut self, cites: Vec<RawCite>, src: Range<usize>) {
+        if cites.is_empty() {
+            return;
+        }
+        self.map.push((self.text.len(), src.start, src.end));
+        self.text.push(SENTINEL);
+        self.cites.push(cites);
+    }
+
+    /// Source offset of a flat offset.
+    pub fn src(&self, flat: usize) -> usize {
+        let i = match self.map.binary_search_by(|(f, _, _)| f.cmp(&flat)) {
+            Ok(i) => i,
+            Err(0) => return self.map.first().map(|m| m.1).unwrap_or(0),
+            Err(i) => i - 1,
+        };
+        let (f, s, e) = self.map[i];
+        (s + (flat - f)).min(e.max(s))
+    }
+}
+
+static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[\^([^\]\s]{1,20})\]|\[(\d{1,4}(?:\s*(?:[,，、;；]|and)\s*\d{1,4}|\s*[-–—~]\s*\d{1,4})*)\]|【(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)(?:[†:][^】]{0,40})?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]{0,200})\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]{1,200})\]")
+        .unwrap()
+});
+static NUM_LIST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\d{1,4}(?:\s*[-–—~]\s*\d{1,4})?").unwrap());
+static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*[\[(（【]?\^?(\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*)[\])）】]?\s*$").unwrap()
+});
+static CITE_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(snippet ids?|sources?|source ids?|refs?\.?|references?|citations?|cites?|来源|引用|参考|参考文献|出处|文献)$").unwrap()
+});
+static CELL_NUMBERS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[?\d{1,4}\]?(?:\s*[,，、;]?\s*\[?\d{1,4}\]?)*$").unwrap());
+/// Abbreviations after which a period does not end a sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "et al", "al", "fig", "figs", "no", "nos", "vol", "vols", "vs", "mr", "mrs",
+    "ms", "dr", "prof", "sr", "jr", "st", "approx", "ca", "cf", "eq", "eqs", "ref", "refs", "pp",
+    "p", "ch", "sec", "tab", "inc", "ltd", "co", "corp", "dept", "est", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "e.u", "a.m", "p.m",
+    "ph.d", "vol", "op", "resp", "viz",
+];
+
+fn expand_numbers(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in NUM_LIST.find_iter(list) {
+        let part = m.as_str();
+        let bounds: Vec<u32> = part
+            .split(['-', '–', '—', '~'])
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
+        match bounds.as_slice() {
+            [a, b] if b >= a && b - a <= MAX_RANGE => out.extend((*a..=*b).map(|n| n.to_string())),
+            [a, ..] => out.push(a.to_string()),
+            [] => {}
+        }
+    }
+    out
+}
+
+/// Split plain text into text and textual markers.
+fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+    let map_src = |a: usize, b: usize| -> Range<usize> {
+        // Text from the Markdown parser may have lost escapes, so offsets are
+        // proportional guesses clamped to the piece.
+        let s = (src.start + a).min(src.end);
+        let e = (src.start + b).min(src.end).max(s);
+        s..e
+    };
+    let mut last = 0;
+    for c in BRACKET_NUM.captures_iter(text) {
+        let m = c.get(0).map(|m| m.range()).unwrap_or(0..0);
+        let cites = if let Some(f) = c.get(1) {
+            vec![RawCite::Foot(f.as_str().to_string())]
+        } else if let Some(n) = c.get(2).or_else(|| c.get(3)) {
+            expand_numbers(n.as_str())
+                .into_iter()
+                .map(RawCite::Num)
+                .collect()
+        } else if let Some(u) = c.get(4) {
+            if is_web_url(u.as_str()) {
+                vec![RawCite::Url(clean_url(u.as_str()))]
+            } else {
+                continue;
+            }
+        } else if let (Some(t), Some(u)) = (c.get(5), c.get(6)) {
+            // A link the Markdown parser refused (spaces in a text fragment).
+            scan_plain(
+                flat,
+                &text[last..m.start],
+                map_src(last, m.start),
+                allow_glued,
+            );
+            flat.push_text(t.as_str(), map_src(t.start(), t.end()));
+            flat.push_cite(
+                vec![RawCite::Url(clean_url(u.as_str()))],
+                map_src(u.start(), m.end),
+            );
+            last = m.end;
+            continue;
+        } else if let Some(f) = c.get(7) {
+            vec![RawCite::Input(f.as_str().trim().to_string())]
+        } else {
+            continue;
+        };
+        scan_plain(
+            flat,
+            &text[last..m.start],
+            map_src(last, m.start),
+            allow_glued,
+        );
+        flat.push_cite(cites, map_src(m.start, m.end));
+        last = m.end;
+    }
+    scan_plain(flat, &text[last..], map_src(last, text.len()), allow_glued);
+}
+
+/// Bare URLs and glued numerals inside marker-free text.
+fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+    let map_src = |a: usize, b: usize| -> Range<usize> {
+        let s = (src.start + a).min(src.end);
+        let e = (src.start + b).min(src.end).max(s);
+        s..e
+    };
+    let mut last = 0;
+    let mut cuts: Vec<(Range<usize>, RawCite)> = Vec::new();
+    for m in BARE_URL.find_iter(text) {
+        cuts.push((m.range(), RawCite::Url(clean_url(m.as_str()))));
+    }
+    if allow_glued {
+        for (r, n) in glued_numerals(text) {
+            if !cuts.iter().any(|(c, _)| c.start < r.end && r.start < c.end) {
+                for num in n {
+                    cuts.push((r.clone(), RawCite::Weak(num)));
+                }
+            }
+        }
+    }
+    cuts.sort_by_key(|(r, _)| r.start);
+    let mut i = 0;
+    while i < cuts.len() {
+        let r = cuts[i].0.clone();
+        let mut group = vec![cuts[i].1.clone()];
+        while i + 1 < cuts.len() && cuts[i + 1].0 == r {
+            i += 1;
+            group.push(cuts[i].1.clone());
+        }
+        if r.start >= last {
+            flat.push_text(&text[last..r.start], map_src(last, r.start));
+            flat.push_cite(group, map_src(r.start, r.end));
+            last = r.end;
+        }
+        i += 1;
+    }
+    flat.push_text(&text[last..], map_src(last, text.len()));
+}
+
+/// Numerals glued to the end of a sentence or clause (`offspring.1`, `).12`,
+/// `species.3, 4`) as Gemini writes its citations: the digits must follow terminal
+/// punctuation that follows a non-digit, and be followed by whitespace or the end.
+fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let (pos, c) = chars[k];
+        let punct = matches!(c, '.' | ')' | '”' | '"' | '’' | '?' | '!');
+        if !punct || k == 0 {
+            k += 1;
+            continue;
+        }
+        let prev = chars[k - 1].1;
+        if prev.is_ascii_digit() || prev.is_whitespace() {
+            k += 1;
+            continue;
+        }
+        // Abbreviations (`Fig.1`) and decimals are not sentence ends.
+        if c == '.' {
+            let word_start = text[..pos]
+                .char_indices()
+                .rev()
+                .find(|&(_, ch)| ch.is_whitespace() || ch == '(')
+                .map(|(i, ch)| i + ch.len_utf8())
+                .unwrap_or(0);
+            let word = text[word_start..pos].to_lowercase();
+            if ABBREVIATIONS.contains(&word.as_str()) {
+                k += 1;
+                continue;
+            }
+        }
+        let start = pos + c.len_utf8();
+        let mut end = start;
+        // digits, optionally `, digits` repeated
+        let mut j = start;
+        let mut seen_digit = false;
+        loop {
+            let d0 = j;
+            while j < bytes.len() && bytes[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j == d0 || j - d0 > 3 {
+                break;
+            }
+            seen_digit = true;
+            end = j;
+            // Continue on ", " + digit.
+            let mut t = j;
+            if t < bytes.len() && bytes[t] == b',' {
+                t += 1;
+                while t < bytes.len() && bytes[t] == b' ' {
+                    t += 1;
+                }
+                if t < bytes.len() && bytes[t].is_ascii_digit() {
+                    j = t;
+                    continue;
+                }
+            }
+            break;
+        }
+        let after_ok = end >= bytes.len() || (bytes[end] as char).is_ascii_whitespace();
+        if seen_digit && after_ok {
+            let nums: Vec<String> = text[start..end]
+                .split(',')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect();
+            out.push((start..end, nums));
+            while k < chars.len() && chars[k].0 < end {
+                k += 1;
+            }
+            continue;
+        }
+        k += 1;
+    }
+    out
+}
+
+/// Flatten inlines (or a slice of them) into text with sentinels.
+pub(crate) fn flatten(inlines: &[Inline], allow_glued: bool) -> Flat {
+    let mut flat = Flat::default();
+    flatten_into(&mut flat, inlines, allow_glued);
+    flat
+}
+
+fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: bool) {
+    for inline in inlines {
+        match inline {
+            Inline::Text { text, span, sup } => {
+                if *sup {
+                    if let Some(c) = MARKER_TEXT.captures(text) {
+                        let nums = expand_numbers(&c[1]);
+                        flat.push_cite(nums.into_iter().map(RawCite::Num).collect(), span.clone());
+                        continue;
+                    }
+                }
+                scan_text(flat, text, span.clone(), allow_glued);
+            }
+            Inline::Link { url, text, span } => {
+                let web = is_web_url(url);
+                if let Some(c) = MARKER_TEXT.captures(text) {
+                    let nums = expand_numbers(&c[1]);
+                    if web {
+                        let u = clean_url(url);
+                        flat.push_cite(
+                            nums.into_iter()
+                                .map(|n| RawCite::Linked(n, u.clone()))
+                                .collect(),
+                            span.clone(),
+                        );
+                    } else {
+                        flat.push_cite(nums.into_iter().map(RawCite::Num).collect(), span.clone());
+                    }
+                    continue;
+                }
+                if web {
+                    // The link text stays in the sentence (unless it is the URL itself),
+                    // the target is a citation.
+                    if !is_web_url(text) {
+                        flat.push_text(text, span.clone());
+                    }
+                    flat.push_cite(vec![RawCite::Url(clean_url(url))], span.end..span.end);
+                } else {
+                    flat.push_text(text, span.clone());
+                }
+            }
+            Inline::FootnoteRef { label, span } => {
+                flat.push_cite(vec![RawCite::Foot(label.clone())], span.clone());
+            }
+            Inline::Code { text, span } => flat.push_text(text, span.clone()),
+            Inline::Break { span, hard } => {
+                if *hard {
+                    flat.hard_breaks.push(flat.text.len());
+                }
+                flat.push_text(" ", span.clone());
+            }
+            Inline::CellSep => flat.push_text(" | ", 0..0),
+            Inline::Image { .. } => {}
+        }
+    }
+}
+
+/// Every URL cited in order of first appearance (for reports with no list).
+pub(crate) fn urls_in_order(flats: &[Flat]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for f in flats {
+        for group in &f.cites {
+            for c in group {
+                let url = match c {
+                    RawCite::Url(u) | RawCite::Linked(_, u) => u,
+                    _ => continue,
+                };
+                if seen.insert(url_key(url)) {
+                    out.push(url.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks raw markers against the reference list.
+pub(crate) struct Resolver {
+    idxs: HashSet<String>,
+    by_url: HashMap<String, String>,
+    has_list: bool,
+    max_numeric: u64,
+}
+
+/// Outcome of resolving one raw marker.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Resolved {
+    Ref(String),
+    /// A marker whose number names no entry (consistency error).
+    Dangling(String),
+    /// Not a citation at all (`[2024]`, a link to an unlisted page).
+    NotACitation,
+}
+
+impl Resolver {
+    pub fn new(refs: &[Reference], has_list: bool) -> Self {
+        let mut by_url = HashMap::new();
+        for r in refs {
+            if let Some(u) = &r.url {
+                by_url.entry(url_key(u)).or_insert_with(|| r.idx.clone());
+            }
+        }
+        Resolver {
+            idxs: refs.iter().map(|r| r.idx.clone()).collect(),
+            by_url,
+            has_list,
+            max_numeric: refs
+                .iter()
+                .filter_map(|r| r.idx.parse().ok())
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    pub fn resolve(&self, c: &RawCite) -> Resolved {
+        match c {
+            RawCite::Num(n) | RawCite::Foot(n) => {
+                if !self.has_list {
+                    // No list at all: an explicit marker points nowhere (numbers too
+                    // large to be reference numbers are years or quantities).
+                    match n.parse::<u64>() {
+                        Ok(v) if v == 0 || v > 300 => Resolved::NotACitation,
+                        _ => Resolved::Dangling(n.clone()),
+                    }
+                } else if self.idxs.contains(n) {
+                    Resolved::Ref(n.clone())
+                } else {
+                    // Numbers far beyond the list (years, quantities) are not markers.
+                    match n.parse::<u64>() {
+                        Ok(v) if v == 0 || v > self.max_numeric + 10 => Resolved::NotACitation,
+                        _ => Resolved::Dangling(n.clone()),
+                    }
+                }
+            }
+            RawCite::Input(_) => Resolved::NotACitation,
+            RawCite::Weak(n) => {
+                if self.has_list && self.idxs.contains(n) {
+                    Resolved::Ref(n.clone())
+                } else {
+                    Resolved::NotACitation
+                }
+            }
+            RawCite::Url(u) => match self.by_url.get(&url_key(u)) {
+                Some(i) => Resolved::Ref(i.clone()),
+                None => Resolved::NotACitation,
+            },
+            RawCite::Linked(n, u) => {
+                if self.has_list && self.idxs.contains(n) {
+                    Resolved::Ref(n.clone())
+                } else {
+                    self.resolve(&RawCite::Url(u.clone()))
+                }
+            }
+        }
+    }
+}
+
+/// A sentence (or whole unit) cut from a flat unit.
+#[derive(Debug, Clone)]
+pub(crate) struct Sentence {
+    /// Flat byte range, markers included.
+    pub range: Range<usize>,
+    pub text: String,
+    pub cites: Vec<RawCite>,
+}
+
+fn is_closing(c: char) -> bool {
+    matches!(
+        c,
+        '”' | '’' | '"' | '\'' | '」' | '』' | '）' | ')' | '*' | '_' | '】' | '》'
+    )
+}
+
+/// Split a flat unit into sentences at `。！？.!?` (not inside decimals,
+/// abbreviations or URLs) and at hard breaks; markers right after a sentence's
+/// terminal punctuation belong to that sentence.
+pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
+    let text = &flat.text;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        let (pos, c) = chars[k];
+        let mut boundary = false;
+        if matches!(c, '。' | '！' | '？' | '；') && c != '；' {
+            boundary = true;
+        } else if matches!(c, '.' | '!' | '?') {
+            // Next non-closing char must be whitespace, a marker or the end.
+            let mut n = k + 1;
+            while n < chars.len() && is_closing(chars[n].1) {
+                n += 1;
+            }
+            let next = chars.get(n).map(|x| x.1);
+            let spaced =
+                matches!(next, None | Some(SENTINEL)) || next.is_some_and(char::is_whitespace);
+            if spaced {
+                boundary = true;
+                if c == '.' {
+                    let before = &text[..pos];
+                    let word_start = before
+                        .char_indices()
+                        .rev()
+                        .find(|&(_, ch)| ch.is_whitespace() || ch == '(' || ch == SENTINEL)
+                        .map(|(i, ch)| i + ch.len_utf8())
+                        .unwrap_or(0);
+                    let word = before[word_start..].to_lowercase();
+                    let word = word.trim_start_matches(['"', '“', '(', '*']);
+                    let single_initial = word.chars().count() == 1
+                        && word
+                            .chars()
+                            .all(|ch| ch.is_alphabetic() && !super::language::is_cjk(ch));
+                    if ABBREVIATIONS.contains(&word)
+                        || single_initial && before[word_start..].chars().all(char::is_uppercase)
+                    {
+                        boundary = false;
+                    }
+                    // A lowercase continuation means the period was not an end.
+                    let mut m = n;
+                    while m < chars.len() && (chars[m].1.is_whitespace() || chars[m].1 == SENTINEL)
+                    {
+                        m += 1;
+                    }
+                    if let Some(&(_, nc)) = chars.get(m) {
+                        if nc.is_lowercase() && ABBREVIATIONS.contains(&word) {
+                            boundary = false;
+                        }
+                    }
+                }
+            }
+        }
+        if boundary {
+            // Include closing quotes/brackets, then any markers (and spaces between).
+            let mut n = k + 1;
+            while n < chars.len() && is_closing(chars[n].1) {
+                n += 1;
+            }
+            let mut m = n;
+            let mut end = chars.get(n).map(|x| x.0).unwrap_or(text.len());
+            while m < chars.len() && (chars[m].1.is_whitespace() || chars[m].1 == SENTINEL) {
+                if chars[m].1 == SENTINEL {
+                    end = chars[m].0 + SENTINEL.len_utf8();
+                    // Closing punctuation right after a marker (`.[1])`) stays too.
+                }
+                m += 1;
+            }
+            ends.push(end);
+            k = chars.partition_point(|x| x.0 < end);
+            continue;
+        }
+        k += 1;
+    }
+    // Hard breaks end units too.
+    for &b in &flat.hard_breaks {
+        ends.push(b);
+    }
+    ends.push(text.len());
+    ends.sort_unstable();
+    ends.dedup();
+
+    let sentinel_positions: Vec<usize> = text
+        .char_indices()
+        .filter(|(_, c)| *c == SENTINEL)
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in ends {
+        if end <= start {
+            continue;
+        }
+        let piece = &text[start..end];
+        let mut cites = Vec::new();
+        for (si, &p) in sentinel_positions.iter().enumerate() {
+            if p >= start && p < end {
+                if let Some(c) = flat.cites.get(si) {
+                    cites.extend(c.iter().cloned());
+                }
+            }
+        }
+        let clean = clean_fact_text(piece);
+        if !clean.is_empty() || !cites.is_empty() {
+            out.push(Sentence {
+                range: start..end,
+                text: clean,
+                cites,
+            });
+        }
+        start = end;
+    }
+    out
+}
+
+static EMPTY_PARENS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\(\s*[,;]?\s*\)|（\s*）|\[\s*\]").unwrap());
+static SPACE_BEFORE_PUNCT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\s+([.,;:!?。，；：！？）)])").unwrap());
+
+/// Fact text: markers removed, whitespace collapsed, leftovers of removed markers
+/// (empty parentheses, spaces before punctuation) tidied.
+pub(crate) fn clean_fact_text(piece: &str) -> String {
+    let no_markers: String = piece.chars().filter(|&c| c != SENTINEL).collect();
+    let collapsed = no_markers.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = EMPTY_PARENS.replace_all(&collapsed, "");
+    let t = SPACE_BEFORE_PUNCT.replace_all(&t, "$1");
+    t.trim().to_string()
+}
+
+/// Cited numbers in a citation column cell of a table (`31`, `15, 23`).
+pub(crate) fn cell_citations(cell: &str) -> Option<Vec<RawCite>> {
+    let c = cell.trim();
+    if c.is_empty() || !CELL_NUMBERS.is_match(c) {
+        return None;
+    }
+    Some(expand_numbers(c).into_iter().map(RawCite::Weak).collect())
+}
+
+pub(crate) fn is_citation_column(header: &str) -> bool {
+    let h = header
+        .trim()
+        .trim_matches(|c: char| c == '*' || c == '_')
+        .trim();
+    CITE_COLUMN.is_match(h)
+}
+
+/// Inputs for fact extraction.
+pub(crate) struct FactInput<'a> {
+    pub blocks: &'a [Block],
+    pub text: &'a str,
+    pub lines: &'a LineIndex,
+    /// Blocks that never produce facts (reference lists, captions, pseudo-visuals).
+    pub excluded: &'a HashSet<usize>,
+    pub resolver: &'a Resolver,
+    pub allow_glued: bool,
+}
+
+/// What fact extraction produced.
+#[derive(Debug, Default)]
+pub(crate) struct FactScan {
+    pub facts: Vec<Fact>,
+    pub traceability: Vec<StructuralError>,
+    pub consistency: Vec<StructuralError>,
+}
+
+static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\d(?:[\d,.]*\d)?\s*(?:%|％|percent|per cent|百分点|倍|亿|万|千|million|billion|trillion|thousand|tons?|tonnes?|吨|元|美元|港元|欧元|kg|km|mb|gb|tb|bps|x\b)|[$€£¥￥]\s?\d|\d+\.\d+")
+        .unwrap()
+});
+
+fn resolve_all(
+    resolver: &Resolver,
+    cites: &[RawCite],
+    line: usize,
+    dangling: &mut Vec<StructuralError>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in cites {
+        match resolver.resolve(c) {
+            Resolved::Ref(i) => {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+            Resolved::Dangling(i) => dangling.push(StructuralError {
+                code: "marker_without_entry".into(),
+                line: Some(line),
+                reason: format!("citation marker [{i}] names no entry of the reference list"),
+            }),
+            Resolved::NotACitation => {}
+        }
+    }
+    out
+}
+
+fn table_caption_like(b: &Block) -> bool {
+    static CAP: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^[*_\s]*(table|tab\.|表|数据来源|资料来源|来源|source|sources|note)\s*[\d一二三四五六七八九十:：.]").unwrap()
+    });
+    matches!(b.kind, BlockKind::Paragraph) && CAP.is_match(&b.plain_text())
+}
+
+/// Extract fact-citation pairs and the sentence-level structural errors.
+pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
+    let mut scan = FactScan::default();
+    let blocks = input.blocks;
+    let mut i = 0;
+    // Paragraph that only carried markers, whose cites go to the previous unit.
+    while i < blocks.len() {
+        let b = &blocks[i];
+        if input.excluded.contains(&i) {
+            i += 1;
+            continue;
+        }
+        match &b.kind {
+            BlockKind::TableRow { table, .. } => {
+                let table = *table;
+                let start = i;
+                while i < blocks.len()
+                    && matches!(blocks[i].kind, BlockKind::TableRow { table: t, .. } if t == table)
+                {
+                    i += 1;
+                }
+                table_facts(input, start..i, &mut scan);
+                continue;
+            }
+            BlockKind::Heading(_) => {
+                let flat = flatten(&b.inlines, input.allow_glued);
+                let line = input.lines.line_of(b.span.start);
+                let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
+                let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
+                let text = clean_fact_text(&flat.text);
+                if !idxs.is_empty() && !text.is_empty() {
+                    scan.facts.push(Fact {
+                        fact: text,
+                        ref_idxs: idxs,
+                        line,
+                        span: b.span.clone(),
+                    });
+                }
+            }
+            BlockKind::Paragraph | BlockKind::ListItem { .. } => {
+                // A caption-like line next to a table belongs to the table.
+                let next_is_table = blocks
+                    .get(i + 1)
+                    .is_some_and(|n| matches!(n.kind, BlockKind::TableRow { .. }));
+                let prev_is_table =
+                    i > 0 && matches!(blocks[i - 1].kind, BlockKind::TableRow { .. });
+                if (next_is_table || prev_is_table) && table_caption_like(b) {
+                    i += 1;
+                    continue;
+                }
+                let flat = flatten(&b.inlines, input.allow_glued);
+                let sentences = split_sentences(&flat);
+                for s in sentences {
+                    let src_start = flat.src(s.range.start);
+                    let src_end = flat.src(s.range.end.saturating_sub(1)) + 1;
+                    let line = input.lines.line_of(src_start);
+                    let idxs = resolve_all(input.resolver, &s.cites, line, &mut scan.consistency);
+                    let span = snap_to_chars(input.text, src_start..src_end.max(src_start));
+                    if idxs.is_empty() {
+                        if !s.text.is_empty() && QUANTITATIVE.is_match(&s.text) {
+                            scan.traceability.push(StructuralError {
+                                code: "uncited_quantitative".into(),
+                                line: Some(line),
+                                reason: format!(
+                                    "quantitative statement without a citation: {}",
+                                    excerpt(&s.text)
+                                ),
+                            });
+                        }
+                        continue;
+                    }
+                    if s.text.is_empty() || s.text.chars().all(|c| !c.is_alphanumeric()) {
+                        // Markers alone: they cite the unit before them.
+                        if let Some(prev) = scan.facts.last_mut() {
+                            for idx in idxs {
+                                if !prev.ref_idxs.contains(&idx) {
+                                    prev.ref_idxs.push(idx);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    scan.facts.push(Fact {
+                        fact: s.text,
+                        ref_idxs: idxs,
+                        line,
+                        span,
+                    });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    scan
+}
+
+/// Widen a byte range to char boundaries inside `text` (offsets mapped through
+/// unescaped text can land inside a multi-byte character).
+pub(crate) fn snap_to_chars(text: &str, r: Range<usize>) -> Range<usize> {
+    let mut start = r.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = r.end.clamp(start, text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
+fn excerpt(s: &str) -> String {
+    let mut e: String = s.chars().take(80).collect();
+    if s.chars().count() > 80 {
+        e.push('…');
+    }
+    e
+}
+
+/// Facts of one table: a citation on a row makes a fact of that row; a citation in
+/// a caption or source line next to the table makes one fact of the whole table.
+fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
+    let blocks = input.blocks;
+    let header = &blocks[rows.start];
+    let cite_col = if matches!(header.kind, BlockKind::TableRow { header: true, .. }) {
+        header
+            .plain_text()
+            .split(" | ")
+            .position(is_citation_column)
+    } else {
+        None
+    };
+    let table_span = blocks[rows.start].span.start..blocks[rows.end - 1].span.end;
+    let table_text: String = blocks[rows.clone()]
+        .iter()
+        .map(|b| b.plain_text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // Whole-table citation from an adjacent caption/source line.
+    for adj in [rows.start.checked_sub(1), Some(rows.end)]
+        .into_iter()
+        .flatten()
+    {
+        let Some(b) = blocks.get(adj) else { continue };
+        if input.excluded.contains(&adj) || !table_caption_like(b) {
+            continue;
+        }
+        let flat = flatten(&b.inlines, input.allow_glued);
+        let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
+        let line = input.lines.line_of(table_span.start);
+        let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
+        if !idxs.is_empty() {
+            scan.facts.push(Fact {
+                fact: table_text.clone(),
+                ref_idxs: idxs,
+                line,
+                span: table_span.clone(),
+            });
+        }
+    }
+    for b in &blocks[rows.clone()] {
+        let is_header = matches!(b.kind, BlockKind::TableRow { header: true, .. });
+        let flat = flatten(&b.inlines, false);
+        let mut cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
+        let mut text = clean_fact_text(&flat.text);
+        if let (Some(col), false) = (cite_col, is_header) {
+            let row_text = b.plain_text();
+            let cells: Vec<&str> = row_text.split(" | ").map(str::trim).collect();
+            if let Some(cell) = cells.get(col) {
+                if let Some(c) = cell_citations(cell) {
+                    cites.extend(c);
+                    let kept: Vec<&str> = cells
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| *k != col)
+                        .map(|(_, c)| *c)
+                        .collect();
+                    text = kept.join(" | ");
+                }
+            }
+        }
+        if cites.is_empty() {
+            continue;
+        }
+        let line = input.lines.line_of(b.span.start);
+        let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
+        if !idxs.is_empty() && !text.is_empty() {
+            scan.facts.push(Fact {
+                fact: text,
+                ref_idxs: idxs,
+                line,
+                span: b.span.clone(),
+            });
+        }
+    }
+}

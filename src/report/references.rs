@@ -1,0 +1,679 @@
+//! Reference lists: where they are (headed sections, footnote definitions, headless
+//! runs of `[N] ... URL` entries) and what each entry says (label, URL, title).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use regex::Regex;
+
+use super::blocks::{Block, BlockKind, Inline, LineIndex};
+use super::model::{Reference, StructuralError};
+use super::urls::{clean_url, is_web_url, BARE_URL};
+
+static REF_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(key |main |selected |full )?(references?|sources?|citations?|works cited|bibliography|reference list|cited works|cited sources|sources (and|&) references|references (and|&) (sources|notes|further reading)|notes (and|&) references|sources cited|footnotes|endnotes|further reading|参考文献|参考资料|参考链接|参考来源|参考网址|引用的著作|引用文献|引用来源|引用资料|引用|来源|资料来源|信息来源|数据来源|文献|注释|脚注|參考文獻|參考資料)( list)?$",
+    )
+    .unwrap()
+});
+static HEADING_NUMBERING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^((\d+(\.\d+)*|[ivxlc]+|[a-z]|[一二三四五六七八九十]+)[.)、:：]?\s+|第[一二三四五六七八九十\d]+[章节部分]\s*)").unwrap()
+});
+static ANCHOR_TAG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?i)^\s*<a\s+[^>]*>\s*</a>\s*"#).unwrap());
+static BULLET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:>\s*)*(?:[-*+•]\s+)?").unwrap());
+static FOOTNOTE_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[\^([^\]\s]+)\]:?\s*").unwrap());
+static BRACKET_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\\?\[(\d{1,4})\\?\]\s*").unwrap());
+static LENTICULAR_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^【(\d{1,4})】\s*").unwrap());
+static NUMBER_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\d{1,4})\\?[.)、．]\s*").unwrap());
+static PAREN_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\((\d{1,4})\)\s*").unwrap());
+static WHOLE_LINK_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\d{1,4})\.\s*(.*)$").unwrap());
+static IEEE_NOISE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\[online\]\.?|available( online)?\s*(at)?\s*:|accessed\s*:?[^.]*\.?|retrieved from:?",
+    )
+    .unwrap()
+});
+
+/// One parsed line of a reference list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct EntryLine {
+    pub labels: Vec<String>,
+    pub url: Option<String>,
+    pub title: Option<String>,
+}
+
+impl EntryLine {
+    fn url_only(&self) -> bool {
+        self.labels.is_empty() && self.url.is_some() && self.title.is_none()
+    }
+}
+
+/// What the reference stage found.
+#[derive(Debug, Default)]
+pub(crate) struct ReferenceScan {
+    pub references: Vec<Reference>,
+    /// Blocks that belong to reference lists (they produce no facts).
+    pub ref_blocks: HashSet<usize>,
+    /// Whether the references were read from a list (as opposed to being none).
+    pub has_list: bool,
+    pub consistency: Vec<StructuralError>,
+}
+
+fn normalize_heading(text: &str) -> String {
+    let t = text
+        .trim()
+        .trim_matches(|c: char| c == '*' || c == '_' || c == '#' || c.is_whitespace());
+    let t = HEADING_NUMBERING.replace(t, "");
+    t.trim()
+        .trim_end_matches([':', '：', '.'])
+        .trim_matches(|c: char| c == '*' || c == '_')
+        .trim()
+        .to_lowercase()
+}
+
+pub(crate) fn is_reference_heading(text: &str) -> bool {
+    let n = normalize_heading(text);
+    !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(&n)
+}
+
+/// Plain text and links of one line of Markdown inline content.
+fn inline_parse(line: &str) -> (String, Vec<(String, String)>) {
+    let mut plain = String::new();
+    let mut links: Vec<(String, String)> = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    for ev in Parser::new_ext(line, opts) {
+        match ev {
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                current = Some((dest_url.to_string(), String::new()));
+            }
+            Event::End(TagEnd::Link) => {
+                if let Some(l) = current.take() {
+                    plain.push_str(&l.1);
+                    links.push(l);
+                }
+            }
+            Event::Text(t) | Event::Code(t) => match current.as_mut() {
+                Some(l) => l.1.push_str(&t),
+                None => plain.push_str(&t),
+            },
+            Event::SoftBreak | Event::HardBreak => plain.push(' '),
+            _ => {}
+        }
+    }
+    (plain, links)
+}
+
+/// Strip `[text](url with spaces)` links that Markdown does not accept as links
+/// (text fragments `#:~:text=` hold spaces) into (text, url) pairs.
+static LOOSE_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[([^\[\]\n]*)\]\((https?://[^\n]*?)\)(?:[\s,;.，。]|$)").unwrap()
+});
+
+/// Parse one line of a reference list.
+pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
+    let mut s = line.trim();
+    // `<a id="ref3"></a>` anchors and list bullets.
+    while let Some(m) = ANCHOR_TAG.find(s) {
+        s = &s[m.end()..];
+    }
+    s = &s[BULLET.find(s).map(|m| m.end()).unwrap_or(0)..];
+    while let Some(m) = ANCHOR_TAG.find(s) {
+        s = &s[m.end()..];
+    }
+    if s.is_empty() {
+        return None;
+    }
+    let mut labels = Vec::new();
+    if let Some(c) = FOOTNOTE_LABEL.captures(s) {
+        labels.push(c[1].to_string());
+        s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+    } else if let Some(c) = LENTICULAR_LABEL.captures(s) {
+        labels.push(c[1].to_string());
+        s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+    } else if BRACKET_LABEL.is_match(s) {
+        while let Some(c) = BRACKET_LABEL.captures(s) {
+            labels.push(c[1].to_string());
+            s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+        }
+    } else if let Some(c) = NUMBER_LABEL.captures(s) {
+        labels.push(c[1].to_string());
+        s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+    } else if let Some(c) = PAREN_LABEL.captures(s) {
+        labels.push(c[1].to_string());
+        s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+    }
+    let mut rest = s.to_string();
+    let mut loose_links = Vec::new();
+    if rest.contains("](http") {
+        for c in LOOSE_LINK.captures_iter(s) {
+            if c[2].contains(' ') {
+                loose_links.push((c[2].to_string(), c[1].to_string()));
+            }
+        }
+        if !loose_links.is_empty() {
+            rest = LOOSE_LINK
+                .replace_all(s, |c: &regex::Captures| {
+                    if c[2].contains(' ') {
+                        format!("{} ", &c[1])
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+    }
+    let (plain, mut links) = inline_parse(&rest);
+    links.extend(loose_links);
+    let mut title_from_link = None;
+    // A whole entry wrapped in one link: `[3. Title](url)`.
+    if labels.is_empty() {
+        if let Some((_, text)) = links.first() {
+            let t = text.trim();
+            if let Some(c) = WHOLE_LINK_LABEL.captures(t) {
+                if plain.trim_start().starts_with(t) {
+                    labels.push(c[1].to_string());
+                    title_from_link = Some(c[2].trim().to_string());
+                }
+            }
+        }
+    }
+    let link_url = links
+        .iter()
+        .find(|(u, _)| is_web_url(u))
+        .map(|(u, t)| (clean_url(u), t.clone()));
+    // A full http(s) address beats a bare `www.site` mention (often the site name).
+    let bare = BARE_URL
+        .find_iter(&plain)
+        .find(|m| !m.as_str().to_ascii_lowercase().starts_with("www."))
+        .or_else(|| BARE_URL.find(&plain))
+        .map(|m| clean_url(m.as_str()));
+    let url = link_url.as_ref().map(|(u, _)| u.clone()).or(bare.clone());
+    // Title: the link's text when it is not itself a URL, else the plain text with
+    // URLs and list boilerplate removed.
+    let title = title_from_link.or_else(|| {
+        if let Some((_, t)) = &link_url {
+            let t = t.trim();
+            let others: String = plain.replace(t, "");
+            let others = tidy_title(&strip_urls(&others));
+            if !t.is_empty() && !is_web_url(t) && !t.chars().all(|c| c.is_ascii_digit()) {
+                if others.chars().count() > t.chars().count() {
+                    return Some(others);
+                }
+                return Some(t.to_string());
+            }
+            let o = others;
+            return (!o.is_empty()).then_some(o);
+        }
+        let t = tidy_title(&strip_urls(&plain));
+        (!t.is_empty()).then_some(t)
+    });
+    let title = title.filter(|t| !t.is_empty() && !is_web_url(t));
+    if labels.is_empty() && url.is_none() {
+        return None;
+    }
+    Some(EntryLine { labels, url, title })
+}
+
+fn strip_urls(s: &str) -> String {
+    BARE_URL.replace_all(s, " ").into_owned()
+}
+
+static RETRIEVED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)[,，]?\s*(檢索日期|检索日期|访问日期|訪問日期|accessed( on)?|retrieved( on)?)\s*[:：]?[^\]]*?\d{4}\s*[,，]?\s*$").unwrap()
+});
+
+fn tidy_title(s: &str) -> String {
+    let s = IEEE_NOISE.replace_all(s, " ");
+    let s = RETRIEVED.replace(s.trim(), "");
+    let collapsed: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed
+        .trim_matches(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '-' | '–' | '—' | '|' | ':' | ',' | ';' | '，' | '：' | '(' | ')' | '[' | ']'
+                )
+        })
+        .to_string()
+}
+
+/// A block that starts with a reference label and carries (or is followed by) a URL,
+/// the shape of headless reference lists.
+fn entry_like(block: &Block, text: &str, from_html: bool) -> Option<EntryLine> {
+    if !matches!(
+        block.kind,
+        BlockKind::Paragraph | BlockKind::ListItem { .. }
+    ) {
+        return None;
+    }
+    let lines = block_lines(block, text, from_html);
+    let first = lines.first()?;
+    let trimmed = ANCHOR_TAG.replace(first.trim_start(), "");
+    if !(BRACKET_LABEL.is_match(&trimmed)
+        || FOOTNOTE_LABEL.is_match(&trimmed)
+        || LENTICULAR_LABEL.is_match(&trimmed))
+    {
+        return None;
+    }
+    parse_entry_line(first).filter(|e| !e.labels.is_empty())
+}
+
+fn url_only_block(block: &Block, text: &str, from_html: bool) -> Option<String> {
+    if !matches!(block.kind, BlockKind::Paragraph) {
+        return None;
+    }
+    let lines = block_lines(block, text, from_html);
+    let raw = lines.first()?.trim();
+    if raw.contains(char::is_whitespace) {
+        return None;
+    }
+    let e = parse_entry_line(raw)?;
+    if e.url_only() {
+        e.url
+    } else {
+        None
+    }
+}
+
+/// The lines of a block as reference-entry candidates: the Markdown source lines,
+/// or for HTML (whose source lines are tags) the block's content rewritten as
+/// Markdown-like text with `[text](url)` links.
+fn block_lines(block: &Block, text: &str, from_html: bool) -> Vec<String> {
+    if !from_html {
+        return text
+            .get(block.span.clone())
+            .unwrap_or("")
+            .lines()
+            .map(str::to_string)
+            .collect();
+    }
+    let mut out = vec![String::new()];
+    for inline in &block.inlines {
+        let cur = out.last_mut().expect("never empty");
+        match inline {
+            Inline::Text { text, .. } | Inline::Code { text, .. } => cur.push_str(text),
+            Inline::Link { url, text, .. } => {
+                cur.push_str(&format!("[{}](<{}>)", text.replace(['[', ']'], ""), url));
+            }
+            Inline::FootnoteRef { label, .. } => cur.push_str(&format!("[^{label}]")),
+            Inline::CellSep => cur.push_str(" | "),
+            Inline::Break { .. } => out.push(String::new()),
+            Inline::Image { .. } => {}
+        }
+    }
+    out
+}
+
+/// Whether any line of a block reads as a reference entry.
+fn block_has_entry(block: &Block, text: &str, from_html: bool) -> bool {
+    if !matches!(
+        block.kind,
+        BlockKind::Paragraph | BlockKind::ListItem { .. } | BlockKind::TableRow { .. }
+    ) {
+        return false;
+    }
+    block_lines(block, text, from_html)
+        .iter()
+        .any(|l| parse_entry_line(l).is_some())
+}
+
+/// Find every reference list in the report and read its entries.
+pub(crate) fn scan(
+    blocks: &[Block],
+    text: &str,
+    lines: &LineIndex,
+    from_html: bool,
+) -> ReferenceScan {
+    let mut in_region = vec![false; blocks.len()];
+    // 1. Sections under a reference heading (sub-headings stay inside).
+    let mut i = 0;
+    while i < blocks.len() {
+        let b = &blocks[i];
+        let heading_level = match &b.kind {
+            BlockKind::Heading(l) if is_reference_heading(&b.plain_text()) => Some(*l),
+            _ => None,
+        };
+        if let Some(level) = heading_level {
+            in_region[i] = true;
+            let mut j = i + 1;
+            while j < blocks.len() {
+                if let BlockKind::Heading(l) = blocks[j].kind {
+                    if l <= level && !is_reference_heading(&blocks[j].plain_text()) {
+                        break;
+                    }
+                }
+                in_region[j] = true;
+                j += 1;
+            }
+            i = j;
+        } else if matches!(b.kind, BlockKind::Paragraph) && is_reference_heading(&b.plain_text()) {
+            // A bold or plain line such as `**References**` or `参考文献：` heads a
+            // list only if entries follow it; the list ends where entries stop.
+            let mut j = i + 1;
+            let mut skipped = 0;
+            let mut found = false;
+            while j < blocks.len() {
+                if block_has_entry(&blocks[j], text, from_html) {
+                    found = true;
+                } else if !found && skipped < 2 && !matches!(blocks[j].kind, BlockKind::Heading(_))
+                {
+                    skipped += 1;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            if found {
+                for r in in_region.iter_mut().take(j).skip(i) {
+                    *r = true;
+                }
+                i = j;
+            } else {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    // 2. Headless runs: two or more consecutive `[N] ... URL` entries.
+    let mut j = 0;
+    while j < blocks.len() {
+        if in_region[j] || entry_like(&blocks[j], text, from_html).is_none() {
+            j += 1;
+            continue;
+        }
+        let start = j;
+        let mut entries = 0;
+        let mut k = j;
+        while k < blocks.len() {
+            if entry_like(&blocks[k], text, from_html).is_some() {
+                entries += 1;
+            } else if url_only_block(&blocks[k], text, from_html).is_none() {
+                break;
+            }
+            k += 1;
+        }
+        if entries >= 2 {
+            for r in in_region.iter_mut().take(k).skip(start) {
+                *r = true;
+            }
+        }
+        j = k.max(j + 1);
+    }
+
+    let mut scan = ReferenceScan::default();
+    let mut collector = Collector::default();
+    for (bi, block) in blocks.iter().enumerate() {
+        if let Some(label) = &block.footnote {
+            // Footnote definitions are entries wherever they sit.
+            scan.ref_blocks.insert(bi);
+            let raw = text.get(block.span.clone()).unwrap_or("");
+            let (plain, links) = inline_parse(raw);
+            let url = links
+                .iter()
+                .find(|(u, _)| is_web_url(u))
+                .map(|(u, _)| clean_url(u))
+                .or_else(|| BARE_URL.find(&plain).map(|m| clean_url(m.as_str())));
+            let title = {
+                let t = tidy_title(&strip_urls(&plain));
+                (!t.is_empty()).then_some(t)
+            };
+            collector.push_labeled(
+                vec![label.clone()],
+                url,
+                title,
+                lines.line_of(block.span.start),
+            );
+            continue;
+        }
+        if !in_region[bi] {
+            continue;
+        }
+        scan.ref_blocks.insert(bi);
+        match &block.kind {
+            BlockKind::Heading(_) | BlockKind::Code { .. } | BlockKind::Figure { .. } => {}
+            BlockKind::TableRow { header: true, .. } => {}
+            BlockKind::TableRow { .. } => {
+                let row = block.plain_text();
+                let cells: Vec<&str> = row.split(" | ").map(str::trim).collect();
+                let label = cells
+                    .first()
+                    .map(|c| c.trim_matches(|ch| ch == '[' || ch == ']'))
+                    .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit()));
+                let url = block.inlines.iter().find_map(|i| match i {
+                    Inline::Link { url, .. } if is_web_url(url) => Some(clean_url(url)),
+                    _ => None,
+                });
+                let url = url.or_else(|| BARE_URL.find(&row).map(|m| clean_url(m.as_str())));
+                let title = cells
+                    .iter()
+                    .skip(usize::from(label.is_some()))
+                    .find(|c| !c.is_empty() && !is_web_url(c))
+                    .map(|c| c.to_string());
+                let line = lines.line_of(block.span.start);
+                match label {
+                    Some(l) => collector.push_labeled(vec![l.to_string()], url, title, line),
+                    None if url.is_some() => collector.push_unnumbered(url, title, line),
+                    None => {}
+                }
+            }
+            _ => {
+                let base_line = lines.line_of(block.span.start);
+                for (off, line) in block_lines(block, text, from_html).iter().enumerate() {
+                    let Some(entry) = parse_entry_line(line) else {
+                        continue;
+                    };
+                    collector.push_line(entry, base_line + off);
+                }
+            }
+        }
+    }
+    scan.has_list = !collector.refs.is_empty();
+    let (refs, errors) = collector.finish();
+    scan.references = refs;
+    scan.consistency = errors;
+    scan
+}
+
+#[derive(Default)]
+struct Collector {
+    /// Entries in order; unnumbered ones have `idx` None until `finish`.
+    refs: Vec<(Option<String>, Reference)>,
+    /// Indices (into `refs`) of the last labelled group, which a following URL-only
+    /// line completes.
+    last_group: Vec<usize>,
+}
+
+impl Collector {
+    fn push_labeled(
+        &mut self,
+        labels: Vec<String>,
+        url: Option<String>,
+        title: Option<String>,
+        line: usize,
+    ) {
+        self.last_group.clear();
+        for l in labels {
+            self.last_group.push(self.refs.len());
+            self.refs.push((
+                Some(l.clone()),
+                Reference {
+                    idx: l,
+                    url: url.clone(),
+                    title: title.clone(),
+                    line,
+                },
+            ));
+        }
+    }
+
+    fn push_unnumbered(&mut self, url: Option<String>, title: Option<String>, line: usize) {
+        self.last_group.clear();
+        self.refs.push((
+            None,
+            Reference {
+                idx: String::new(),
+                url,
+                title,
+                line,
+            },
+        ));
+    }
+
+    fn push_line(&mut self, entry: EntryLine, line: usize) {
+        if entry.url_only() {
+            let url = entry.url.clone();
+            let group_missing = !self.last_group.is_empty()
+                && self
+                    .last_group
+                    .iter()
+                    .all(|&g| self.refs[g].1.url.is_none());
+            if group_missing {
+                for &g in &self.last_group {
+                    self.refs[g].1.url = url.clone();
+                }
+                return;
+            }
+            // The URL repeated on the line after its entry (docx exports).
+            if let Some(&g) = self.last_group.first() {
+                if self.refs[g].1.url == url {
+                    return;
+                }
+            }
+            self.push_unnumbered(url, None, line);
+            return;
+        }
+        if entry.labels.is_empty() {
+            self.push_unnumbered(entry.url, entry.title, line);
+        } else {
+            self.push_labeled(entry.labels, entry.url, entry.title, line);
+        }
+    }
+
+    /// Number unnumbered entries (1, 2, ... when the report numbers nothing, else
+    /// after the highest number), drop exact repeats (a report pasted twice) and
+    /// report conflicting duplicates.
+    fn finish(self) -> (Vec<Reference>, Vec<StructuralError>) {
+        let max_numbered = self
+            .refs
+            .iter()
+            .filter_map(|(l, _)| l.as_ref()?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let mut next = max_numbered + 1;
+        let mut out: Vec<Reference> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut errors = Vec::new();
+        let mut seen_unnumbered: HashSet<Option<String>> = HashSet::new();
+        for (label, mut r) in self.refs {
+            match label {
+                Some(l) => r.idx = l,
+                None => {
+                    // The same unnumbered URL listed twice is one entry.
+                    if r.url.is_some() && !seen_unnumbered.insert(r.url.clone()) {
+                        continue;
+                    }
+                    r.idx = next.to_string();
+                    next += 1;
+                }
+            }
+            if let Some(&first) = seen.get(&r.idx) {
+                let prev: &Reference = &out[first];
+                if prev.url != r.url {
+                    errors.push(StructuralError {
+                        code: "duplicate_reference_number".into(),
+                        line: Some(r.line),
+                        reason: format!(
+                            "reference [{}] is defined again (first at line {}) with a different target; the first is kept",
+                            r.idx, prev.line
+                        ),
+                    });
+                }
+                continue;
+            }
+            seen.insert(r.idx.clone(), out.len());
+            out.push(r);
+        }
+        (out, errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_styles() {
+        let e = parse_entry_line("<a id=\"ref9\"></a> [9] ResearchGate (2024). Memory loop. https://www.researchgate.net/figure/x_fig2").unwrap();
+        assert_eq!(e.labels, vec!["9"]);
+        assert_eq!(
+            e.url.as_deref(),
+            Some("https://www.researchgate.net/figure/x_fig2")
+        );
+        assert_eq!(
+            e.title.as_deref(),
+            Some("ResearchGate (2024). Memory loop.")
+        );
+
+        let e = parse_entry_line("[2] [13] https://a.org/p").unwrap();
+        assert_eq!(e.labels, vec!["2", "13"]);
+        assert_eq!(e.url.as_deref(), Some("https://a.org/p"));
+        assert_eq!(e.title, None);
+
+        let e = parse_entry_line("3. Stock Assessment \\- MDPI, 檢索日期：4月 24, 2025， [https://www.mdpi.com/a\\_b](https://www.mdpi.com/a\\_b)").unwrap();
+        assert_eq!(e.labels, vec!["3"]);
+        assert_eq!(e.url.as_deref(), Some("https://www.mdpi.com/a_b"));
+        assert!(e.title.unwrap().starts_with("Stock Assessment - MDPI"));
+
+        let e = parse_entry_line("- [Tangbao - Wikipedia](https://en.wikipedia.org/wiki/Tangbao)")
+            .unwrap();
+        assert!(e.labels.is_empty());
+        assert_eq!(e.title.as_deref(), Some("Tangbao - Wikipedia"));
+
+        let e = parse_entry_line(
+            "[4] \"Deep Nets,\" Example Site. [Online]. Available: https://ex.com/deep.",
+        )
+        .unwrap();
+        assert_eq!(e.url.as_deref(), Some("https://ex.com/deep"));
+        assert_eq!(e.title.as_deref(), Some("\"Deep Nets,\" Example Site."));
+
+        let e = parse_entry_line("[5\\. A Whole Entry Title](https://ex.com/w)").unwrap();
+        assert_eq!(e.labels, vec!["5"]);
+        assert_eq!(e.title.as_deref(), Some("A Whole Entry Title"));
+
+        let e = parse_entry_line("[^1_4]: https://ex.com/f").unwrap();
+        assert_eq!(e.labels, vec!["1_4"]);
+
+        assert_eq!(parse_entry_line("[References listed in the report]"), None);
+    }
+
+    #[test]
+    fn headings_recognised() {
+        for h in [
+            "References",
+            "## **参考文献**",
+            "Key Citations",
+            "7. Sources",
+            "引用的著作",
+            "Works Cited:",
+        ] {
+            assert!(is_reference_heading(h), "{h}");
+        }
+        for h in [
+            "Data Sources and Collection",
+            "Introduction",
+            "Sources of uncertainty in estimates",
+        ] {
+            assert!(!is_reference_heading(h), "{h}");
+        }
+    }
+}

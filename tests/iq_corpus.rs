@@ -1,0 +1,45 @@
+//! Every image of the real-report corpus decodes and scores in range (the parity
+//! numbers against the reference come from `scripts/compare_iq.py`; corpus data is
+//! never copied into the repository).
+
+use std::path::PathBuf;
+
+use tvir_eval::images::{self, inputs, ImageLimits};
+
+#[test]
+fn corpus_images_score_in_range() {
+    let Ok(dir) = std::env::var("TVIR_CORPUS_DIR") else {
+        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+        return;
+    };
+    let exts = [
+        "png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "svg",
+    ];
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(PathBuf::from(dir).join("reports"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no images under the corpus");
+    let limits = ImageLimits::default();
+    let inputs: Vec<_> = files
+        .iter()
+        .map(|p| inputs::file_input(p, &p.display().to_string(), &limits))
+        .collect();
+    let result = images::score_images(&inputs, &limits);
+    for s in &result.images {
+        assert!(s.error.is_none(), "{}: {:?}", s.path, s.error);
+        for v in [s.resolution, s.aspect, s.sharpness, s.contrast, s.quality] {
+            assert!((0.0..=1.0).contains(&v), "{}: {v}", s.path);
+        }
+        assert_eq!(s.phash.as_ref().map(String::len), Some(16), "{}", s.path);
+        assert!(s.width > 0 && s.height > 0);
+    }
+    assert!(result.iq > 0.0 && result.iq <= 1.0);
+}

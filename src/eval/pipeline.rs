@@ -807,6 +807,32 @@ impl Engine {
         for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
             units.extend(group);
         }
+        if self.settings.mode != JudgeMode::Judge {
+            // Without a judge every judged metric is "not evaluated", even one an
+            // edge-case rule could settle (no chart, no facts): a marker unit says so.
+            let reason = match self.settings.mode {
+                JudgeMode::DryRun => "dry run: not called",
+                _ => "--no-judge: judged metric not evaluated",
+            };
+            for metric in super::record::METRIC_NAMES {
+                if matches!(metric, "image_quality" | "figure_quality") {
+                    continue;
+                }
+                units.push((
+                    UnitRecord {
+                        metric: metric.into(),
+                        unit: "judge".into(),
+                        status: UnitStatus::Skipped,
+                        reason: Some(reason.into()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: Value::Null,
+                    },
+                    None,
+                ));
+            }
+        }
         // Units in the order of METRIC_NAMES, then the dedup audit; stable within.
         let order = |m: &str| {
             super::record::METRIC_NAMES

@@ -153,7 +153,7 @@ impl ReportRecord {
     pub fn figure_count(&self) -> usize {
         self.units
             .iter()
-            .filter(|u| u.metric == "figure_caption_quality")
+            .filter(|u| u.metric == "figure_caption_quality" && u.unit.starts_with("figure:"))
             .count()
     }
 }

@@ -55,6 +55,8 @@ fn records() -> Vec<LoadedRecord> {
                     usage: UsageRecord::default(),
                     n_images: 1,
                     n_charts: 1,
+                    n_figures: 2,
+                    error: None,
                 };
                 out.push(LoadedRecord {
                     path: Default::default(),

@@ -550,3 +550,51 @@ async fn reader_backends_go_through_the_service() {
     // The key never shows in debug output.
     assert!(!format!("{serper:?}").contains("test-key"));
 }
+
+/// End to end through reqwest: a host name that is not `localhost` but resolves to a
+/// private address is refused by the resolver at connect time. Uses this machine's
+/// own host name when it resolves only to forbidden addresses (it usually maps to
+/// 127.0.x.x or a private container address); skipped otherwise.
+#[tokio::test]
+async fn names_resolving_to_private_addresses_are_refused_at_connect_time() {
+    let server = PageServer::start().await.unwrap();
+    let host = match std::fs::read_to_string("/etc/hostname") {
+        Ok(h) if !h.trim().is_empty() => h.trim().to_string(),
+        _ => {
+            eprintln!("skipped: no host name");
+            return;
+        }
+    };
+    let resolved: Vec<std::net::SocketAddr> =
+        match tokio::net::lookup_host((host.as_str(), 0)).await {
+            Ok(addrs) => addrs.collect(),
+            Err(_) => vec![],
+        };
+    let all_forbidden = !resolved.is_empty()
+        && resolved
+            .iter()
+            .all(|a| tvir_eval::sources::address::classify_ip(a.ip()).is_some());
+    if !all_forbidden || host.eq_ignore_ascii_case("localhost") {
+        eprintln!("skipped: host name {host} does not resolve only to private addresses");
+        return;
+    }
+    let f = fetcher(FetchConfig {
+        max_attempts: 1,
+        ..FetchConfig::default()
+    });
+    let url = format!("http://{host}:{}/article.html", server.addr().port());
+    let page = f.page(&url).await;
+    assert_eq!(page.status, PageStatus::Refused, "{page:?}");
+    let reason = page.reason.unwrap_or_default();
+    assert!(
+        reason.contains("resolves only to forbidden addresses"),
+        "{reason}"
+    );
+    assert_eq!(server.hits(), 0);
+    // The same name is fetched when private addresses are allowed (if it reaches the
+    // server's 127.0.0.1 binding).
+    if resolved.iter().any(|a| a.ip().is_loopback()) {
+        let page = fetcher(local_config()).page(&url).await;
+        assert_eq!(page.status, PageStatus::Ok, "{page:?}");
+    }
+}

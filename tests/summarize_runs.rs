@@ -67,6 +67,8 @@ fn record(r: &Rec) -> ReportRecord {
         usage: UsageRecord::default(),
         n_images: usize::from(r.va.is_some()),
         n_charts: 0,
+        n_figures: usize::from(r.va.is_some()),
+        error: None,
     }
 }
 

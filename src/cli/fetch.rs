@@ -136,7 +136,9 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let in_flight = fetcher.config().concurrency.max(1) * 2;
+    // The fetcher's own global and per-host limits decide what is on the wire; this
+    // only bounds how many queued futures exist at once.
+    let in_flight = 1024;
     let progress = indicatif::ProgressBar::new((pages.len() + images.len()) as u64);
     progress.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {msg}")

@@ -177,11 +177,11 @@ fn markdown_options() -> Options {
     o
 }
 
-static IMG_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<img\b").unwrap());
-static A_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<a\b").unwrap());
+static IMG_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<img(?-u:\b)").unwrap());
+static A_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<a(?-u:\b)").unwrap());
 static A_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^</a\s*>").unwrap());
-static BR_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<br\b").unwrap());
-static SUP_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<sup\b").unwrap());
+static BR_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<br(?-u:\b)").unwrap());
+static SUP_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<sup(?-u:\b)").unwrap());
 static SUP_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^</sup\s*>").unwrap());
 static LIST_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,9})[.)]").unwrap());
 

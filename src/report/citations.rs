@@ -88,11 +88,11 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]{1,20})\]|\[(\d{1,4}(?:\s*(?:[,，、;；]|and)\s*\d{1,4}|\s*[-–—~]\s*\d{1,4})*)\]|【(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)(?:[†:][^】]{0,40})?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]{0,200})\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]{1,200})\]")
+    Regex::new(r"\[\^([^\]\s]+)\]|\[([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]*)\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
         .unwrap()
 });
 static NUM_LIST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\d{1,4}(?:\s*[-–—~]\s*\d{1,4})?").unwrap());
+    LazyLock::new(|| Regex::new(r"[0-9]+(?:\s*[-–—~]\s*[0-9]+)?").unwrap());
 static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*[\[(（【]?\^?(\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*)[\])）】]?\s*$").unwrap()
 });
@@ -240,7 +240,10 @@ fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
             continue;
         }
         let prev = chars[k - 1].1;
-        if prev.is_ascii_digit() || prev.is_whitespace() {
+        // After a digit the period is usually a decimal point; the exception is a
+        // year ending a sentence (`in 2021.74`, written `2021\.74` by Gemini).
+        let after_year = c == '.' && ends_with_year(&text[..pos]);
+        if (prev.is_ascii_digit() && !after_year) || prev.is_whitespace() {
             k += 1;
             continue;
         }
@@ -303,6 +306,20 @@ fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
         k += 1;
     }
     out
+}
+
+/// Whether text ends in a standalone year 1900-2099 (not part of a longer number).
+fn ends_with_year(before: &str) -> bool {
+    let b = before.as_bytes();
+    if b.len() < 4 {
+        return false;
+    }
+    // Bytes, not str slices: the text before may end in multi-byte characters.
+    let tail = &b[b.len() - 4..];
+    let standalone = b.len() == 4 || !(b[b.len() - 5].is_ascii_digit() || b[b.len() - 5] == b'.');
+    standalone
+        && tail.iter().all(u8::is_ascii_digit)
+        && (tail.starts_with(b"19") || tail.starts_with(b"20"))
 }
 
 /// Flatten inlines (or a slice of them) into text with sentinels.
@@ -657,7 +674,7 @@ pub(crate) struct FactScan {
 }
 
 static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\d(?:[\d,.]*\d)?\s*(?:%|％|percent|per cent|百分点|倍|亿|万|千|million|billion|trillion|thousand|tons?|tonnes?|吨|元|美元|港元|欧元|kg|km|mb|gb|tb|bps|x\b)|[$€£¥￥]\s?\d|\d+\.\d+")
+    Regex::new(r"(?i)[0-9](?:[0-9,.]*[0-9])?\s*(?:%|％|percent|per cent|百分点|倍|亿|万|千|million|billion|trillion|thousand|tons?|tonnes?|吨|元|美元|港元|欧元|kg|km|mb|gb|tb|bps|x(?-u:\b))|[$€£¥￥]\s?[0-9]|[0-9]+\.[0-9]+")
         .unwrap()
 });
 
@@ -887,5 +904,103 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
                 span: b.span.clone(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn glued(t: &str) -> Vec<Vec<String>> {
+        glued_numerals(t).into_iter().map(|(_, n)| n).collect()
+    }
+
+    #[test]
+    fn glued_numerals_after_sentence_ends_only() {
+        assert_eq!(glued("offspring.1 This"), vec![vec!["1".to_string()]]);
+        assert_eq!(
+            glued("rates.2, 3 Next"),
+            vec![vec!["2".to_string(), "3".to_string()]]
+        );
+        assert_eq!(glued("ended in 2021.74 Next"), vec![vec!["74".to_string()]]);
+        assert!(glued("a 3.5 times rise").is_empty());
+        assert!(glued("see Fig.1 here").is_empty());
+        assert!(glued("version 12021.5 x").is_empty());
+        assert!(glued("v1.2.3 ok").is_empty());
+        assert!(glued("W=a×2020.5 x").len() == 1);
+        assert!(!ends_with_year("a×"));
+    }
+
+    #[test]
+    fn markers_after_terminal_punctuation_stay_with_their_sentence() {
+        let mut flat = Flat::default();
+        scan_text(
+            &mut flat,
+            "First claim. [1] Second claim [2]. Third, e.g. this one.",
+            0..60,
+            false,
+        );
+        let s = split_sentences(&flat);
+        let texts: Vec<&str> = s.iter().map(|x| x.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec!["First claim.", "Second claim.", "Third, e.g. this one."]
+        );
+        assert_eq!(s[0].cites, vec![RawCite::Num("1".into())]);
+        assert_eq!(s[1].cites, vec![RawCite::Num("2".into())]);
+        assert!(s[2].cites.is_empty());
+    }
+
+    #[test]
+    fn cjk_sentences_and_decimals() {
+        let mut flat = Flat::default();
+        scan_text(&mut flat, "增长了3.5倍【1】。第二句话[2]！", 0..40, false);
+        let s = split_sentences(&flat);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].text, "增长了3.5倍。");
+        assert_eq!(s[1].cites, vec![RawCite::Num("2".into())]);
+    }
+
+    #[test]
+    fn ranges_and_lists_expand() {
+        assert_eq!(expand_numbers("1-3, 5"), vec!["1", "2", "3", "5"]);
+        assert_eq!(expand_numbers("4–2"), vec!["4"]);
+    }
+
+    #[test]
+    fn resolver_rules() {
+        let refs: Vec<Reference> = (1..=3)
+            .map(|i| Reference {
+                idx: i.to_string(),
+                url: Some(format!("https://e.org/{i}")),
+                title: None,
+                line: 1,
+            })
+            .collect();
+        let r = Resolver::new(&refs, true);
+        assert_eq!(
+            r.resolve(&RawCite::Num("2".into())),
+            Resolved::Ref("2".into())
+        );
+        assert_eq!(
+            r.resolve(&RawCite::Num("5".into())),
+            Resolved::Dangling("5".into())
+        );
+        assert_eq!(
+            r.resolve(&RawCite::Num("2024".into())),
+            Resolved::NotACitation
+        );
+        assert_eq!(
+            r.resolve(&RawCite::Weak("9".into())),
+            Resolved::NotACitation
+        );
+        assert_eq!(
+            r.resolve(&RawCite::Url("http://www.e.org/3/".into())),
+            Resolved::Ref("3".into())
+        );
+        assert_eq!(
+            r.resolve(&RawCite::Linked("7".into(), "https://e.org/1".into())),
+            Resolved::Ref("1".into())
+        );
     }
 }

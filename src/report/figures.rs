@@ -20,13 +20,13 @@ static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A standalone caption (orphan check) needs an explicit separator after the number.
 static CAPTION_STRICT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
+    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]*\)|（[^）]*）)?[*_\s]*[:：.．、|\-—–]")
         .unwrap()
 });
 /// A table caption line (`表1：...`, `Table 2.`): an orphan when neither a table nor
 /// an image is next to it.
 static TABLE_CAPTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:table|tab\.|表)\s*(\d{1,3}|[ivxlc]{1,6})\s*(?:\([^)]{0,20}\)|（[^）]{0,20}）)?[*_\s]*[:：.．、|\-—–]")
+    Regex::new(r"(?i)^[*_\s]*(?:table|tab\.|表)\s*(\d{1,3}|[ivxlc]{1,6})\s*(?:\([^)]*\)|（[^）]*）)?[*_\s]*[:：.．、|\-—–]")
         .unwrap()
 });
 static FIG_ID: LazyLock<Regex> =
@@ -38,7 +38,7 @@ static BADGE_HOSTS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^https?://(img\.shields\.io|shields\.io|badge\.fury\.io|badgen\.net|travis-ci\.|codecov\.io|api\.netlify\.com)").unwrap()
 });
 static CHART_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)chart|plot|graphs?\b|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
+    Regex::new(r"(?i)chart|plot|graphs?(?-u:\b)|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
 });
 static IMAGE_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)photo|photograph|picture|screenshot|screen shot|portrait|landscape|architecture|framework|diagram|schematic|illustration|\.jpe?g$|照片|实拍|截图|实景|景观|风景|图片|架构|框架|示意图|流程图|概念图|原理图").unwrap()
@@ -435,6 +435,10 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
         .iter()
         .map(|&i| (i, blocks[i].plain_text()))
         .collect();
+    let lower_texts: HashMap<usize, String> = block_texts
+        .iter()
+        .map(|(i, t)| (*i, t.to_lowercase()))
+        .collect();
     let mut number_positions: HashMap<String, Vec<usize>> = HashMap::new();
     for p in &pending {
         if let Some(n) = &p.number {
@@ -455,12 +459,11 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
             let same = &number_positions[n];
             let lo = same.iter().copied().filter(|&b| b < p.block).max();
             let hi = same.iter().copied().filter(|&b| b > p.block).min();
-            let mention = mention_regex(n);
             let mentions: Vec<&str> = body_blocks
                 .iter()
                 .filter(|&&i| lo.is_none_or(|l| i > l) && hi.is_none_or(|h| i < h))
+                .filter(|i| lower_texts.get(i).is_some_and(|t| mentions_number(t, n)))
                 .filter_map(|i| block_texts.get(i).map(String::as_str))
-                .filter(|t| mention.is_match(t))
                 .collect();
             if !mentions.is_empty() {
                 context = Some(mentions.join("\n\n"));
@@ -514,12 +517,44 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
     scan
 }
 
-fn mention_regex(n: &str) -> Regex {
-    let n = regex::escape(n);
-    Regex::new(&format!(
-        r"(?i)(\b(figure|fig\.?|chart)\s*{n}([^\d.]|\.\D|\.?$)|[图圖]\s*{n}(\D|$)|#fig{n}\b)"
-    ))
-    .unwrap_or_else(|_| Regex::new("$^").unwrap())
+/// Whether a text mentions figure number `n` ("Figure 2", "Fig. 2", "chart 2",
+/// "图 2", "圖2", "#fig2"), the number not running on into more digits. A plain scan
+/// rather than a per-figure regex, which would be compiled on every parse.
+/// `lower` must already be lowercased (done once per block, not per figure).
+fn mentions_number(lower: &str, n: &str) -> bool {
+    let prefixes = ["figure", "fig.", "fig", "chart", "图", "圖", "#fig"];
+    for p in prefixes {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(p) {
+            let at = from + i;
+            from = at + p.len();
+            // Latin prefixes must start a word ("configure 2" is no mention).
+            if p.is_ascii() && !p.starts_with('#') {
+                if let Some(prev) = lower[..at].chars().next_back() {
+                    if prev.is_alphanumeric() {
+                        continue;
+                    }
+                }
+            }
+            let rest = lower[from..].trim_start();
+            if let Some(after) = rest.strip_prefix(n) {
+                let next = after.chars().next();
+                let runs_on = match next {
+                    Some(c) if c.is_ascii_digit() => true,
+                    // "Figure 1.2" is another number; "Figure 1." ends a sentence.
+                    Some('.') => after[1..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_digit()),
+                    _ => false,
+                };
+                if !runs_on {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 fn short(s: &str) -> String {
@@ -690,12 +725,15 @@ mod tests {
 
     #[test]
     fn mentions_match_number_exactly() {
-        let r = mention_regex("1");
-        assert!(r.is_match("As Figure 1 shows"));
-        assert!(r.is_match("如图1所示"));
-        assert!(r.is_match("如 图 1 所示"));
-        assert!(!r.is_match("Figure 12 shows"));
-        assert!(!r.is_match("图12"));
+        assert!(mentions_number("as figure 1 shows", "1"));
+        assert!(mentions_number("see fig. 1.", "1"));
+        assert!(mentions_number("如图1所示", "1"));
+        assert!(mentions_number("如 图 1 所示", "1"));
+        assert!(mentions_number("<a href=\"#fig1\">", "1"));
+        assert!(!mentions_number("figure 12 shows", "1"));
+        assert!(!mentions_number("figure 1.2 shows", "1"));
+        assert!(!mentions_number("图12", "1"));
+        assert!(!mentions_number("configure 1 item", "1"));
     }
 
     #[test]

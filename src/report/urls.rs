@@ -7,8 +7,10 @@ use regex::Regex;
 /// A bare URL in running text. Raw CJK characters are allowed inside (real reports
 /// emit them unencoded), full-width punctuation and brackets end it.
 pub(crate) static BARE_URL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(?:https?://|www\.)[^\s<>"'`\[\]{}|\\^（）【】，。、；：！？「」《》]+"#)
-        .unwrap()
+    Regex::new(
+        r#"(?i)(?-u:\b)(?:https?://|www\.)[^\s<>"'`\[\]{}|\\^（）【】，。、；：！？「」《》]+"#,
+    )
+    .unwrap()
 });
 
 /// Whether a string is an absolute http(s) URL (or a `www.` address).

@@ -103,10 +103,13 @@ fn classify_v4(ip: Ipv4Addr) -> Option<AddressClass> {
     } else if ip.is_multicast() {
         Some(AddressClass::Multicast)
     } else if a >= 240
-        || (a == 192 && b == 0 && ip.octets()[2] == 0)
+        || (a == 192 && b == 0 && matches!(ip.octets()[2], 0 | 2))
         || (a == 198 && (b & 0xfe) == 18)
+        || (a == 198 && b == 51 && ip.octets()[2] == 100)
+        || (a == 203 && b == 0 && ip.octets()[2] == 113)
     {
-        // 240/4 future use, 192.0.0/24 protocol assignments, 198.18/15 benchmarking.
+        // 240/4 future use, 192.0.0/24 protocol assignments, 198.18/15 benchmarking,
+        // 192.0.2/24, 198.51.100/24, 203.0.113/24 documentation: never real servers.
         Some(AddressClass::Reserved)
     } else {
         None
@@ -128,8 +131,10 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
         Some(AddressClass::LinkLocal)
     } else if ip.is_multicast() {
         Some(AddressClass::Multicast)
-    } else if first == 0x0100 && ip.segments()[1..4] == [0, 0, 0] {
-        // 100::/64 discard-only.
+    } else if (first == 0x0100 && ip.segments()[1..4] == [0, 0, 0])
+        || (first == 0x2001 && ip.segments()[1] == 0x0db8)
+    {
+        // 100::/64 discard-only, 2001:db8::/32 documentation.
         Some(AddressClass::Reserved)
     } else {
         None
@@ -287,6 +292,9 @@ mod tests {
             ("0.1.2.3", AddressClass::Unspecified),
             ("255.255.255.255", AddressClass::Broadcast),
             ("240.0.0.1", AddressClass::Reserved),
+            ("192.0.2.10", AddressClass::Reserved),
+            ("198.51.100.1", AddressClass::Reserved),
+            ("203.0.113.9", AddressClass::Reserved),
         ];
         for (addr, class) in cases {
             assert_eq!(classify_ip(ip(addr)), Some(class), "{addr}");
@@ -323,6 +331,7 @@ mod tests {
             ("::10.0.0.1", AddressClass::Private),
             ("64:ff9b::c0a8:0101", AddressClass::Private),
             ("2002:7f00:0001::1", AddressClass::Loopback),
+            ("2001:db8::1", AddressClass::Reserved),
         ];
         for (addr, class) in cases {
             assert_eq!(classify_ip(ip(addr)), Some(class), "{addr}");

@@ -210,25 +210,50 @@ pub struct HtmlText {
 /// floor readability uses for "probably readable"), and the whole-page extractor runs.
 const READABLE_MIN_CHARS: usize = 140;
 
+/// Pages larger than this (after [`super::html_scan::strip_heavy`]) skip the
+/// readability pass, whose tree building and scoring cost grows with the page, and get
+/// the linear whole-page text instead (see `benches/fetch.rs`).
+pub const READABILITY_MAX_BYTES: usize = 256 * 1024;
+
+/// Pages whose elements nest deeper than this skip the readability pass: its cost
+/// grows about with the cube of the depth (0.26 s at depth 200, 82 s at 2 000 on the
+/// shared build machine), while real article pages stay well under 60.
+pub const READABILITY_MAX_DEPTH: usize = 80;
+
 /// Main readable text: a readability pass (dom_smoothie, Markdown text so headings,
 /// lists and tables survive); when it finds no article, a whole-page pass that still
 /// drops scripts, styles, navigation, headers, footers, forms and asides.
 pub fn html_to_text(html: &str, base_url: Option<&str>) -> HtmlText {
+    // Scripts, styles and inline SVG are often most of a large page's bytes and never
+    // text: dropping them first makes the tree-building pass far cheaper.
+    let html = super::html_scan::strip_heavy(html);
+    let html = html.as_ref();
+    let mut title = None;
+    if html.len() > READABILITY_MAX_BYTES
+        || super::html_scan::nesting_exceeds(html, READABILITY_MAX_DEPTH)
+    {
+        return whole_page_text(html);
+    }
     let config = || dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Markdown,
         ..Default::default()
     };
     let readability = dom_smoothie::Readability::new(html, base_url, Some(config()))
         .or_else(|_| dom_smoothie::Readability::new(html, None, Some(config())));
-    let mut title = None;
     if let Ok(mut readability) = readability {
         if let Ok(article) = readability.parse() {
             let t = article.title.trim();
             if !t.is_empty() {
                 title = Some(t.to_string());
             }
-            let text = tidy_lines(&article.text_content);
+            let text = unescape_markdown(&tidy_lines(&article.text_content));
             if text.chars().count() >= READABLE_MIN_CHARS {
+                // Readability lifts the headline out of the body; the judge should
+                // still see it.
+                let text = match &title {
+                    Some(t) if !text.contains(t.as_str()) => format!("# {t}\n\n{text}"),
+                    _ => text,
+                };
                 return HtmlText { title, text };
             }
         }
@@ -240,8 +265,28 @@ pub fn html_to_text(html: &str, base_url: Option<&str>) -> HtmlText {
     }
 }
 
+/// Undo Markdown backslash escapes (`3\.5`, `\(MW\)`): the judge compares numbers and
+/// names with the report's text, which has none.
+fn unescape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&next) = chars.peek() {
+                if next.is_ascii_punctuation() {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Trim each line, drop runs of blank lines.
-fn tidy_lines(text: &str) -> String {
+pub(crate) fn tidy_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank = true;
     for line in text.lines() {
@@ -260,165 +305,13 @@ fn tidy_lines(text: &str) -> String {
     out.trim().to_string()
 }
 
-const SKIPPED_TAGS: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "nav", "header", "footer", "aside", "form",
-    "button", "iframe", "select", "input", "textarea", "head", "menu", "dialog", "canvas",
-    "object", "embed",
-];
-const SKIPPED_ROLES: &[&str] = &[
-    "navigation",
-    "banner",
-    "contentinfo",
-    "search",
-    "dialog",
-    "menu",
-    "menubar",
-    "complementary",
-];
-const BLOCK_TAGS: &[&str] = &[
-    "p",
-    "div",
-    "section",
-    "article",
-    "main",
-    "br",
-    "hr",
-    "ul",
-    "ol",
-    "dl",
-    "dt",
-    "dd",
-    "blockquote",
-    "pre",
-    "table",
-    "thead",
-    "tbody",
-    "tfoot",
-    "figure",
-    "figcaption",
-    "address",
-    "details",
-    "summary",
-    "caption",
-];
-
-/// Text of the whole page with boilerplate elements removed.
+/// Text of the whole page with boilerplate elements removed (linear scan, no tree).
 pub fn whole_page_text(html: &str) -> HtmlText {
-    use scraper::{ElementRef, Html, Node, Selector};
-    let doc = Html::parse_document(html);
-    let title = Selector::parse("title").ok().and_then(|sel| {
-        doc.select(&sel)
-            .next()
-            .map(|t| collapse_ws(&t.text().collect::<String>()))
-            .filter(|t| !t.is_empty())
-    });
-    let mut out = TextSink::default();
-    fn walk(el: ElementRef<'_>, out: &mut TextSink) {
-        let element = el.value();
-        let name = element.name();
-        if SKIPPED_TAGS.contains(&name)
-            || element.attr("hidden").is_some()
-            || element.attr("aria-hidden") == Some("true")
-            || element
-                .attr("role")
-                .is_some_and(|r| SKIPPED_ROLES.contains(&r))
-        {
-            return;
-        }
-        let heading = match name {
-            "h1" => Some(1),
-            "h2" => Some(2),
-            "h3" => Some(3),
-            "h4" => Some(4),
-            "h5" => Some(5),
-            "h6" => Some(6),
-            _ => None,
-        };
-        if let Some(level) = heading {
-            out.break_line();
-            out.push_raw(&"#".repeat(level));
-            out.push_raw(" ");
-        } else if name == "li" {
-            out.break_line();
-            out.push_raw("- ");
-        } else if name == "tr" {
-            out.break_line();
-        } else if name == "td" || name == "th" {
-            out.cell();
-        } else if BLOCK_TAGS.contains(&name) {
-            out.break_line();
-        }
-        for child in el.children() {
-            if let Some(child_el) = ElementRef::wrap(child) {
-                walk(child_el, out);
-            } else if let Node::Text(text) = child.value() {
-                out.push_inline(text);
-            }
-        }
-        if heading.is_some() || BLOCK_TAGS.contains(&name) || name == "li" {
-            out.break_line();
-        }
-    }
-    walk(doc.root_element(), &mut out);
+    let (title, text) = super::html_scan::page_text(html);
     HtmlText {
         title,
-        text: tidy_lines(&out.text),
+        text: tidy_lines(&text),
     }
-}
-
-/// Builds text line by line, collapsing whitespace inside a line.
-#[derive(Default)]
-struct TextSink {
-    text: String,
-    /// A space is owed before the next word on this line.
-    pending_space: bool,
-    /// The current line has no cell yet (so no separator before the first cell).
-    line_start: bool,
-}
-
-impl TextSink {
-    fn push_inline(&mut self, raw: &str) {
-        let mut words = raw.split_whitespace().peekable();
-        if raw.starts_with(char::is_whitespace) {
-            self.pending_space = true;
-        }
-        while let Some(word) = words.next() {
-            if self.pending_space && !self.text.is_empty() && !self.text.ends_with(['\n', ' ']) {
-                self.text.push(' ');
-            }
-            self.text.push_str(word);
-            self.pending_space = words.peek().is_some();
-            self.line_start = false;
-        }
-        if raw.ends_with(char::is_whitespace) {
-            self.pending_space = true;
-        }
-    }
-
-    fn push_raw(&mut self, s: &str) {
-        self.text.push_str(s);
-        self.pending_space = false;
-    }
-
-    fn break_line(&mut self) {
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.text.push('\n');
-        }
-        self.pending_space = false;
-        self.line_start = true;
-    }
-
-    fn cell(&mut self) {
-        if !self.line_start && !self.text.ends_with('\n') {
-            self.text.push_str(" | ");
-        }
-        self.pending_space = false;
-        self.line_start = false;
-    }
-}
-
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Text of a PDF, pages separated by blank lines. pdf-extract can panic on malformed
@@ -522,6 +415,42 @@ mod tests {
             page.text,
             "## Results\nFirst paragraph continues.\n- alpha\n- beta\nYear | Value\n2023 | 42"
         );
+    }
+
+    #[test]
+    fn markdown_escapes_are_removed() {
+        assert_eq!(
+            unescape_markdown(r"Growth was 3\.5% \(MW\) in \[2024\] C:\path"),
+            r"Growth was 3.5% (MW) in [2024] C:\path"
+        );
+    }
+
+    #[test]
+    fn readability_text_keeps_the_headline_and_plain_numbers() {
+        let body = "<p>The county reported that installed capacity rose to 835.5 megawatts (MW) \
+                    by the end of the year, driven by rooftop systems and utility farms.</p>"
+            .repeat(3);
+        let html = format!(
+            "<html><head><title>Capacity report</title></head><body><nav>Home</nav>\
+             <article><h1>Capacity report</h1>{body}</article></body></html>"
+        );
+        let page = html_to_text(&html, Some("https://example.com/a"));
+        assert!(page.text.starts_with("# Capacity report"), "{}", page.text);
+        assert!(page.text.contains("835.5 megawatts (MW)"), "{}", page.text);
+        assert!(!page.text.contains("Home"), "{}", page.text);
+    }
+
+    #[test]
+    fn deeply_nested_pages_take_the_linear_path() {
+        // 20 000 nested divs (220 KB) used to stall the readability pass for minutes.
+        let html = format!(
+            "<html><body>{}<p>Deep text that still has to come out.</p>{}</body></html>",
+            "<div>".repeat(20_000),
+            "</div>".repeat(20_000)
+        );
+        assert!(html.len() < READABILITY_MAX_BYTES);
+        let page = html_to_text(&html, None);
+        assert_eq!(page.text, "Deep text that still has to come out.");
     }
 
     #[test]

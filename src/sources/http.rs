@@ -144,9 +144,11 @@ impl HttpLayer {
             url.port_or_known_default().unwrap_or(0)
         );
         let host_limit = self.host_limit(&origin);
-        // Semaphores are never closed, so acquire cannot fail.
-        let _global = self.global.acquire().await.ok();
+        // Host first: a request queued behind a busy host must not hold one of the
+        // global slots other hosts could use. Semaphores are never closed, so
+        // acquire cannot fail.
         let _host = host_limit.acquire().await.ok();
+        let _global = self.global.acquire().await.ok();
         let mut attempt = 1;
         loop {
             let last = attempt >= self.max_attempts;

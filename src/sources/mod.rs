@@ -10,6 +10,7 @@ pub mod address;
 pub mod backends;
 pub mod blocked;
 pub mod extract;
+pub mod html_scan;
 pub mod http;
 pub mod options;
 pub mod select;
@@ -512,13 +513,29 @@ impl Fetcher {
             }
         };
         let size = fetched.body.len() as u64;
-        let judged = tokio::task::spawn_blocking(move || judge_response(fetched)).await;
+        // Parsers of untrusted PDFs and HTML can be slow on hostile input: bound the
+        // wait (the worker thread finishes on its own).
+        let limit = self.inner.config.total_timeout.max(Duration::from_secs(10));
+        let judged = tokio::time::timeout(
+            limit,
+            tokio::task::spawn_blocking(move || judge_response(fetched)),
+        )
+        .await;
         match judged {
-            Ok((mut outcome, stored)) => {
+            Ok(Ok((mut outcome, stored))) => {
                 outcome.url = key.to_string();
                 (outcome, stored, Some(size))
             }
-            Err(e) => (
+            Err(_) => (
+                PageOutcome::without_text(
+                    key,
+                    PageStatus::Failed,
+                    format!("text extraction took longer than {limit:?}"),
+                ),
+                String::new(),
+                Some(size),
+            ),
+            Ok(Err(e)) => (
                 PageOutcome::without_text(
                     key,
                     PageStatus::Failed,

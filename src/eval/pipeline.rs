@@ -363,6 +363,7 @@ impl Engine {
             Err(error) => (1..=self.settings.runs)
                 .map(|run| {
                     let mut r = self.empty_record(job, task, run, None);
+                    r.error = Some(error.clone());
                     r.units.push(UnitRecord {
                         metric: super::record::REPORT_LOAD.into(),
                         unit: "report".into(),
@@ -437,6 +438,8 @@ impl Engine {
             usage: UsageRecord::default(),
             n_images: count(FigureKind::Image),
             n_charts: count(FigureKind::Chart),
+            n_figures: report.map_or(0, |r| r.figures.len()),
+            error: None,
         }
     }
 

@@ -122,8 +122,8 @@ fn bench(c: &mut Criterion) {
         started.elapsed().as_secs_f64(),
         count("citation_support"),
         count("fact_dedup"),
-        r.n_figures,
-        r.error
+        r.figure_count(),
+        r.load_error()
     );
     let mut group = c.benchmark_group("eval_sample");
     group

@@ -90,7 +90,7 @@ fn corpus_reports_evaluate_with_consistent_scores() {
     let records = rt.block_on(engine.evaluate_all(planned, &|_| {}));
     for r in &records {
         let name = format!("{}/{}", r.system, r.task_id);
-        if let Some(e) = &r.error {
+        if let Some(e) = r.load_error() {
             assert!(r.metrics.values().all(|m| m.score.is_none()), "{name}: {e}");
             continue;
         }
@@ -115,7 +115,7 @@ fn corpus_reports_evaluate_with_consistent_scores() {
         for m in ["writing_quality", "factual_logical_consistency"] {
             assert_eq!(r.metrics[m].status, MetricStatus::Evaluated, "{name} {m}");
         }
-        if r.n_figures == 0 {
+        if r.figure_count() == 0 {
             assert_eq!((r.va, r.overall), (None, None), "{name}: text-only");
         }
         assert_eq!(

@@ -868,7 +868,7 @@ fn unreadable_report_is_recorded_not_scored() {
         Err(format!("{}: not UTF-8", p.display()))
     }));
     let r = run(&eng, &fx.root, Some(task()));
-    assert!(r.error.as_deref().unwrap().contains("not UTF-8"));
+    assert!(r.load_error().unwrap().contains("not UTF-8"));
     assert!(r.metrics.values().all(|m| m.score.is_none()));
 }
 

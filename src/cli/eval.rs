@@ -9,15 +9,16 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::json;
 
+use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use crate::eval::output;
 use crate::eval::record::UnitStatus;
 use crate::eval::{
-    discover, load_tasks, match_task, DedupMode, Engine, EvalSettings, Judge, JudgeMode, Pages,
-    Progress, RevisionScope, ScoreOptions,
+    discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, Judge,
+    JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
 };
-use crate::judge::{JudgeClient, JudgeConfig};
+use crate::judge::JudgeClient;
 use crate::rubric::RubricSet;
-use crate::sources::{FetchConfig, Fetcher};
+use crate::sources::{FetchOptions, Fetcher};
 use crate::store::Store;
 
 /// Boxed so the `Command` enum stays small (clippy's large_enum_variant).
@@ -63,15 +64,11 @@ pub struct EvalOptions {
     /// Judge and page cache (SQLite); default in the user's cache directory.
     #[arg(long)]
     pub cache: Option<PathBuf>,
-    /// JSONL of pre-fetched pages {"url", "text"}, used instead of the network.
-    #[arg(long)]
-    pub sources: Option<PathBuf>,
-    /// No network at all: only the cache and --sources.
-    #[arg(long)]
-    pub offline: bool,
-    /// Permit fetching loopback and private addresses.
-    #[arg(long)]
-    pub allow_private: bool,
+    /// Settings file (default: ./tvir.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub fetch: FetchOptions,
     /// Only judge-free metrics; judged metrics are reported as not evaluated.
     #[arg(long)]
     pub no_judge: bool,
@@ -190,28 +187,50 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let api_key = std::env::var("OPENAI_API_KEY")
-        .ok()
-        .filter(|k| !k.is_empty());
-    let model = args
-        .judge_model
-        .clone()
-        .or_else(|| std::env::var("EVAL_MODEL_NAME").ok())
-        .filter(|m| !m.is_empty());
-    let configured = model.is_some() && (api_key.is_some() || args.base_url.is_some());
+    let flags = JudgeFlags {
+        base_url: args.base_url.clone(),
+        model: args.judge_model.clone(),
+        concurrency: Some(args.concurrency),
+        rpm: args.rpm,
+        tpm: args.tpm,
+        dry_run: args.dry_run,
+        max_cost_usd: args.max_cost,
+        journal_path: Some(args.out.join("judge-journal.jsonl")),
+        ..JudgeFlags::default()
+    };
+    // A judge is configured when a model is named and there is somewhere to send it:
+    // a key (OpenAI or any keyed server) or an explicit base URL (local servers).
+    let resolved = judge_config_from_environment(&flags, args.config.as_deref());
+    let judge_config = match resolved {
+        Ok(c) if c.api_key.is_some() || c.base_url != crate::config::DEFAULT_BASE_URL => Some(c),
+        Ok(_) => None,
+        Err(ConfigError::Invalid {
+            setting: "judge model",
+            ..
+        }) => None,
+        Err(e) if args.no_judge => {
+            tracing::debug!("judge settings ignored under --no-judge: {e}");
+            None
+        }
+        Err(e) => return Err(e).context("judge settings"),
+    };
     let mode = if args.dry_run {
         JudgeMode::DryRun
     } else if args.no_judge {
         JudgeMode::NoJudge
-    } else if !configured {
+    } else if judge_config.is_none() {
         eprintln!("No judge configured: running with --no-judge (judge-free metrics only).");
         JudgeMode::NoJudge
     } else {
         JudgeMode::Judge
     };
-    let judge_model = model.clone().unwrap_or_else(|| "no-judge".into());
+    let judge_model = judge_config
+        .as_ref()
+        .map(|c| c.model.clone())
+        .or_else(|| args.judge_model.clone())
+        .unwrap_or_else(|| "no-judge".into());
 
-    let store = if mode == JudgeMode::Judge || args.cache.is_some() {
+    let store = if mode != JudgeMode::NoJudge || args.cache.is_some() {
         let path = match &args.cache {
             Some(p) => p.clone(),
             None => dirs::cache_dir()
@@ -223,40 +242,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let fetcher = Fetcher::new(
-        FetchConfig {
-            offline: args.offline,
-            allow_private: args.allow_private,
-            sources_file: args.sources.clone(),
-            ..FetchConfig::default()
-        },
-        store.clone(),
-    )?;
-    let judge: Option<Arc<dyn Judge>> = match mode {
-        JudgeMode::NoJudge => None,
-        _ => {
-            let config = JudgeConfig {
-                base_url: args
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| "https://api.openai.com/v1".into()),
-                api_key,
-                model: judge_model.clone(),
-                concurrency: args.concurrency,
-                rpm: args.rpm,
-                tpm: args.tpm,
-                timeout: std::time::Duration::from_secs(300),
-                max_attempts: 4,
-                max_reasks: 2,
-                seed: None,
-                max_tokens: None,
-                dry_run: mode == JudgeMode::DryRun,
-                max_cost_usd: args.max_cost,
-                journal_path: Some(args.out.join("judge-journal.jsonl")),
-                price_table_path: None,
-            };
-            Some(Arc::new(JudgeClient::new(config, store.clone())?))
+    let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
+    let judge: Option<Arc<dyn Judge>> = match (mode, judge_config) {
+        (JudgeMode::NoJudge, _) => None,
+        (_, Some(config)) => {
+            let client = JudgeClient::new(config, store.clone())?;
+            Some(Arc::new(
+                ClientJudge::new(client).map_err(anyhow::Error::msg)?,
+            ))
         }
+        // A dry run without a configured judge still counts requests.
+        (_, None) => None,
     };
     let settings = EvalSettings {
         judge_model: judge_model.clone(),
@@ -333,12 +329,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "skipped_calls": stats.skipped_calls.load(Relaxed),
             "spend_usd": stats.spend_usd(),
             "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
+            "estimated_cost_usd": stats.estimated_cost_usd(),
         }),
     )?;
 
     print!("{}", output::table(&summary));
     let failed_units: usize = records
         .iter()
+        .filter(|r| r.load_error().is_none())
         .map(|r| {
             r.units
                 .iter()
@@ -346,12 +344,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 .count()
         })
         .sum();
-    let broken_reports = records.iter().filter(|r| r.error.is_some()).count();
+    let broken_reports = records.iter().filter(|r| r.load_error().is_some()).count();
     match mode {
         JudgeMode::DryRun => println!(
-            "dry run: {} judge requests, about {} prompt tokens; nothing was called",
+            "dry run: {} judge requests, about {} prompt tokens{}; nothing was called",
             stats.requests.load(Relaxed),
-            stats.estimated_prompt_tokens()
+            stats.estimated_prompt_tokens(),
+            stats
+                .estimated_cost_usd()
+                .map_or_else(String::new, |c| format!(", about ${c:.4}"))
         ),
         JudgeMode::NoJudge => println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}"),
         JudgeMode::Judge => println!(
@@ -366,7 +367,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if failed_units > 0 || broken_reports > 0 {
         if broken_reports > 0 {
             eprintln!(
-                "{broken_reports} report(s) could not be read (see their report.json `error`)"
+                "{broken_reports} report(s) could not be read (see the failed `report_load` unit in their report.json)"
             );
         }
         return Ok(ExitCode::from(1));

@@ -13,7 +13,7 @@ pub mod text;
 pub use dedup::DedupMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
-    Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress, Pages, Progress,
-    ReportLoader, RevisionScope, RunStats,
+    ClientJudge, Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress,
+    Pages, Progress, ReportLoader, RevisionScope, RunStats,
 };
 pub use score::{rescore, IqWeights, ScoreOptions};

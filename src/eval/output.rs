@@ -121,12 +121,23 @@ fn std_dev(xs: &[f64]) -> Option<f64> {
     Some((xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
 }
 
-/// Per-system means of one run; a value is the mean over the reports where it exists.
+/// Per-system means of one run. A mean needs the value of every report it covers
+/// (one not-evaluated report makes it null rather than biased); VA and Overall cover
+/// only reports with figures, as text-only reports have none.
 fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> {
     let mut out = BTreeMap::new();
     let mut put = |name: &str, get: &dyn Fn(&ReportRecord) -> Option<f64>| {
-        let xs: Vec<f64> = records.iter().filter_map(|r| get(r)).collect();
-        out.insert(name.to_string(), mean(&xs));
+        let covered: Vec<&&ReportRecord> = records
+            .iter()
+            .filter(|r| !matches!(name, "va" | "overall") || r.figure_count() > 0)
+            .collect();
+        let xs: Vec<f64> = covered.iter().filter_map(|r| get(r)).collect();
+        let value = if xs.len() == covered.len() {
+            mean(&xs)
+        } else {
+            None
+        };
+        out.insert(name.to_string(), value);
     };
     for m in METRIC_NAMES {
         put(m, &|r| r.metrics.get(m).and_then(|x| x.score));
@@ -182,7 +193,7 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
             .sum();
         let unreadable: Vec<&str> = recs
             .iter()
-            .filter(|r| r.error.is_some())
+            .filter(|r| r.load_error().is_some())
             .map(|r| r.task_id.as_str())
             .collect();
         let se = |f: &dyn Fn(&ReportRecord) -> usize| {

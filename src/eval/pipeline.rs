@@ -31,11 +31,60 @@ use crate::sources::{Fetcher, PageOutcome, PageStatus};
 /// in anything that answers requests.
 pub trait Judge: Send + Sync {
     fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>>;
+
+    /// Estimated (prompt tokens, completion tokens, dollars) of a request, for
+    /// `--dry-run`; None when the judge cannot estimate.
+    fn estimate(&self, _request: &JudgeRequest) -> Option<(u64, u64, Option<f64>)> {
+        None
+    }
+
+    /// What an answer cost when it was first produced. Must not depend on whether
+    /// it came from the cache (results are reproducible byte for byte).
+    fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
+        (!answer.cached).then_some(answer.cost_usd).flatten()
+    }
 }
 
-impl Judge for JudgeClient {
+/// The real judge: [`JudgeClient`] plus its price table, so a cached answer is
+/// costed from its stored token counts exactly like a fresh one.
+pub struct ClientJudge {
+    pub client: JudgeClient,
+    prices: crate::judge::prices::PriceTable,
+}
+
+impl ClientJudge {
+    pub fn new(client: JudgeClient) -> Result<Self, String> {
+        let prices = crate::judge::prices::PriceTable::shipped_with_override(
+            client.config().price_table_path.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Self { client, prices })
+    }
+}
+
+impl Judge for ClientJudge {
     fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
-        Box::pin(JudgeClient::ask(self, request))
+        Box::pin(self.client.ask(request))
+    }
+
+    fn estimate(&self, request: &JudgeRequest) -> Option<(u64, u64, Option<f64>)> {
+        let t = self.client.estimate_tokens(request);
+        Some((
+            t.prompt_tokens,
+            t.completion_tokens,
+            self.client.estimate_cost(request),
+        ))
+    }
+
+    fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
+        // The server's model name when priced, else the configured one (as the client
+        // does for fresh answers).
+        let model = if self.prices.lookup(&answer.model).is_some() {
+            answer.model.as_str()
+        } else {
+            self.client.config().model.as_str()
+        };
+        self.prices.cost(model, &answer.usage)
     }
 }
 
@@ -160,17 +209,34 @@ pub struct RunStats {
     pub request_text_chars: AtomicU64,
     pub request_images: AtomicU64,
     pub spend_micro_usd: AtomicU64,
+    /// Dry run: the judge client's own estimates (tokens and dollars).
+    pub est_prompt_tokens: AtomicU64,
+    pub est_completion_tokens: AtomicU64,
+    pub est_cost_micro_usd: AtomicU64,
 }
 
 impl RunStats {
     pub fn spend_usd(&self) -> f64 {
         self.spend_micro_usd.load(Ordering::Relaxed) as f64 / 1e6
     }
-    /// Rough token estimate of the requests built (4 characters a token, ~1000
-    /// tokens an image); for `--dry-run`.
+    /// Prompt tokens of the requests built, for `--dry-run`: the judge's estimate
+    /// when it gives one, else 4 characters a token and ~1000 tokens an image.
     pub fn estimated_prompt_tokens(&self) -> u64 {
-        self.request_text_chars.load(Ordering::Relaxed) / 4
-            + 1000 * self.request_images.load(Ordering::Relaxed)
+        match self.est_prompt_tokens.load(Ordering::Relaxed) {
+            0 => {
+                self.request_text_chars.load(Ordering::Relaxed) / 4
+                    + 1000 * self.request_images.load(Ordering::Relaxed)
+            }
+            n => n,
+        }
+    }
+
+    /// Estimated dollars of a dry run (None when the judge has no price).
+    pub fn estimated_cost_usd(&self) -> Option<f64> {
+        match self.est_cost_micro_usd.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(n as f64 / 1e6),
+        }
     }
 }
 
@@ -298,6 +364,16 @@ impl Engine {
                 .map(|run| {
                     let mut r = self.empty_record(job, task, run, None);
                     r.error = Some(error.clone());
+                    r.units.push(UnitRecord {
+                        metric: super::record::REPORT_LOAD.into(),
+                        unit: "report".into(),
+                        status: UnitStatus::Failed,
+                        reason: Some(error.clone()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: json!({"path": job.path.display().to_string()}),
+                    });
                     rescore(&r, &self.rubrics, &self.settings.score)
                 })
                 .collect(),
@@ -573,6 +649,21 @@ impl Engine {
         };
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         if self.settings.mode == JudgeMode::DryRun {
+            if let Some((prompt, completion, cost)) =
+                self.judge.as_ref().and_then(|j| j.estimate(&request))
+            {
+                self.stats
+                    .est_prompt_tokens
+                    .fetch_add(prompt, Ordering::Relaxed);
+                self.stats
+                    .est_completion_tokens
+                    .fetch_add(completion, Ordering::Relaxed);
+                if let Some(c) = cost {
+                    self.stats
+                        .est_cost_micro_usd
+                        .fetch_add((c * 1e6).round() as u64, Ordering::Relaxed);
+                }
+            }
             for m in &request.messages {
                 for p in &m.parts {
                     match p {
@@ -608,6 +699,7 @@ impl Engine {
                         .spend_micro_usd
                         .fetch_add((c * 1e6).round() as u64, Ordering::Relaxed);
                 }
+                let cost = judge.judgment_cost(&a);
                 if let Err(e) = validate_answer(rubric, &a.value, item_count) {
                     self.stats.failed_calls.fetch_add(1, Ordering::Relaxed);
                     return Outcome::Failed(e.to_string());
@@ -621,7 +713,7 @@ impl Engine {
                         prompt_tokens: a.usage.prompt_tokens,
                         completion_tokens: a.usage.completion_tokens,
                         cached_tokens: a.usage.cached_tokens,
-                        cost_usd: a.cost_usd,
+                        cost_usd: cost,
                     },
                 }
             }
@@ -717,6 +809,32 @@ impl Engine {
         let text_units = if reference_scope { text_a } else { text_b };
         for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
             units.extend(group);
+        }
+        if self.settings.mode != JudgeMode::Judge {
+            // Without a judge every judged metric is "not evaluated", even one an
+            // edge-case rule could settle (no chart, no facts): a marker unit says so.
+            let reason = match self.settings.mode {
+                JudgeMode::DryRun => "dry run: not called",
+                _ => "--no-judge: judged metric not evaluated",
+            };
+            for metric in super::record::METRIC_NAMES {
+                if matches!(metric, "image_quality" | "figure_quality") {
+                    continue;
+                }
+                units.push((
+                    UnitRecord {
+                        metric: metric.into(),
+                        unit: "judge".into(),
+                        status: UnitStatus::Skipped,
+                        reason: Some(reason.into()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: Value::Null,
+                    },
+                    None,
+                ));
+            }
         }
         // Units in the order of METRIC_NAMES, then the dedup audit; stable within.
         let order = |m: &str| {

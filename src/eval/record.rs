@@ -137,9 +137,33 @@ pub struct ReportRecord {
     /// text-only report, whose VA and Overall are null.
     #[serde(default)]
     pub n_figures: usize,
-    /// Why the report could not be evaluated at all (unreadable, unparseable).
+    /// Why the report could not be evaluated at all (unreadable, unparseable); the
+    /// failed `report_load` unit says the same.
     #[serde(default)]
     pub error: Option<String>,
+}
+
+/// Metric name of the unit recording that a report could not be read at all; its
+/// `reason` says why. A record holding a failed `report_load` unit has no scores.
+pub const REPORT_LOAD: &str = "report_load";
+
+impl ReportRecord {
+    /// Why the report could not be evaluated at all (unreadable, unparseable).
+    pub fn load_error(&self) -> Option<&str> {
+        if let Some(e) = &self.error {
+            return Some(e);
+        }
+        self.units
+            .iter()
+            .find(|u| u.metric == REPORT_LOAD && u.status == UnitStatus::Failed)
+            .map(|u| u.reason.as_deref().unwrap_or("report could not be read"))
+    }
+
+    /// Every figure of the report (images, charts, unknown kind, broken ones). 0 means
+    /// a text-only report (null VA and Overall).
+    pub fn figure_count(&self) -> usize {
+        self.n_figures
+    }
 }
 
 /// `OUT/{system}/{task_id}/{judge_model}/{metric}.json`, the reference evaluator's

@@ -164,8 +164,9 @@ fn image_q(unit: &UnitRecord, w: &IqWeights) -> f64 {
 /// record from its stored answers and image components.
 pub fn rescore(record: &ReportRecord, rubrics: &RubricSet, opts: &ScoreOptions) -> ReportRecord {
     let mut out = record.clone();
-    if let Some(error) = &record.error {
-        return unevaluable(out, error);
+    if let Some(error) = record.load_error() {
+        let error = error.to_string();
+        return unevaluable(out, &error);
     }
     for unit in &mut out.units {
         unit.score = match unit.metric.as_str() {
@@ -277,7 +278,7 @@ pub fn rescore(record: &ReportRecord, rubrics: &RubricSet, opts: &ScoreOptions) 
         scores.and_then(|s| mean(&s))
     };
     out.ta = aggregate(&opts.ta_metrics);
-    out.va = if out.n_figures == 0 {
+    out.va = if out.figure_count() == 0 {
         None
     } else {
         aggregate(&opts.va_metrics)

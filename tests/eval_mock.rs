@@ -1,0 +1,140 @@
+//! The real stack end to end: parser, image loader, `JudgeClient` talking HTTP to the
+//! in-process mock judge (schema-driven answers), outputs. A second run over the same
+//! cache calls nothing and writes byte-identical results.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tvir_eval::eval::record::{MetricStatus, METRIC_NAMES};
+use tvir_eval::eval::{
+    discover, load_tasks, match_task, output, ClientJudge, Engine, EvalSettings, Judge,
+};
+use tvir_eval::judge::{JudgeClient, JudgeConfig};
+use tvir_eval::rubric::RubricSet;
+use tvir_eval::store::Store;
+use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+async fn run_once(
+    mock: &MockJudge,
+    store: &Store,
+    out: &Path,
+) -> Vec<tvir_eval::eval::record::ReportRecord> {
+    let config = JudgeConfig {
+        base_url: mock.base_url(),
+        model: "mock-model".into(),
+        concurrency: 8,
+        timeout: Duration::from_secs(10),
+        ..JudgeConfig::default()
+    };
+    let client = JudgeClient::new(config, Some(store.clone())).unwrap();
+    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
+    let engine = Engine::new(
+        Arc::new(RubricSet::builtin().unwrap()),
+        Some(judge),
+        None,
+        EvalSettings {
+            judge_model: "mock-model".into(),
+            ..EvalSettings::default()
+        },
+    );
+    let tasks = load_tasks(&examples().join("tasks.json")).unwrap();
+    let jobs = discover(&examples())
+        .unwrap()
+        .into_iter()
+        .map(|j| {
+            let t = match_task(&j.folder, &tasks).cloned();
+            (j, t)
+        })
+        .collect();
+    let records = engine.evaluate_all(jobs, &|_| {}).await;
+    for r in &records {
+        output::write_report(out, r).unwrap();
+    }
+    output::write_summary(out, &output::summary(&records, &serde_json::json!({}))).unwrap();
+    records
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_judge_end_to_end_then_resume_from_cache_byte_identical() {
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let store = Store::in_memory().unwrap();
+    let out1 = tempfile::tempdir().unwrap();
+    let records = run_once(&mock, &store, out1.path()).await;
+    assert_eq!(records.len(), 6);
+    let calls = mock.requests();
+    assert!(calls > 0);
+    for r in &records {
+        let name = format!("{}/{}", r.system, r.task_id);
+        assert!(r.load_error().is_none(), "{name}: {:?}", r.load_error());
+        for m in METRIC_NAMES {
+            let rec = &r.metrics[m];
+            assert_eq!(
+                rec.status,
+                MetricStatus::Evaluated,
+                "{name} {m}: {:?}",
+                rec.note
+            );
+            let s = rec.score.unwrap();
+            assert!((0.0..=1.0).contains(&s), "{name} {m} = {s}");
+        }
+        assert!(r.ta.is_some(), "{name}");
+        assert_eq!(r.va.is_none(), r.figure_count() == 0, "{name}");
+    }
+    // IA: one call per report (all items at once); never two calls for one input.
+    assert_eq!(mock.metric_count("instruction_alignment"), 6);
+    assert_eq!(
+        mock.answered(),
+        calls,
+        "no retries or repeats against a healthy mock"
+    );
+    // The broken image is blanked and scored 0 where a per-figure score is due.
+    let b1 = records
+        .iter()
+        .find(|r| r.system == "system-b" && r.task_id == "ex001")
+        .unwrap();
+    let broken: Vec<_> = b1
+        .units
+        .iter()
+        .filter(|u| u.detail["rule"] == "invalid_visual")
+        .map(|u| u.metric.as_str())
+        .collect();
+    assert_eq!(
+        broken,
+        ["figure_caption_quality", "figure_context_integration"]
+    );
+
+    // Same arguments again over the same cache: nothing is called, same bytes.
+    let out2 = tempfile::tempdir().unwrap();
+    run_once(&mock, &store, out2.path()).await;
+    assert_eq!(
+        mock.requests(),
+        calls,
+        "second run must be served from the cache"
+    );
+    for r in &records {
+        let dir = output::report_dir(Path::new(""), r);
+        for f in [
+            "report.json",
+            "citation_support.json",
+            "figure_caption_quality.json",
+        ] {
+            let a = std::fs::read(out1.path().join(&dir).join(f)).unwrap();
+            let b = std::fs::read(out2.path().join(&dir).join(f)).unwrap();
+            assert!(
+                a == b,
+                "{} differs after resuming from the cache",
+                dir.join(f).display()
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read(out1.path().join("summary.json")).unwrap(),
+        std::fs::read(out2.path().join("summary.json")).unwrap()
+    );
+    mock.shutdown().await;
+}

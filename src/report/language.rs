@@ -43,7 +43,8 @@ mod tests {
 
     #[test]
     fn chinese_with_english_terms_is_zh() {
-        let text = "研究团队用三个月时间比较了多种检索增强方法（RAG）的效果，MemGPT 只是其中一个例子。";
+        let text =
+            "研究团队用三个月时间比较了多种检索增强方法（RAG）的效果，MemGPT 只是其中一个例子。";
         assert_eq!(detect_language(text), Language::Zh);
     }
 

@@ -170,6 +170,15 @@ fn variant_tables(j: &JudgeAblation, v: &VariantResult) -> Vec<TextTable> {
             })
             .collect(),
     };
+    let mut agreement = agreement;
+    if agreement.rows.is_empty() {
+        // Say why the table is empty rather than print a bare header.
+        agreement.rows.push(vec![
+            "(no level is scored on both sides)".into(),
+            "0".into(),
+        ]);
+        agreement.rows[0].extend(std::iter::repeat_n("-".to_string(), 5));
+    }
     vec![board, agreement]
 }
 

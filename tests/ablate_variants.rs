@@ -797,3 +797,54 @@ fn cli_prints_every_variant_and_fails_cleanly_on_bad_input() {
     assert_eq!(res.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&res.stdout).contains("t9"));
 }
+
+#[test]
+fn runs_are_averaged_and_judges_kept_apart() {
+    // Two runs of judge "j1" (CS 1 then partial 0.5) and one of judge "j2".
+    let mut records = Vec::new();
+    for (folder, verdict) in [
+        ("j1-run1", "supported"),
+        ("j1-run2", "partially_supported"),
+        ("j2", "partially_supported"),
+    ] {
+        for system in ["A", "B"] {
+            let mut r = record(
+                system,
+                "t1",
+                &Spec {
+                    cs: vec![verdict],
+                    ..Spec::default()
+                },
+            );
+            r.judge_model = folder.into();
+            records.push(r);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &records);
+    let tree = load_eval_tree(dir.path()).unwrap();
+    let cfg = variant("name = \"v\"\n[verdicts.citation_support]\npartially_supported = 0.0");
+    let rep = ablate::ablate(
+        "t",
+        &tree.records,
+        &[],
+        &base(),
+        &[cfg],
+        &Default::default(),
+    )
+    .unwrap();
+    let models: Vec<&str> = rep.judges.iter().map(|j| j.judge_model.as_str()).collect();
+    assert_eq!(models, ["j1", "j2"]);
+    let j1 = &rep.judges[0];
+    assert_eq!(j1.runs, [1, 2]);
+    assert_eq!(j1.reports, 4);
+    let a = &j1.variants[0].leaderboard[0];
+    // CS per run: base (1, 0.5) -> variant (1, 0): the mean over runs and its spread.
+    let cs = &a.metrics["citation_support"];
+    assert_close(cs.mean.unwrap(), 0.5, "CS mean over runs");
+    assert_close(cs.std.unwrap(), std::f64::consts::FRAC_1_SQRT_2, "CS std");
+    let base_cs = &j1.base[0].metrics["citation_support"];
+    assert_close(base_cs.mean.unwrap(), 0.75, "base CS");
+    assert_eq!(rep.judges[1].reports, 2);
+    assert_eq!(rep.judges[1].variants[0].reports_changed, 2);
+}

@@ -5,6 +5,7 @@
 //! (decode, IQ) -> `judge` (LLM client) driven by `rubric` + `eval` -> `aggregate`
 //! -> `agree` (evaluator agreement, ablations). `reporef` is the second benchmark.
 
+pub mod ablate;
 pub mod aggregate;
 pub mod agree;
 pub mod cli;

@@ -211,6 +211,13 @@ impl RubricSet {
     pub fn rubrics(&self) -> impl Iterator<Item = &Rubric> {
         self.rubrics.values()
     }
+
+    /// Put `rubric` in place of the one with the same id (or add it). The caller
+    /// validates it first (`tvir ablate` re-reads overridden rubrics through
+    /// [`Rubric::from_toml`]); prompts are untouched.
+    pub fn replace_rubric(&mut self, rubric: Rubric) -> Option<Rubric> {
+        self.rubrics.insert(rubric.id.clone(), rubric)
+    }
 }
 
 fn read(path: &Path) -> Result<String, RubricError> {

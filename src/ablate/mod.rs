@@ -17,7 +17,7 @@ pub use variant::{Configuration, Variant, VariantError, BASE_NAME};
 
 use crate::aggregate::load::{LoadIssue, LoadedRecord};
 use crate::aggregate::summary::{sort_leaderboard, system_stats, SystemStats};
-use crate::agree::{agree_level, AgreeOptions, Cell, LevelAgreement, Scores};
+use crate::agree::{agree_level, AgreeOptions, LevelAgreement};
 use crate::eval::record::{ReportRecord, UnitStatus};
 use crate::eval::score::{rescore, IMAGE_QUALITY};
 use crate::images::duplicates::group_duplicates;
@@ -225,41 +225,6 @@ pub fn same_scores(a: &ReportRecord, b: &ReportRecord) -> bool {
         })
 }
 
-/// Per-level cells (mean over runs) of a set of records of one judge.
-fn level_scores(records: &[&LoadedRecord]) -> BTreeMap<String, Scores> {
-    let mut sums: BTreeMap<String, BTreeMap<Cell, (f64, usize)>> = BTreeMap::new();
-    for r in records {
-        let cell = Cell::new(r.system.clone(), r.task_id.clone());
-        let rec = &r.record;
-        let mut add = |level: &str, v: Option<f64>| {
-            if let Some(v) = v.filter(|v| v.is_finite()) {
-                let e = sums
-                    .entry(level.to_string())
-                    .or_default()
-                    .entry(cell.clone())
-                    .or_insert((0.0, 0));
-                e.0 += v;
-                e.1 += 1;
-            }
-        };
-        add("overall", rec.overall);
-        add("ta", rec.ta);
-        add("va", rec.va);
-        for (name, m) in &rec.metrics {
-            add(name, m.score);
-        }
-    }
-    sums.into_iter()
-        .map(|(l, cells)| {
-            let scores = cells
-                .into_iter()
-                .map(|(c, (s, n))| (c, s / n as f64))
-                .collect();
-            (l, scores)
-        })
-        .collect()
-}
-
 /// Leaderboard (best first) of one judge's records.
 pub fn leaderboard(records: &[&LoadedRecord]) -> Vec<SystemStats> {
     let mut by_system: BTreeMap<&str, Vec<&LoadedRecord>> = BTreeMap::new();
@@ -311,8 +276,8 @@ pub fn agreement_vs_base(
     variant: &[&LoadedRecord],
     opts: &AblateOptions,
 ) -> Vec<LevelVsBase> {
-    let a = level_scores(base);
-    let b = level_scores(variant);
+    let a = crate::agree::table::level_cells(base);
+    let b = crate::agree::table::level_cells(variant);
     let agree_opts = AgreeOptions {
         bootstrap: opts.bootstrap,
         seed: opts.seed,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::aggregate::load::{load_eval_tree, AggregateError};
+use crate::aggregate::load::{load_eval_tree, AggregateError, LoadedRecord};
 use crate::eval::record::METRIC_NAMES;
 
 /// A CSV larger than this is refused.
@@ -315,10 +315,34 @@ pub fn load_eval(path: &Path, judge: Option<&str>) -> Result<ScoreTable, TableEr
             })
         }
     };
+    let records: Vec<&LoadedRecord> = tree
+        .records
+        .iter()
+        .filter(|r| r.judge_model == model)
+        .collect();
+    let mut runs: Vec<u32> = records.iter().map(|r| r.run).collect();
+    runs.sort();
+    runs.dedup();
+    let mut notes = Vec::new();
+    if runs.len() > 1 {
+        notes.push(format!(
+            "{label}: judge {model}: each cell is the mean over its runs ({} runs)",
+            runs.len()
+        ));
+    }
+    Ok(ScoreTable {
+        label: format!("{label} ({model})"),
+        levels: level_cells(&records),
+        annotators: None,
+        notes,
+    })
+}
+
+/// Per-level (TA, VA, Overall, each metric) cell scores of a set of records, each
+/// cell the mean over its runs; null and non-finite scores are absent, not 0.
+pub fn level_cells(records: &[&LoadedRecord]) -> BTreeMap<String, Scores> {
     let mut sums: BTreeMap<String, BTreeMap<Cell, (f64, usize)>> = BTreeMap::new();
-    let mut runs: Vec<u32> = Vec::new();
-    for r in tree.records.iter().filter(|r| r.judge_model == model) {
-        runs.push(r.run);
+    for r in records {
         let cell = Cell::new(r.system.clone(), r.task_id.clone());
         let rec = &r.record;
         let mut add = |level: &str, v: Option<f64>| {
@@ -339,30 +363,15 @@ pub fn load_eval(path: &Path, judge: Option<&str>) -> Result<ScoreTable, TableEr
             add(name, m.score);
         }
     }
-    runs.sort();
-    runs.dedup();
-    let mut notes = Vec::new();
-    if runs.len() > 1 {
-        notes.push(format!(
-            "{label}: judge {model}: each cell is the mean over its runs ({} runs)",
-            runs.len()
-        ));
-    }
-    Ok(ScoreTable {
-        label: format!("{label} ({model})"),
-        levels: sums
-            .into_iter()
-            .map(|(l, cells)| {
-                let scores = cells
-                    .into_iter()
-                    .map(|(c, (s, n))| (c, s / n as f64))
-                    .collect();
-                (l, scores)
-            })
-            .collect(),
-        annotators: None,
-        notes,
-    })
+    sums.into_iter()
+        .map(|(l, cells)| {
+            let scores = cells
+                .into_iter()
+                .map(|(c, (s, n))| (c, s / n as f64))
+                .collect();
+            (l, scores)
+        })
+        .collect()
 }
 
 /// A folder is an `eval` output; anything else is read as CSV.

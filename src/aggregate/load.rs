@@ -69,6 +69,20 @@ impl EvalTree {
         v.dedup();
         v
     }
+
+    /// Keep only one judge model's records; the error names the models present.
+    pub fn retain_judge(&mut self, model: &str) -> Result<(), String> {
+        let models = self.judge_models();
+        if !models.iter().any(|m| m == model) {
+            return Err(format!(
+                "{}: no record for judge model {model:?} (found: {})",
+                self.root.display(),
+                models.join(", ")
+            ));
+        }
+        self.records.retain(|r| r.judge_model == model);
+        Ok(())
+    }
 }
 
 /// `"gpt-5-run2"` -> (`"gpt-5"`, Some(2)); a name without the suffix is unchanged.

@@ -72,15 +72,7 @@ pub fn run(args: AblateArgs) -> anyhow::Result<ExitCode> {
     let mut tree = aggregate::load_eval_tree(&args.out)?;
     let mut notes = Vec::new();
     if let Some(j) = &args.judge {
-        let models = tree.judge_models();
-        if !models.contains(j) {
-            anyhow::bail!(
-                "{}: no record for judge model {j:?} (found: {})",
-                args.out.display(),
-                models.join(", ")
-            );
-        }
-        tree.records.retain(|r| &r.judge_model == j);
+        tree.retain_judge(j).map_err(anyhow::Error::msg)?;
     }
     if let Some(p) = &args.tasks {
         let tasks = aggregate::load_tasks(p)?;

@@ -52,6 +52,23 @@ fn ci(v: Option<[f64; 2]>, percent: bool) -> String {
     }
 }
 
+/// Column headers of an agreement table (terminal and Markdown).
+pub fn agreement_headers() -> Vec<String> {
+    [
+        "Level",
+        "Cells",
+        "PAR",
+        "PAR 95% CI",
+        "OPC",
+        "OPC 95% CI",
+        "OSC",
+        "OSC 95% CI",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// One row of the agreement table (PAR in percent as the paper prints it).
 pub fn level_row(level: &str, l: &LevelAgreement) -> Vec<String> {
     vec![
@@ -101,19 +118,7 @@ pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
                 "Agreement of A ({}) and B ({}); PAR in %, bootstrap {} replicates, seed {}",
                 report.a, report.b, args.bootstrap, args.seed
             ),
-            headers: [
-                "Level",
-                "Cells",
-                "PAR",
-                "PAR 95% CI",
-                "OPC",
-                "OPC 95% CI",
-                "OSC",
-                "OSC 95% CI",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+            headers: agreement_headers(),
             rows: Vec::new(),
         };
         let mut notes = Vec::new();

@@ -74,19 +74,7 @@ fn agreement_text(agreements: &[NamedAgreement], md: bool) -> String {
                 "Agreement: {} (A {} vs B {})",
                 a.label, a.report.a, a.report.b
             ),
-            headers: [
-                "Level",
-                "Cells",
-                "PAR",
-                "PAR 95% CI",
-                "OPC",
-                "OPC 95% CI",
-                "OSC",
-                "OSC 95% CI",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+            headers: super::agree::agreement_headers(),
             rows: a
                 .report
                 .levels
@@ -108,15 +96,7 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     };
     let mut tree = tree;
     if let Some(j) = &args.judge {
-        let models = tree.judge_models();
-        if !models.contains(j) {
-            anyhow::bail!(
-                "{}: no record for judge model {j:?} (found: {})",
-                args.out.display(),
-                models.join(", ")
-            );
-        }
-        tree.records.retain(|r| &r.judge_model == j);
+        tree.retain_judge(j).map_err(anyhow::Error::msg)?;
     }
     let tasks_label = args.tasks.as_ref().map(|p| p.display().to_string());
     let mut summary = aggregate::summarize_tree(&tree, &tasks, tasks_label.as_deref());

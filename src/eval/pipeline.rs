@@ -27,6 +27,9 @@ use crate::rubric::{
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
+/// Units of one metric, each with the usage of its judge answer (None when no answer came back: rules, computed metrics, failures).
+type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
+
 /// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug
 /// in anything that answers requests.
 pub trait Judge: Send + Sync {
@@ -805,7 +808,7 @@ impl Engine {
             futures::join!(chain_a, chain_b, chain_c, chain_d);
 
         let iq_units = self.iq_units(&ev.iq);
-        let mut units: Vec<(UnitRecord, Option<UsageRecord>)> = Vec::new();
+        let mut units: JudgedUnits = Vec::new();
         let text_units = if reference_scope { text_a } else { text_b };
         for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
             units.extend(group);
@@ -843,7 +846,7 @@ impl Engine {
                 .position(|n| *n == m)
                 .unwrap_or(usize::MAX)
         };
-        let mut all: Vec<(UnitRecord, Option<UsageRecord>)> = units;
+        let mut all: JudgedUnits = units;
         all.extend(iq_units.into_iter().map(|u| (u, None)));
         all.sort_by_key(|(u, _)| order(&u.metric));
         let failed = all
@@ -1040,7 +1043,7 @@ impl Engine {
         ev: &Evidence,
         label: &str,
         sample: u32,
-    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+    ) -> JudgedUnits {
         let rubric = self.rubric("figure_context_integration");
         join_all(
             report
@@ -1093,10 +1096,7 @@ impl Engine {
         ev: &Evidence,
         label: &str,
         sample: u32,
-    ) -> (
-        Vec<(UnitRecord, Option<UsageRecord>)>,
-        Vec<(UnitRecord, Option<UsageRecord>)>,
-    ) {
+    ) -> (JudgedUnits, JudgedUnits) {
         let cq_rubric = self.rubric("chart_quality");
         let csc_rubric = self.rubric("chart_source_consistency");
         let charts: Vec<(usize, &Figure, &FigureEvidence)> = report
@@ -1182,7 +1182,7 @@ impl Engine {
         task: Option<&Task>,
         label: &str,
         sample: u32,
-    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+    ) -> JudgedUnits {
         let ids = [
             "writing_quality",
             "analytical_depth_breadth",
@@ -1249,7 +1249,7 @@ impl Engine {
         task: Option<&Task>,
         label: &str,
         sample: u32,
-    ) -> Vec<(UnitRecord, Option<UsageRecord>)> {
+    ) -> JudgedUnits {
         let rubric = self.rubric("instruction_alignment");
         let Some(task) = task else {
             return vec![self.unit_from(
@@ -1303,10 +1303,7 @@ impl Engine {
         ev: &Evidence,
         label: &str,
         sample: u32,
-    ) -> (
-        Vec<(UnitRecord, Option<UsageRecord>)>,
-        Vec<(UnitRecord, Option<UsageRecord>)>,
-    ) {
+    ) -> (JudgedUnits, JudgedUnits) {
         let dedup_rubric = self.rubric("fact_dedup");
         let cs_rubric = self.rubric("citation_support");
         let facts = &report.facts;

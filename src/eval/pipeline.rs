@@ -27,7 +27,8 @@ use crate::rubric::{
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
-/// Units of one metric, each with the usage of its judge answer (None when no answer came back: rules, computed metrics, failures).
+/// Units of one metric, each with the usage of its judge answer (None when no answer
+/// came back: rules, computed metrics, failures).
 type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
 
 /// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug

@@ -42,9 +42,53 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// How a row is cut for the block statistics: segments of `seg` pixels (the last one
+/// possibly ragged), `per_row` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowSegments {
+    pub seg: usize,
+    pub per_row: usize,
+}
+
+impl RowSegments {
+    pub fn new(width: u32, height: u32) -> RowSegments {
+        let (w, b) = (width as usize, block_side(width, height) as usize);
+        // Without a whole block, one segment per row carries the global sums.
+        let seg = if w / b == 0 { w.max(1) } else { b };
+        RowSegments {
+            seg,
+            per_row: w.div_ceil(seg),
+        }
+    }
+
+    /// Append the (sum, sum of squares) of each segment of `row` to `out`.
+    pub fn push_row(&self, row: &[u8], out: &mut Vec<(u64, u64)>) {
+        out.extend(row.chunks(self.seg).map(segment_sums));
+    }
+}
+
 pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
     let (w, h) = (width as usize, height as usize);
     assert_eq!(gray.len(), w * h, "gray buffer does not match its size");
+    if w * h == 0 {
+        return stats_from_row_sums(&[], width, height);
+    }
+    let segments = RowSegments::new(width, height);
+    let row_sums: Vec<(u64, u64)> = gray
+        .par_chunks(w)
+        .flat_map_iter(|row| {
+            let mut out = Vec::with_capacity(segments.per_row);
+            segments.push_row(row, &mut out);
+            out
+        })
+        .collect();
+    stats_from_row_sums(&row_sums, width, height)
+}
+
+/// The statistics from the segment sums of every row ([`RowSegments::push_row`] over
+/// rows 0..height, in order).
+pub fn stats_from_row_sums(row_sums: &[(u64, u64)], width: u32, height: u32) -> ContrastStats {
+    let (w, h) = (width as usize, height as usize);
     let n = (w * h) as u64;
     if n == 0 {
         return ContrastStats {
@@ -54,18 +98,16 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
             block_count: 0,
         };
     }
+    let segments = RowSegments::new(width, height);
+    assert_eq!(
+        row_sums.len(),
+        h * segments.per_row,
+        "segment sums do not match the size"
+    );
     let b = block_side(width, height) as usize;
     let (bx_count, by_count) = (w / b, h / b);
-    // One pass: per row, sums over each block-wide segment (u32 cannot overflow: a
-    // segment is at most 16384 pixels of at most 255^2) and over the ragged rest.
-    let seg = if bx_count == 0 { w } else { b };
-    let row_sums: Vec<Vec<(u64, u64)>> = gray
-        .par_chunks(w)
-        .map(|row| row.chunks(seg).map(segment_sums).collect())
-        .collect();
     let (s1, s2) = row_sums
         .iter()
-        .flatten()
         .fold((0u64, 0u64), |acc, &(a, q)| (acc.0 + a, acc.1 + q));
     let mean = s1 as f64 / n as f64;
     let global_std = std_from_sums(s1, s2, n);
@@ -73,9 +115,9 @@ pub fn contrast_stats(gray: &[u8], width: u32, height: u32) -> ContrastStats {
     let mut block_stds: Vec<f64> = (0..by_count)
         .flat_map(|by| (0..bx_count).map(move |bx| (by, bx)))
         .map(|(by, bx)| {
-            let (a, q) = row_sums[by * b..(by + 1) * b]
-                .iter()
-                .fold((0u64, 0u64), |acc, r| (acc.0 + r[bx].0, acc.1 + r[bx].1));
+            let (a, q) = (by * b..(by + 1) * b)
+                .map(|y| row_sums[y * segments.per_row + bx])
+                .fold((0u64, 0u64), |acc, r| (acc.0 + r.0, acc.1 + r.1));
             std_from_sums(a, q, (b * b) as u64)
         })
         .collect();

@@ -11,6 +11,7 @@ pub mod load;
 pub mod phash;
 pub mod quality;
 pub mod sharpness;
+pub mod sweep;
 
 use serde::{Deserialize, Serialize};
 
@@ -129,17 +130,12 @@ pub struct ImageAnalysis {
 /// Analyse a decoded image: alpha on white, both grays, R, A, S, C and the hash.
 /// Large images are split across the rayon pool internally.
 pub fn analyze(img: &image::DynamicImage) -> ImageAnalysis {
-    let planes = GrayPlanes::from_image(img);
-    let (w, h) = (planes.width, planes.height);
-    let ((laplacian, contrast), phash) = rayon::join(
-        || {
-            rayon::join(
-                || sharpness::laplacian_variances(&planes.cv, w, h),
-                || contrast::contrast_stats(&planes.cv, w, h),
-            )
-        },
-        || phash::phash_gray(&planes.pil, w, h),
-    );
+    let sweep::PixelStats {
+        laplacian,
+        contrast,
+        phash,
+    } = sweep::pixel_stats(img);
+    let (w, h) = (img.width(), img.height());
     let components = QualityComponents {
         resolution: quality::resolution_score(w, h),
         aspect: quality::aspect_score(w, h),

@@ -72,14 +72,14 @@ fn lanczos(x: f64) -> f64 {
 
 /// Fixed-point coefficients of one resampling axis (Pillow `precompute_coeffs` +
 /// `normalize_coeffs_8bpc`).
-struct AxisCoeffs {
+pub(crate) struct AxisCoeffs {
     ksize: usize,
     /// Per output pixel: first input index and number of taps.
     bounds: Vec<(usize, usize)>,
     weights: Vec<i32>,
 }
 
-fn axis_coeffs(in_size: usize, out_size: usize) -> AxisCoeffs {
+pub(crate) fn axis_coeffs(in_size: usize, out_size: usize) -> AxisCoeffs {
     // Pillow computes the box width in single precision.
     let scale = f64::from(in_size as f32) / out_size as f64;
     let filterscale = scale.max(1.0);
@@ -153,7 +153,7 @@ fn horizontal_pass(src: &[u8], width: usize, out_w: usize, c: &AxisCoeffs) -> Ve
     out
 }
 
-fn horizontal_row(in_row: &[u8], out_row: &mut [u8], c: &AxisCoeffs) {
+pub(crate) fn horizontal_row(in_row: &[u8], out_row: &mut [u8], c: &AxisCoeffs) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above.
@@ -186,7 +186,7 @@ fn horizontal_row_generic(in_row: &[u8], out_row: &mut [u8], c: &AxisCoeffs) {
 
 /// One vertical pass: `src` (`width` wide) resampled to `out_h` rows; `row_offset` is
 /// the source row that `src` starts at.
-fn vertical_pass(
+pub(crate) fn vertical_pass(
     src: &[u8],
     width: usize,
     out_h: usize,
@@ -212,6 +212,69 @@ fn vertical_pass(
             }
         });
     out
+}
+
+/// The horizontal-first case of [`pillow_lanczos_resize`] with its input fed one
+/// row at a time, so a caller sweeping an image in bands never needs the whole gray
+/// plane: [`RowResize::row`] for each source row in `rows()`, then
+/// [`RowResize::finish`] on those rows' outputs, in order.
+pub(crate) struct RowResize {
+    horiz: AxisCoeffs,
+    vert: Option<AxisCoeffs>,
+    first: usize,
+    last: usize,
+    out_w: usize,
+    out_h: usize,
+}
+
+impl RowResize {
+    /// `None` when Pillow would not run a horizontal pass first (no width change, or
+    /// the vertical pass goes first): use [`pillow_lanczos_resize`] then.
+    pub(crate) fn new(width: usize, height: usize, out_w: usize, out_h: usize) -> Option<Self> {
+        if width == out_w || !pillow_horizontal_first(width, height, out_w, out_h) {
+            return None;
+        }
+        let vert = (height != out_h).then(|| axis_coeffs(height, out_h));
+        // Only the source rows the vertical pass will read.
+        let (first, last) = match &vert {
+            Some(v) => {
+                let (lmin, ltaps) = v.bounds[out_h - 1];
+                (v.bounds[0].0, lmin + ltaps)
+            }
+            None => (0, height),
+        };
+        Some(RowResize {
+            horiz: axis_coeffs(width, out_w),
+            vert,
+            first,
+            last,
+            out_w,
+            out_h,
+        })
+    }
+
+    /// The source rows that matter.
+    pub(crate) fn rows(&self) -> std::ops::Range<usize> {
+        self.first..self.last
+    }
+
+    pub(crate) fn out_width(&self) -> usize {
+        self.out_w
+    }
+
+    /// Horizontal pass of one source row into `out` (`out_width()` bytes).
+    pub(crate) fn row(&self, src_row: &[u8], out: &mut [u8]) {
+        horizontal_row(src_row, out, &self.horiz);
+    }
+
+    /// The resized image from the horizontal outputs of rows `rows()`, in order.
+    pub(crate) fn finish(&self, rows_out: &[u8]) -> Vec<u8> {
+        assert_eq!(rows_out.len(), (self.last - self.first) * self.out_w);
+        match &self.vert {
+            Some(v) => vertical_pass(rows_out, self.out_w, self.out_h, v, self.first),
+            None => rows_out.to_vec(),
+        }
+    }
 }
 
 /// Pillow-compatible Lanczos resize of an 8-bit gray image (`Image.resize(size,
@@ -266,6 +329,12 @@ pub fn pillow_lanczos_resize(
 /// imagehash `phash` of a PIL-"L" gray image (row-major).
 pub fn phash_gray(gray: &[u8], width: u32, height: u32) -> PHash {
     let small = pillow_lanczos_resize(gray, width as usize, height as usize, DCT_SIDE, DCT_SIDE);
+    phash_of_resized(&small)
+}
+
+/// The hash of an image already resized to [`DCT_SIDE`] x [`DCT_SIDE`].
+pub fn phash_of_resized(small: &[u8]) -> PHash {
+    assert_eq!(small.len(), DCT_SIDE * DCT_SIDE);
     let mut m: Vec<f64> = small.iter().map(|&v| f64::from(v)).collect();
     let dct = DctPlanner::new().plan_dct2(DCT_SIDE);
     // Columns first, then rows, the order scipy applies the axes in.

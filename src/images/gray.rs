@@ -94,12 +94,15 @@ impl RowLayout {
     }
 }
 
-/// An 8-bit image as rows of one of the [`RowLayout`]s. Other pixel types (16-bit,
-/// float) are converted to RGBA8 first, as the reference's PIL conversion does.
+/// An 8-bit image as rows of one of the [`RowLayout`]s: all of them, or a window of
+/// consecutive rows (a streaming decoder's band). Other pixel types (16-bit, float)
+/// are converted to RGBA8 first, as the reference's PIL conversion does.
 pub struct RowSource<'a> {
     pub width: usize,
     pub height: usize,
     pub layout: RowLayout,
+    /// Image row that `data` starts with.
+    first_row: usize,
     data: std::borrow::Cow<'a, [u8]>,
 }
 
@@ -117,14 +120,34 @@ impl<'a> RowSource<'a> {
             width,
             height,
             layout,
+            first_row: 0,
             data,
         }
     }
 
-    /// The bytes of row `y`.
+    /// Rows `first_row..` of a `width` x `height` image, `data` holding whole rows.
+    pub fn window(
+        width: usize,
+        height: usize,
+        layout: RowLayout,
+        first_row: usize,
+        data: &'a [u8],
+    ) -> RowSource<'a> {
+        debug_assert_eq!(data.len() % (width * layout.bytes_per_pixel()).max(1), 0);
+        RowSource {
+            width,
+            height,
+            layout,
+            first_row,
+            data: data.into(),
+        }
+    }
+
+    /// The bytes of image row `y` (which must lie in the window).
     pub fn row(&self, y: usize) -> &[u8] {
         let stride = self.width * self.layout.bytes_per_pixel();
-        &self.data[y * stride..(y + 1) * stride]
+        let i = y - self.first_row;
+        &self.data[i * stride..(i + 1) * stride]
     }
 
     /// Both gray values of row `y` (alpha on white) into `cv` and `pil` (`width` each).

@@ -8,6 +8,7 @@ use std::path::Path;
 use image::{DynamicImage, ImageFormat, ImageReader, RgbaImage};
 use resvg::{tiny_skia, usvg};
 
+use super::gray::RowLayout;
 use super::{ImageError, ImageLimits};
 
 /// Bytes per decoded pixel we budget for when checking `max_alloc` up front: the
@@ -218,6 +219,92 @@ fn decode_err(name: &str, message: &str) -> ImageError {
     ImageError::Decode {
         name: name.into(),
         message: message.into(),
+    }
+}
+
+/// A PNG decoded one row at a time, with exactly the pixels [`decode_dynamic`] gives
+/// (the same `png` crate and expansion the `image` crate uses), for callers that do
+/// not need the whole image in memory: a 5370 x 3570 RGBA chart is 77 MB decoded,
+/// and faulting in that much fresh memory costs more than inflating it.
+pub struct PngRows<'a> {
+    reader: png::Reader<Cursor<&'a [u8]>>,
+    name: String,
+    pub width: usize,
+    pub height: usize,
+    pub layout: RowLayout,
+}
+
+/// Row-by-row decoding of `bytes` when it is a PNG the rows can be streamed from:
+/// `Ok(None)` for other formats, interlaced PNGs (rows arrive in passes) and 16-bit
+/// PNGs (whose 8-bit conversion belongs to [`decode_dynamic`]). The same size checks
+/// as [`decode_dynamic`] apply.
+pub fn png_rows<'a>(
+    bytes: &'a [u8],
+    name: &str,
+    limits: &ImageLimits,
+) -> Result<Option<PngRows<'a>>, ImageError> {
+    if image::guess_format(bytes).ok() != Some(ImageFormat::Png) {
+        return Ok(None);
+    }
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return Err(ImageError::FileTooLarge {
+            name: name.into(),
+            bytes: bytes.len() as u64,
+            max_bytes: limits.max_file_bytes,
+        });
+    }
+    let max_bytes = usize::try_from(limits.max_alloc).unwrap_or(usize::MAX);
+    let mut decoder =
+        png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: max_bytes });
+    // As the image crate configures it, so both accept and refuse the same files.
+    decoder.set_ignore_text_chunk(false);
+    let info = decoder
+        .read_header_info()
+        .map_err(|e| decode_err(name, &format!("unreadable Png header: {e}")))?;
+    check_size(name, info.width, info.height, limits)?;
+    let (width, height) = (info.width as usize, info.height as usize);
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let reader = decoder
+        .read_info()
+        .map_err(|e| png_err(name, width, height, e))?;
+    if reader.info().interlaced {
+        return Ok(None);
+    }
+    let layout = match reader.output_color_type() {
+        (png::ColorType::Grayscale, png::BitDepth::Eight) => RowLayout::Luma,
+        (png::ColorType::GrayscaleAlpha, png::BitDepth::Eight) => RowLayout::LumaAlpha,
+        (png::ColorType::Rgb, png::BitDepth::Eight) => RowLayout::Rgb,
+        (png::ColorType::Rgba, png::BitDepth::Eight) => RowLayout::Rgba,
+        _ => return Ok(None),
+    };
+    Ok(Some(PngRows {
+        reader,
+        name: name.into(),
+        width,
+        height,
+        layout,
+    }))
+}
+
+impl PngRows<'_> {
+    /// The next row's pixels (`width` x the layout's bytes), `None` after the last.
+    pub fn next_row(&mut self) -> Result<Option<&[u8]>, ImageError> {
+        let (name, width, height) = (&self.name, self.width, self.height);
+        match self.reader.next_row() {
+            Ok(Some(row)) => Ok(Some(row.data())),
+            Ok(None) => Ok(None),
+            Err(e) => Err(png_err(name, width, height, e)),
+        }
+    }
+}
+
+fn png_err(name: &str, width: usize, height: usize, e: png::DecodingError) -> ImageError {
+    match e {
+        png::DecodingError::LimitsExceeded => ImageError::TooLarge {
+            name: name.into(),
+            message: format!("{width}x{height} Png refused by the decoding limits"),
+        },
+        other => decode_err(name, &format!("corrupt or truncated Png: {other}")),
     }
 }
 

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub use contrast::ContrastStats;
 pub use encode::DEFAULT_MAX_SIDE;
 pub use gray::GrayPlanes;
-pub use load::{decode_dynamic, decode_file, read_file_bounded};
+pub use load::{decode_dynamic, decode_file, png_rows, read_file_bounded, PngRows};
 pub use phash::PHash;
 pub use quality::{QualityComponents, QualityWeights};
 pub use sharpness::LaplacianVariances;
@@ -130,12 +130,29 @@ pub struct ImageAnalysis {
 /// Analyse a decoded image: alpha on white, both grays, R, A, S, C and the hash.
 /// Large images are split across the rayon pool internally.
 pub fn analyze(img: &image::DynamicImage) -> ImageAnalysis {
+    analysis_from_stats(img.width(), img.height(), sweep::pixel_stats(img))
+}
+
+/// Analyse encoded bytes: PNGs that can be streamed are swept while they decode (the
+/// decoded image never exists in full); everything else is decoded by
+/// [`decode_dynamic`] first. The result is the same either way.
+pub fn analyze_bytes(
+    bytes: &[u8],
+    name: &str,
+    limits: &ImageLimits,
+) -> Result<ImageAnalysis, ImageError> {
+    if let Some((w, h, stats)) = sweep::png_pixel_stats(bytes, name, limits)? {
+        return Ok(analysis_from_stats(w, h, stats));
+    }
+    Ok(analyze(&load::decode_dynamic(bytes, name, limits)?))
+}
+
+fn analysis_from_stats(w: u32, h: u32, stats: sweep::PixelStats) -> ImageAnalysis {
     let sweep::PixelStats {
         laplacian,
         contrast,
         phash,
-    } = sweep::pixel_stats(img);
-    let (w, h) = (img.width(), img.height());
+    } = stats;
     let components = QualityComponents {
         resolution: quality::resolution_score(w, h),
         aspect: quality::aspect_score(w, h),
@@ -211,9 +228,7 @@ pub fn score_images_with(
                 .bytes
                 .as_ref()
                 .map_err(|e| format!("{}: {e}", input.label))?;
-            let img =
-                load::decode_dynamic(bytes, &input.label, limits).map_err(|e| e.to_string())?;
-            Ok(analyze(&img))
+            analyze_bytes(bytes, &input.label, limits).map_err(|e| e.to_string())
         })
         .collect();
     iq_from_analyses(inputs, &analyses, params)

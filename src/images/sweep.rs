@@ -13,10 +13,14 @@
 use image::DynamicImage;
 use rayon::prelude::*;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use super::contrast::{self, ContrastStats, RowSegments};
 use super::gray::RowSource;
 use super::phash::{self, PHash, RowResize, DCT_SIDE};
 use super::sharpness::{self, LaplacianSums, LaplacianVariances};
+use super::{load, ImageError, ImageLimits};
 
 /// Output rows per band: the halo costs 4 extra gray rows per band (3 % at 128), and a
 /// band's padded rows (at most 2.1 MB at the 16384-pixel width limit) stay in cache.
@@ -36,82 +40,213 @@ pub struct PixelStats {
     pub phash: PHash,
 }
 
+/// What every band of one image shares.
+struct Plan {
+    w: usize,
+    h: usize,
+    segments: RowSegments,
+    resize: Option<RowResize>,
+    /// Bytes per row of the hash's buffer: the horizontal pass's output, or (when
+    /// Pillow would resample vertically first) the PIL gray row itself.
+    hash_stride: usize,
+}
+
+/// What one band contributes.
+type BandResult = (LaplacianSums, Vec<(u64, u64)>);
+
+impl Plan {
+    fn new(w: usize, h: usize) -> Plan {
+        let resize = RowResize::new(w, h, DCT_SIDE, DCT_SIDE);
+        Plan {
+            w,
+            h,
+            segments: RowSegments::new(w as u32, h as u32),
+            hash_stride: resize.as_ref().map_or(w, RowResize::out_width),
+            resize,
+        }
+    }
+
+    fn bands(&self) -> usize {
+        self.h.div_ceil(BAND_ROWS)
+    }
+
+    /// Image rows band `band` reads: its own rows and two on each side, within the
+    /// image (reflections at the edges land inside this range).
+    fn rows_read(&self, band: usize) -> std::ops::Range<usize> {
+        let y0 = band * BAND_ROWS;
+        let y1 = (y0 + BAND_ROWS).min(self.h);
+        y0.saturating_sub(2)..(y1 + 2).min(self.h)
+    }
+
+    /// Sweep band `band` of `src` (which holds at least [`Plan::rows_read`]),
+    /// writing its rows of the hash buffer into `hash_out`.
+    fn band(&self, src: &RowSource, band: usize, hash_out: &mut [u8]) -> BandResult {
+        let (w, h, pw) = (self.w, self.h, self.w + 4);
+        let y0 = band * BAND_ROWS;
+        let n = hash_out.len() / self.hash_stride;
+        // Nothing below may call into rayon: a stolen band on this thread would find
+        // the scratch borrowed.
+        BAND_SCRATCH.with_borrow_mut(|scratch| {
+            scratch.resize(pw * (n + 4) + w, 0);
+            let (cv, pil) = scratch.split_at_mut(pw * (n + 4));
+            let mut seg_sums = Vec::with_capacity(n * self.segments.per_row);
+            for (i, padded) in cv.chunks_exact_mut(pw).enumerate() {
+                let interior = &mut padded[2..w + 2];
+                if (2..n + 2).contains(&i) {
+                    let y = y0 + i - 2;
+                    let out = &mut hash_out[(i - 2) * self.hash_stride..(i - 1) * self.hash_stride];
+                    match &self.resize {
+                        Some(r) => {
+                            src.gray_row(y, interior, pil);
+                            if r.rows().contains(&y) {
+                                r.row(pil, out);
+                            }
+                        }
+                        None => src.gray_row(y, interior, out),
+                    }
+                    self.segments.push_row(interior, &mut seg_sums);
+                } else {
+                    // Halo row (a neighbouring band's, or a reflection at the edge).
+                    let sy = sharpness::padded_source_row(y0 + i, h);
+                    src.gray_row(sy, interior, pil);
+                }
+                sharpness::pad_row_borders(padded, w);
+            }
+            (sharpness::band_sums(cv, w), seg_sums)
+        })
+    }
+
+    /// Combine the bands (in order) and the filled hash buffer.
+    fn finish(&self, bands: Vec<BandResult>, hash_rows: &[u8]) -> PixelStats {
+        let (width, height) = (self.w as u32, self.h as u32);
+        let laplacian = bands
+            .iter()
+            .fold(LaplacianSums::default(), |acc, b| acc.merge(b.0))
+            .variances();
+        let row_sums: Vec<(u64, u64)> = bands.into_iter().flat_map(|b| b.1).collect();
+        let contrast = contrast::stats_from_row_sums(&row_sums, width, height);
+        let phash = match &self.resize {
+            Some(r) => {
+                let rows = r.rows();
+                let s = self.hash_stride;
+                phash::phash_of_resized(&r.finish(&hash_rows[rows.start * s..rows.end * s]))
+            }
+            None => phash::phash_gray(hash_rows, width, height),
+        };
+        PixelStats {
+            laplacian,
+            contrast,
+            phash,
+        }
+    }
+}
+
 /// Sweep a decoded image (alpha composited on white, as the reference does).
 pub fn pixel_stats(img: &DynamicImage) -> PixelStats {
     let src = RowSource::new(img);
     let (w, h) = (src.width, src.height);
-    let (width, height) = (img.width(), img.height());
     if w == 0 || h == 0 {
+        let (width, height) = (img.width(), img.height());
         return PixelStats {
             laplacian: LaplacianSums::default().variances(),
             contrast: contrast::stats_from_row_sums(&[], width, height),
             phash: phash::phash_gray(&[], width, height),
         };
     }
-    let segments = RowSegments::new(width, height);
-    let resize = RowResize::new(w, h, DCT_SIDE, DCT_SIDE);
-    // Per source row, the hash's horizontal output, or (when Pillow would resample
-    // vertically first) the PIL gray row itself.
-    let hash_stride = resize.as_ref().map_or(w, RowResize::out_width);
-    let mut hash_rows = vec![0u8; h * hash_stride];
-    let pw = w + 4;
-    let bands: Vec<(LaplacianSums, Vec<(u64, u64)>)> = hash_rows
-        .par_chunks_mut(hash_stride * BAND_ROWS)
+    let plan = Plan::new(w, h);
+    let mut hash_rows = vec![0u8; h * plan.hash_stride];
+    let bands: Vec<BandResult> = hash_rows
+        .par_chunks_mut(plan.hash_stride * BAND_ROWS)
         .enumerate()
-        .map(|(band, hash_out)| {
-            let y0 = band * BAND_ROWS;
-            let n = hash_out.len() / hash_stride;
-            // Nothing below may call into rayon: a stolen band on this thread would
-            // find the scratch borrowed.
-            BAND_SCRATCH.with_borrow_mut(|scratch| {
-                scratch.resize(pw * (n + 4) + w, 0);
-                let (cv, pil) = scratch.split_at_mut(pw * (n + 4));
-                let mut seg_sums = Vec::with_capacity(n * segments.per_row);
-                for (i, padded) in cv.chunks_exact_mut(pw).enumerate() {
-                    let interior = &mut padded[2..w + 2];
-                    if (2..n + 2).contains(&i) {
-                        let y = y0 + i - 2;
-                        let out = &mut hash_out[(i - 2) * hash_stride..(i - 1) * hash_stride];
-                        match &resize {
-                            Some(r) => {
-                                src.gray_row(y, interior, pil);
-                                if r.rows().contains(&y) {
-                                    r.row(pil, out);
-                                }
-                            }
-                            None => src.gray_row(y, interior, out),
-                        }
-                        segments.push_row(interior, &mut seg_sums);
-                    } else {
-                        // Halo row (a neighbouring band's, or a reflection at the edge).
-                        let sy = sharpness::padded_source_row(y0 + i, h);
-                        src.gray_row(sy, interior, pil);
-                    }
-                    sharpness::pad_row_borders(padded, w);
-                }
-                (sharpness::band_sums(cv, w), seg_sums)
-            })
-        })
+        .map(|(band, hash_out)| plan.band(&src, band, hash_out))
         .collect();
-    let laplacian = bands
-        .iter()
-        .fold(LaplacianSums::default(), |acc, b| acc.merge(b.0))
-        .variances();
-    let row_sums: Vec<(u64, u64)> = bands.into_iter().flat_map(|b| b.1).collect();
-    let contrast = contrast::stats_from_row_sums(&row_sums, width, height);
-    let phash = match &resize {
-        Some(r) => {
-            let rows = r.rows();
-            let small = r.finish(&hash_rows[rows.start * hash_stride..rows.end * hash_stride]);
-            phash::phash_of_resized(&small)
-        }
-        None => phash::phash_gray(&hash_rows, width, height),
+    plan.finish(bands, &hash_rows)
+}
+
+/// Bands decoded but not yet swept that the decoding thread lets wait for another
+/// thread; past this it sweeps the band itself, so memory stays bounded.
+const MAX_WAITING_BANDS: usize = 3;
+
+/// [`pixel_stats`] of a PNG streamed row by row ([`load::png_rows`]): the decoded
+/// image never exists in full. Each band is handed to the rayon pool as soon as its
+/// rows (and the two below) are decoded, so sweeping overlaps decoding. Returns the
+/// size and the statistics; `Ok(None)` when the PNG cannot be streamed (use
+/// [`load::decode_dynamic`] and [`pixel_stats`] then).
+pub fn png_pixel_stats(
+    bytes: &[u8],
+    name: &str,
+    limits: &ImageLimits,
+) -> Result<Option<(u32, u32, PixelStats)>, ImageError> {
+    let Some(mut rows) = load::png_rows(bytes, name, limits)? else {
+        return Ok(None);
     };
-    PixelStats {
-        laplacian,
-        contrast,
-        phash,
+    let (w, h, layout) = (rows.width, rows.height, rows.layout);
+    let plan = Plan::new(w, h);
+    let stride = w * layout.bytes_per_pixel();
+    let mut hash_rows = vec![0u8; h * plan.hash_stride];
+    let results: Mutex<Vec<(usize, BandResult)>> = Mutex::new(Vec::with_capacity(plan.bands()));
+    let waiting = AtomicUsize::new(0);
+    let mut failure: Option<ImageError> = None;
+    rayon::scope(|scope| {
+        let mut outs = hash_rows.chunks_mut(plan.hash_stride * BAND_ROWS);
+        // Rows decoded so far that some band still needs, starting at image row `kept`.
+        let mut buf: Vec<u8> = Vec::new();
+        let mut kept = 0usize;
+        let mut decoded = 0usize;
+        for band in 0..plan.bands() {
+            let need = plan.rows_read(band);
+            while decoded < need.end {
+                match rows.next_row() {
+                    Ok(Some(row)) if row.len() == stride => buf.extend_from_slice(row),
+                    Ok(Some(_)) | Ok(None) => {
+                        failure = Some(ImageError::Decode {
+                            name: name.into(),
+                            message: format!("corrupt or truncated Png: row {decoded} missing"),
+                        });
+                        return;
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        return;
+                    }
+                }
+                decoded += 1;
+            }
+            // Drop rows no band from here on reads.
+            let drop_rows = need.start - kept;
+            buf.drain(..drop_rows * stride);
+            kept = need.start;
+            let window = buf[..(need.end - kept) * stride].to_vec();
+            let out = outs.next().expect("one hash chunk per band");
+            let (plan, results, waiting) = (&plan, &results, &waiting);
+            let first = kept;
+            let job = move || {
+                let out = out; // moved in: the job runs once
+                let src = RowSource::window(w, h, layout, first, &window);
+                let r = plan.band(&src, band, out);
+                results
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((band, r));
+            };
+            if waiting.load(Ordering::Acquire) >= MAX_WAITING_BANDS {
+                job();
+            } else {
+                waiting.fetch_add(1, Ordering::AcqRel);
+                scope.spawn(move |_| {
+                    waiting.fetch_sub(1, Ordering::AcqRel);
+                    job();
+                });
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
     }
+    let mut bands = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    bands.sort_by_key(|(band, _)| *band);
+    let bands = bands.into_iter().map(|(_, r)| r).collect();
+    Ok(Some((w as u32, h as u32, plan.finish(bands, &hash_rows))))
 }
 
 #[cfg(test)]
@@ -200,6 +335,76 @@ mod tests {
                 assert_eq!(pixel_stats(img), via_planes(img), "{w}x{h} image #{k}");
             }
         }
+    }
+
+    fn png(img: &DynamicImage) -> Vec<u8> {
+        let mut out = Vec::new();
+        img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn streamed_png_equals_the_decoded_image() {
+        let limits = ImageLimits::default();
+        // One band, several bands (128 rows each) with a short last one, a one-row
+        // last band, a single row, and widths around the SIMD steps.
+        for (w, h) in [
+            (1, 1),
+            (37, 5),
+            (300, 129),
+            (64, 257),
+            (131, 700),
+            (33, 400),
+        ] {
+            for img in images(w, h) {
+                if matches!(img, DynamicImage::ImageRgb32F(_)) {
+                    continue; // PNG has no float pixels
+                }
+                let bytes = png(&img);
+                let decoded = load::decode_dynamic(&bytes, "x.png", &limits).unwrap();
+                let streamed = png_pixel_stats(&bytes, "x.png", &limits)
+                    .unwrap()
+                    .expect("8-bit non-interlaced PNGs stream");
+                assert_eq!(
+                    streamed,
+                    (w, h, pixel_stats(&decoded)),
+                    "{w}x{h} {:?}",
+                    img.color()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_declines_what_it_cannot_stream_and_names_broken_files() {
+        let limits = ImageLimits::default();
+        // 16-bit PNG: left to the full decoder.
+        let img16 = DynamicImage::ImageRgb16(image::ImageBuffer::from_pixel(
+            20,
+            10,
+            image::Rgb([1000u16, 20000, 65535]),
+        ));
+        assert!(png_pixel_stats(&png(&img16), "deep.png", &limits)
+            .unwrap()
+            .is_none());
+        // Not a PNG at all.
+        assert!(png_pixel_stats(b"GIF89a....", "a.gif", &limits)
+            .unwrap()
+            .is_none());
+        // Truncated in the middle of the pixel data: an error naming the file.
+        let img = &images(200, 300)[1];
+        let bytes = png(img);
+        let cut = &bytes[..bytes.len() / 2];
+        let err = png_pixel_stats(cut, "cut.png", &limits).unwrap_err();
+        assert!(err.to_string().contains("cut.png"), "{err}");
+        // Too large by the limits: refused before decoding.
+        let small = ImageLimits {
+            max_width: 100,
+            ..ImageLimits::default()
+        };
+        let err = png_pixel_stats(&bytes, "wide.png", &small).unwrap_err();
+        assert!(matches!(err, ImageError::TooLarge { .. }), "{err}");
     }
 
     #[test]

@@ -1,0 +1,71 @@
+//! The streamed route (PNG rows swept while they decode) and the decoded route
+//! (`decode_dynamic` then `analyze`) must give identical analyses on real files: our
+//! fixtures (palette + tRNS, gray, gray + alpha, RGBA, odd sizes, a truncated file)
+//! and, when `TVIR_CORPUS_DIR` is set, every image of the corpus reports.
+
+use std::path::{Path, PathBuf};
+
+use tvir_eval::images::{self, ImageLimits};
+
+fn image_files(dir: &Path) -> Vec<PathBuf> {
+    let exts = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff"];
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Returns how many files were PNGs that took the streamed route.
+fn check_routes_agree(files: &[PathBuf]) -> usize {
+    let limits = ImageLimits::default();
+    let mut streamed = 0;
+    for path in files {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).unwrap();
+        let via_bytes = images::analyze_bytes(&bytes, &name, &limits);
+        let via_decode =
+            images::decode_dynamic(&bytes, &name, &limits).map(|i| images::analyze(&i));
+        match (via_bytes, via_decode) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{name}"),
+            (Err(a), Err(b)) => {
+                assert!(a.to_string().contains(&name), "{a}");
+                assert!(b.to_string().contains(&name), "{b}");
+            }
+            (a, b) => panic!("{name}: routes disagree: {a:?} vs {b:?}"),
+        }
+        if images::png_rows(&bytes, &name, &limits).is_ok_and(|r| r.is_some()) {
+            streamed += 1;
+        }
+    }
+    streamed
+}
+
+#[test]
+fn streamed_and_decoded_routes_agree_on_fixtures() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/images");
+    let files = image_files(&dir);
+    assert!(files.len() >= 25, "fixtures missing: {}", files.len());
+    let streamed = check_routes_agree(&files);
+    // Most fixtures are PNGs; the streamed route must really have been taken.
+    assert!(streamed >= 15, "only {streamed} fixtures streamed");
+}
+
+#[test]
+fn streamed_and_decoded_routes_agree_on_corpus_images() {
+    let Ok(corpus) = std::env::var("TVIR_CORPUS_DIR") else {
+        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+        return;
+    };
+    let files = image_files(&Path::new(&corpus).join("reports"));
+    assert!(!files.is_empty(), "no images under {corpus}/reports");
+    let streamed = check_routes_agree(&files);
+    assert!(streamed > 0);
+}

@@ -2,8 +2,10 @@
 # Wall-clock comparison over a set of images (run by hand, not in CI):
 #   1. the reference pipeline (scripts/golden_iq.py --time: Pillow + OpenCV + imagehash,
 #      one image at a time, in one Python process, imports excluded),
-#   2. `tvir iq --decode-only` (read + decode every image, nothing else),
-#   3. `tvir iq --json` (the whole scoring run).
+#   2. `tvir iq --decode-only` (read + decode every image into memory, nothing else),
+#   3. `tvir iq --decode-rows-only` (the same, but PNGs that scoring streams are
+#      decoded row by row and the rows dropped: decode work without the big buffers),
+#   4. `tvir iq --json` (the whole scoring run).
 # Each is run RUNS times; the minimum and median are printed.
 #
 # usage: scripts/time_iq.sh [TVIR_BINARY] [IMAGE_DIR]
@@ -40,5 +42,7 @@ echo -n "python reference (whole process):        "
 time_cmd python3 scripts/golden_iq.py --time "${FILES[@]}"
 echo -n "tvir iq --decode-only:                   "
 time_cmd "$BIN" iq --decode-only "${FILES[@]}"
+echo -n "tvir iq --decode-rows-only:              "
+time_cmd "$BIN" iq --decode-rows-only "${FILES[@]}"
 echo -n "tvir iq --json:                          "
 time_cmd "$BIN" iq --json "${FILES[@]}"

@@ -31,6 +31,10 @@ pub struct IqArgs {
     /// for speed measurements).
     #[arg(long, hide = true)]
     pub decode_only: bool,
+    /// Like --decode-only, but PNGs that scoring streams are decoded row by row and
+    /// each row dropped (the decode work of the streamed route, without its memory).
+    #[arg(long, hide = true, conflicts_with = "decode_only")]
+    pub decode_rows_only: bool,
 }
 
 pub fn run(args: IqArgs) -> anyhow::Result<ExitCode> {
@@ -73,8 +77,8 @@ pub fn run(args: IqArgs) -> anyhow::Result<ExitCode> {
             all_inputs.push(inputs::file_input(path, &display(path), &limits));
         }
     }
-    if args.decode_only {
-        return Ok(decode_only(&all_inputs, &limits));
+    if args.decode_only || args.decode_rows_only {
+        return Ok(decode_only(&all_inputs, &limits, args.decode_rows_only));
     }
     let result = images::score_images_with(&all_inputs, &limits, &params);
     if args.json {
@@ -90,13 +94,23 @@ pub fn run(args: IqArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Decode every input on rayon (as scoring does) and print sizes or errors.
-fn decode_only(inputs: &[ImageInput], limits: &ImageLimits) -> ExitCode {
+/// Decode every input on rayon (as scoring does) and print sizes or errors. With
+/// `rows`, streamable PNGs are decoded row by row without keeping the rows.
+fn decode_only(inputs: &[ImageInput], limits: &ImageLimits, rows: bool) -> ExitCode {
     use rayon::prelude::*;
     let sizes: Vec<Result<(u32, u32), String>> = inputs
         .par_iter()
         .map(|i| {
             let bytes = i.bytes.as_ref().map_err(Clone::clone)?;
+            if rows {
+                if let Some(mut png) =
+                    images::png_rows(bytes, &i.label, limits).map_err(|e| e.to_string())?
+                {
+                    let mut row = vec![0u8; png.stride()];
+                    while png.read_row(&mut row).map_err(|e| e.to_string())? {}
+                    return Ok((png.width as u32, png.height as u32));
+                }
+            }
             images::decode_dynamic(bytes, &i.label, limits)
                 .map(|d| (d.width(), d.height()))
                 .map_err(|e| e.to_string())

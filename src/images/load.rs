@@ -287,14 +287,32 @@ pub fn png_rows<'a>(
 }
 
 impl PngRows<'_> {
-    /// The next row's pixels (`width` x the layout's bytes), `None` after the last.
-    pub fn next_row(&mut self) -> Result<Option<&[u8]>, ImageError> {
-        let (name, width, height) = (&self.name, self.width, self.height);
-        match self.reader.next_row() {
-            Ok(Some(row)) => Ok(Some(row.data())),
-            Ok(None) => Ok(None),
-            Err(e) => Err(png_err(name, width, height, e)),
+    /// Bytes per decoded row.
+    pub fn stride(&self) -> usize {
+        self.width * self.layout.bytes_per_pixel()
+    }
+
+    /// Decode the next row into `out` (`stride()` bytes); `false` after the last row.
+    pub fn read_row(&mut self, out: &mut [u8]) -> Result<bool, ImageError> {
+        debug_assert_eq!(out.len(), self.stride());
+        match self.reader.read_row(out) {
+            Ok(Some(_)) => Ok(true),
+            Ok(None) => Ok(false),
+            Err(e) => Err(png_err(&self.name, self.width, self.height, e)),
         }
+    }
+
+    /// After the last row: check that the image data ends properly, as a full decode
+    /// does (a file cut just after its last row is still an error).
+    pub fn finish(&mut self) -> Result<(), ImageError> {
+        let mut spare = vec![0u8; self.stride()];
+        if self.read_row(&mut spare)? {
+            return Err(decode_err(
+                &self.name,
+                "corrupt Png: more rows than its header says",
+            ));
+        }
+        Ok(())
     }
 }
 

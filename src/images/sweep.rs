@@ -182,52 +182,52 @@ pub fn png_pixel_stats(
     };
     let (w, h, layout) = (rows.width, rows.height, rows.layout);
     let plan = Plan::new(w, h);
-    let stride = w * layout.bytes_per_pixel();
+    let stride = rows.stride();
     let mut hash_rows = vec![0u8; h * plan.hash_stride];
     let results: Mutex<Vec<(usize, BandResult)>> = Mutex::new(Vec::with_capacity(plan.bands()));
+    // Row buffers of finished bands, reused so that only the first few bands fault
+    // fresh pages in.
+    let pool: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let waiting = AtomicUsize::new(0);
-    let mut failure: Option<ImageError> = None;
-    rayon::scope(|scope| {
+    let failure: Result<(), ImageError> = rayon::scope(|scope| {
         let mut outs = hash_rows.chunks_mut(plan.hash_stride * BAND_ROWS);
-        // Rows decoded so far that some band still needs, starting at image row `kept`.
-        let mut buf: Vec<u8> = Vec::new();
-        let mut kept = 0usize;
-        let mut decoded = 0usize;
+        // The rows a band shares with the next one (its last two and the two below).
+        let mut carry: Vec<u8> = Vec::new();
         for band in 0..plan.bands() {
             let need = plan.rows_read(band);
-            while decoded < need.end {
-                match rows.next_row() {
-                    Ok(Some(row)) if row.len() == stride => buf.extend_from_slice(row),
-                    Ok(Some(_)) | Ok(None) => {
-                        failure = Some(ImageError::Decode {
-                            name: name.into(),
-                            message: format!("corrupt or truncated Png: row {decoded} missing"),
-                        });
-                        return;
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        return;
-                    }
+            let mut window = pool
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop()
+                .unwrap_or_default();
+            window.resize(need.len() * stride, 0);
+            window[..carry.len()].copy_from_slice(&carry);
+            for row in window[carry.len()..].chunks_exact_mut(stride) {
+                if !rows.read_row(row)? {
+                    return Err(ImageError::Decode {
+                        name: name.into(),
+                        message: "corrupt or truncated Png: fewer rows than its header says".into(),
+                    });
                 }
-                decoded += 1;
             }
-            // Drop rows no band from here on reads.
-            let drop_rows = need.start - kept;
-            buf.drain(..drop_rows * stride);
-            kept = need.start;
-            let window = buf[..(need.end - kept) * stride].to_vec();
+            if band + 1 < plan.bands() {
+                let next_start = plan.rows_read(band + 1).start;
+                carry.clear();
+                carry.extend_from_slice(&window[(next_start - need.start) * stride..]);
+            } else {
+                rows.finish()?;
+            }
             let out = outs.next().expect("one hash chunk per band");
-            let (plan, results, waiting) = (&plan, &results, &waiting);
-            let first = kept;
+            let (plan, results, pool, waiting) = (&plan, &results, &pool, &waiting);
             let job = move || {
                 let out = out; // moved in: the job runs once
-                let src = RowSource::window(w, h, layout, first, &window);
+                let src = RowSource::window(w, h, layout, need.start, &window);
                 let r = plan.band(&src, band, out);
                 results
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push((band, r));
+                pool.lock().unwrap_or_else(|p| p.into_inner()).push(window);
             };
             if waiting.load(Ordering::Acquire) >= MAX_WAITING_BANDS {
                 job();
@@ -239,10 +239,9 @@ pub fn png_pixel_stats(
                 });
             }
         }
+        Ok(())
     });
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    failure?;
     let mut bands = results.into_inner().unwrap_or_else(|p| p.into_inner());
     bands.sort_by_key(|(band, _)| *band);
     let bands = bands.into_iter().map(|(_, r)| r).collect();
@@ -405,6 +404,26 @@ mod tests {
         };
         let err = png_pixel_stats(&bytes, "wide.png", &small).unwrap_err();
         assert!(matches!(err, ImageError::TooLarge { .. }), "{err}");
+    }
+
+    /// Files cut anywhere near their end (IEND, the zlib checksum, the last rows):
+    /// the streamed route accepts exactly what the full decoder accepts.
+    #[test]
+    fn truncated_files_are_judged_like_the_full_decoder() {
+        let limits = ImageLimits::default();
+        for img in [&images(90, 140)[0], &images(40, 3)[1]] {
+            let bytes = png(img);
+            for cut in (bytes.len().saturating_sub(64)..bytes.len()).chain([40, 100]) {
+                let part = &bytes[..cut];
+                let full = load::decode_dynamic(part, "c.png", &limits).map(|i| pixel_stats(&i));
+                let streamed = png_pixel_stats(part, "c.png", &limits);
+                match (full, streamed) {
+                    (Ok(a), Ok(Some((_, _, b)))) => assert_eq!(a, b, "cut at {cut}"),
+                    (Err(_), Err(e)) => assert!(e.to_string().contains("c.png"), "{e}"),
+                    (a, b) => panic!("cut at {cut}: full {a:?} vs streamed {b:?}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -135,29 +135,18 @@ impl AxisCoeffs {
 }
 
 pub(crate) fn axis_coeffs(in_size: usize, out_size: usize) -> AxisCoeffs {
-    // Pillow computes the box width in single precision.
-    let scale = f64::from(in_size as f32) / out_size as f64;
-    let filterscale = scale.max(1.0);
-    let support = LANCZOS_SUPPORT * filterscale;
-    let ksize = support.ceil() as usize * 2 + 1;
-    let mut bounds = Vec::with_capacity(out_size);
+    let Kernel {
+        ksize,
+        bounds,
+        values,
+        ..
+    } = lanczos_kernel(in_size, out_size, true);
     let mut weights = vec![0i32; out_size * ksize];
-    let mut k = vec![0f64; ksize];
-    for xx in 0..out_size {
-        let center = (xx as f64 + 0.5) * scale;
-        let ss = 1.0 / filterscale;
-        // C casts truncate toward zero.
-        let xmin = ((center - support + 0.5) as i64).max(0) as usize;
-        let xmax = ((center + support + 0.5) as i64).min(in_size as i64) as usize;
-        let taps = xmax.saturating_sub(xmin);
-        let mut ww = 0.0;
-        for (x, kx) in k.iter_mut().enumerate().take(taps) {
-            let w = lanczos(((x + xmin) as f64 - center + 0.5) * ss);
-            *kx = w;
-            ww += w;
-        }
+    for (xx, &(_, taps)) in bounds.iter().enumerate() {
+        let k = &values[xx * ksize..xx * ksize + taps];
+        let ww: f64 = k.iter().fold(0.0, |ww, &w| ww + w);
         let row = &mut weights[xx * ksize..(xx + 1) * ksize];
-        for (dst, &w) in row.iter_mut().zip(&k[..taps]) {
+        for (dst, &w) in row.iter_mut().zip(k) {
             let w = if ww != 0.0 { w / ww } else { w };
             let scaled = w * f64::from(1u32 << PRECISION_BITS);
             *dst = if w < 0.0 {
@@ -166,9 +155,100 @@ pub(crate) fn axis_coeffs(in_size: usize, out_size: usize) -> AxisCoeffs {
                 (0.5 + scaled) as i32
             };
         }
-        bounds.push((xmin, taps));
     }
     AxisCoeffs::with_tables(ksize, bounds, weights)
+}
+
+/// Pillow's `precompute_coeffs` before normalisation: per output pixel its first
+/// input index and number of taps, and the Lanczos value of each tap (`ksize` slots
+/// per output).
+struct Kernel {
+    ksize: usize,
+    bounds: Vec<(usize, usize)>,
+    values: Vec<f64>,
+    /// How many times `lanczos` ran (the rest were shared).
+    #[cfg_attr(not(test), allow(dead_code))]
+    evaluated: usize,
+}
+
+/// Lanczos values of the taps of one output class (see [`lanczos_kernel`]), indexed
+/// by input index minus the class member's shift, from `base`.
+struct SharedTaps {
+    trunc: f64,
+    base: i64,
+    values: Vec<Option<f64>>,
+}
+
+/// The Lanczos taps of every output pixel. With `share`, outputs whose centres differ
+/// by an exact integer evaluate `lanczos` once per argument: tap `i` of a centre
+/// `c = c0 + k` has the argument `fl(fl(fl(i - c) + 0.5) * ss)`, and `i - c` and
+/// `(i - k) - c0` are the same real number, so IEEE rounding gives the same f64 at
+/// every step and `lanczos` the same value. Centres are positive and `fract` is exact
+/// (`x - trunc(x)` is representable), so equal `fract` bits mean an exact integer
+/// difference `k = trunc(c) - trunc(c0)`. When the input size is a multiple of the
+/// output size (1984 -> 32, 960 -> 32) every output shares one class and `sin` runs
+/// ~32x less; with an odd size each output is its own class and nothing changes.
+fn lanczos_kernel(in_size: usize, out_size: usize, share: bool) -> Kernel {
+    // Pillow computes the box width in single precision.
+    let scale = f64::from(in_size as f32) / out_size as f64;
+    let filterscale = scale.max(1.0);
+    let support = LANCZOS_SUPPORT * filterscale;
+    let ksize = support.ceil() as usize * 2 + 1;
+    let mut bounds = Vec::with_capacity(out_size);
+    let mut values = vec![0f64; out_size * ksize];
+    let mut classes: Vec<SharedTaps> = Vec::new();
+    let mut class_of_fract = std::collections::HashMap::new();
+    let mut evaluated = 0;
+    for xx in 0..out_size {
+        let center = (xx as f64 + 0.5) * scale;
+        let ss = 1.0 / filterscale;
+        // C casts truncate toward zero.
+        let xmin = ((center - support + 0.5) as i64).max(0) as usize;
+        let xmax = ((center + support + 0.5) as i64).min(in_size as i64) as usize;
+        let taps = xmax.saturating_sub(xmin);
+        let mut eval = |i: usize| {
+            evaluated += 1;
+            lanczos((i as f64 - center + 0.5) * ss)
+        };
+        let row = &mut values[xx * ksize..xx * ksize + taps];
+        if !share {
+            for (x, v) in row.iter_mut().enumerate() {
+                *v = eval(x + xmin);
+            }
+        } else {
+            let ci = *class_of_fract
+                .entry(center.fract().to_bits())
+                .or_insert_with(|| {
+                    classes.push(SharedTaps {
+                        trunc: center.trunc(),
+                        base: (center - support).floor() as i64 - 2,
+                        values: vec![None; ksize + 4],
+                    });
+                    classes.len() - 1
+                });
+            let class = &mut classes[ci];
+            // Exact: both are integers below 2^53.
+            let shift = (center.trunc() - class.trunc) as i64;
+            for (x, v) in row.iter_mut().enumerate() {
+                let i = x + xmin;
+                let slot = usize::try_from(i as i64 - shift - class.base)
+                    .ok()
+                    .and_then(|s| class.values.get_mut(s));
+                *v = match slot {
+                    Some(Some(w)) => *w,
+                    Some(slot) => *slot.insert(eval(i)),
+                    None => eval(i),
+                };
+            }
+        }
+        bounds.push((xmin, taps));
+    }
+    Kernel {
+        ksize,
+        bounds,
+        values,
+        evaluated,
+    }
 }
 
 fn simd_weights(c: &AxisCoeffs) -> Option<SimdWeights> {
@@ -380,6 +460,11 @@ mod avx2 {
         }
     }
 
+    std::thread_local! {
+        /// The current source row widened to i16, plus [`LANES`] zeros.
+        static ROW16: std::cell::RefCell<Vec<i16>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn horizontal_row(
         in_row: &[u8],
@@ -387,49 +472,62 @@ mod avx2 {
         c: &AxisCoeffs,
         t: &SimdWeights,
     ) {
-        match &t.lo {
-            None => horizontal_row_impl::<false>(in_row, out_row, c, &t.hi, &t.hi, t.stride),
-            Some(lo) => horizontal_row_impl::<true>(in_row, out_row, c, &t.hi, lo, t.stride),
-        }
+        ROW16.with_borrow_mut(|row16| {
+            // Widen once per row (each pixel meets ~6 outputs' taps); the zeros after
+            // the row let every group of 16 taps load whole (past the taps the
+            // weights are zero).
+            let len = in_row.len();
+            if row16.len() < len + LANES {
+                row16.resize(len + LANES, 0);
+            }
+            let mut i = 0;
+            while i + LANES <= len {
+                let p = _mm256_cvtepu8_epi16(_mm_loadu_si128(in_row.as_ptr().add(i).cast()));
+                _mm256_storeu_si256(row16.as_mut_ptr().add(i).cast(), p);
+                i += LANES;
+            }
+            for (d, &p) in row16[i..len].iter_mut().zip(&in_row[i..]) {
+                *d = i16::from(p);
+            }
+            row16[len..len + LANES].fill(0);
+            let row16 = &row16[..len + LANES];
+            match &t.lo {
+                None => horizontal_row_impl::<false>(row16, out_row, c, &t.hi, &t.hi, t.stride),
+                Some(lo) => horizontal_row_impl::<true>(row16, out_row, c, &t.hi, lo, t.stride),
+            }
+        })
     }
 
+    /// `row16`: the source row as i16 followed by [`LANES`] zeros.
     #[target_feature(enable = "avx2")]
     unsafe fn horizontal_row_impl<const SPLIT: bool>(
-        in_row: &[u8],
+        row16: &[i16],
         out_row: &mut [u8],
         c: &AxisCoeffs,
         hi: &[i16],
         lo: &[i16],
         stride: usize,
     ) {
-        let len = in_row.len();
-        let mut tail = [0u8; LANES];
+        let len = row16.len() - LANES;
         for (xx, o) in out_row.iter_mut().enumerate() {
             let (xmin, taps) = c.bounds[xx];
             // The scalar kernel would panic on a short row; so does this one.
             assert!(xmin + taps <= len, "row shorter than the taps");
-            let whi = &hi[xx * stride..(xx + 1) * stride];
-            let wlo = &lo[xx * stride..(xx + 1) * stride];
+            // Groups of 16 taps. The last group starts below xmin + taps <= len, so
+            // its pixel load ends before len + 16; taps <= ksize <= stride and the
+            // stride is a multiple of 16, so the weight loads stay in this output's
+            // slots. Past `taps` the weights are zero.
+            let px = row16.as_ptr().add(xmin);
+            let whi = hi[xx * stride..(xx + 1) * stride].as_ptr();
+            let wlo = lo[xx * stride..(xx + 1) * stride].as_ptr();
             let mut acc_hi = _mm256_setzero_si256();
             let mut acc_lo = _mm256_setzero_si256();
-            // Groups of 16 taps; taps <= ksize <= stride, so `j + 16 <= stride` and
-            // the weight loads stay in the table. Past `taps` the weights are zero.
             for j in (0..taps).step_by(LANES) {
-                let start = xmin + j;
-                let ptr = if start + LANES <= len {
-                    in_row.as_ptr().add(start)
-                } else {
-                    // Near the row's end: copy what is left (at least one byte, as
-                    // start < xmin + taps <= len); the rest of `tail` meets zero
-                    // weights.
-                    tail[..len - start].copy_from_slice(&in_row[start..]);
-                    tail.as_ptr()
-                };
-                let p = _mm256_cvtepu8_epi16(_mm_loadu_si128(ptr.cast()));
-                let w = _mm256_loadu_si256(whi.as_ptr().add(j).cast());
+                let p = _mm256_loadu_si256(px.add(j).cast());
+                let w = _mm256_loadu_si256(whi.add(j).cast());
                 acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(p, w));
                 if SPLIT {
-                    let w = _mm256_loadu_si256(wlo.as_ptr().add(j).cast());
+                    let w = _mm256_loadu_si256(wlo.add(j).cast());
                     acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(p, w));
                 }
             }
@@ -861,6 +959,47 @@ mod tests {
                 assert_eq!(fast, reference, "{name} {w}x{h}");
             }
         }
+    }
+
+    #[test]
+    fn shared_lanczos_taps_are_bit_identical() {
+        let mut cases: Vec<(usize, usize)> = (1..700).map(|i| (i, 32)).collect();
+        cases.extend((1..400).map(|i| (i * 29 + 700, 32)));
+        cases.extend([
+            (1984, 32),
+            (960, 32),
+            (5370, 32),
+            (3570, 32),
+            (1920, 32),
+            (4096, 32),
+            (64, 9),
+            (7, 100),
+            (3, 64),
+            (1000, 1),
+            (1000, 250),
+            (1023, 1000),
+        ]);
+        for (inp, out) in cases {
+            let shared = lanczos_kernel(inp, out, true);
+            let plain = lanczos_kernel(inp, out, false);
+            assert_eq!(shared.bounds, plain.bounds, "{inp}->{out}");
+            let bits = |k: &Kernel| k.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&shared), bits(&plain), "{inp}->{out}");
+        }
+        // The sharing happens where it should (one class when 32 divides the size).
+        let evals = |inp| {
+            let (s, p) = (
+                lanczos_kernel(inp, 32, true),
+                lanczos_kernel(inp, 32, false),
+            );
+            (s.evaluated, p.evaluated)
+        };
+        let (s, p) = evals(1984);
+        assert!(s * 20 < p, "1984: {s} of {p}");
+        let (s, p) = evals(960);
+        assert!(s * 10 < p, "960: {s} of {p}");
+        let (s, p) = evals(5371);
+        assert_eq!(s, p, "5371");
     }
 
     #[test]

@@ -127,5 +127,39 @@ fn bench_folder(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_big, bench_folder);
+/// A deterministic chart-like gray plane: flat background, grid, bars and noise.
+fn gray_plane(w: usize, h: usize) -> Vec<u8> {
+    let mut state = 0x9E37_79B9u32;
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            if (x / 97) % 3 == 0 && y > h / 3 {
+                60 + (state & 31) as u8
+            } else if x % 150 == 0 || y % 120 == 0 {
+                200
+            } else {
+                255 - (state & 1) as u8
+            }
+        })
+        .collect()
+}
+
+/// The perceptual hash alone (Pillow Lanczos resize to 32 x 32 + DCT) on gray planes:
+/// horizontal-first (wide and landscape) and vertical-first (tall) shapes.
+fn bench_phash(c: &mut Criterion) {
+    let mut g = c.benchmark_group("phash_gray");
+    g.sample_size(20);
+    for (w, h) in [(5370usize, 3570usize), (1984, 960), (300, 5370)] {
+        let plane = gray_plane(w, h);
+        g.bench_function(format!("{w}x{h}"), |b| {
+            b.iter(|| images::phash::phash_gray(&plane, w as u32, h as u32))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_big, bench_folder, bench_phash);
 criterion_main!(benches);

@@ -118,8 +118,8 @@ fn matches_naive_on_generated_tables() {
                     vb = 50.0; // constant column in B for overall
                 }
                 // missing cells and a missing system on one side
-                let miss_a = lcg(&mut seed) % 7 == 0 || (case == 3 && s == 4);
-                let miss_b = lcg(&mut seed) % 6 == 0;
+                let miss_a = lcg(&mut seed).is_multiple_of(7) || (case == 3 && s == 4);
+                let miss_b = lcg(&mut seed).is_multiple_of(6);
                 let ta_a = (lcg(&mut seed) % 3) as f64;
                 let ta_b = (lcg(&mut seed) % 3) as f64;
                 rows_a.push((

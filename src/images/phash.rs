@@ -811,7 +811,13 @@ mod tests {
             (
                 "checker",
                 (0..n)
-                    .map(|i| if (i % w + i / w) % 2 == 0 { 255 } else { 0 })
+                    .map(|i| {
+                        if (i % w + i / w).is_multiple_of(2) {
+                            255
+                        } else {
+                            0
+                        }
+                    })
                     .collect(),
             ),
             (

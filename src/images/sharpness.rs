@@ -102,48 +102,98 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
         return LaplacianSums::default().variances();
     }
     let pw = w + 4;
-    // Each band builds its own padded rows (its output rows plus two above and
-    // below), so no padded copy of the whole image is ever allocated.
+    // Each band feeds its own padded rows (its output rows plus two above and below)
+    // through a window, so no padded copy of the whole image is ever allocated.
     (0..h)
         .into_par_iter()
         .step_by(ROWS_PER_TASK)
         .map(|y0| {
             let y1 = (y0 + ROWS_PER_TASK).min(h);
-            let mut band = vec![0u8; pw * (y1 - y0 + 4)];
-            for (i, dst) in band.chunks_exact_mut(pw).enumerate() {
-                let sy = padded_source_row(y0 + i, h);
-                dst[2..w + 2].copy_from_slice(&gray[sy * w..(sy + 1) * w]);
-                pad_row_borders(dst, w);
+            let mut window = RowWindow::new(w);
+            let mut padded = vec![0u8; pw];
+            for py in y0..y1 + 4 {
+                let sy = padded_source_row(py, h);
+                padded[2..w + 2].copy_from_slice(&gray[sy * w..(sy + 1) * w]);
+                pad_row_borders(&mut padded, w);
+                window.push(&padded);
             }
-            band_sums(&band, w)
+            window.sums()
         })
         .reduce(LaplacianSums::default, LaplacianSums::merge)
         .variances()
 }
 
-/// Sums over the output rows of a band of padded rows (`w + 4` wide; two extra rows
-/// above and below the output rows).
-pub fn band_sums(band: &[u8], w: usize) -> LaplacianSums {
-    let pw = w + 4;
-    let rows = band.len() / pw;
-    let mut acc = LaplacianSums::default();
-    for y in 0..rows.saturating_sub(4) {
-        let r = |k: usize| &band[(y + k) * pw..(y + k + 1) * pw];
-        accumulate_row([r(0), r(1), r(2), r(3), r(4)], w, &mut acc);
+/// A rolling window over consecutive padded rows (`w + 4` bytes, borders filled by
+/// [`pad_row_borders`]): each row is widened to i16 once, and every pushed row from
+/// the fifth on completes the output row two above it. The kernels then load each
+/// row five times without widening it again (widening loads were their bottleneck).
+#[derive(Debug, Clone, Default)]
+pub struct RowWindow {
+    w: usize,
+    rows: Vec<i16>,
+    pushed: usize,
+    sums: LaplacianSums,
+}
+
+impl RowWindow {
+    pub fn new(w: usize) -> RowWindow {
+        let mut window = RowWindow::default();
+        window.reset(w);
+        window
     }
-    acc
+
+    /// Start over for rows `w` pixels wide, keeping the allocation.
+    pub fn reset(&mut self, w: usize) {
+        self.w = w;
+        self.rows.resize(5 * (w + 4), 0);
+        self.pushed = 0;
+        self.sums = LaplacianSums::default();
+    }
+
+    pub fn push(&mut self, padded: &[u8]) {
+        let pw = self.w + 4;
+        assert_eq!(padded.len(), pw, "padded row has the wrong width");
+        let slot = self.pushed % 5;
+        for (d, &s) in self.rows[slot * pw..(slot + 1) * pw].iter_mut().zip(padded) {
+            *d = i16::from(s);
+        }
+        self.pushed += 1;
+        if self.pushed >= 5 {
+            let first = self.pushed - 5;
+            let rows: [&[i16]; 5] = std::array::from_fn(|k| {
+                let s = (first + k) % 5;
+                &self.rows[s * pw..(s + 1) * pw]
+            });
+            accumulate_row(rows, self.w, &mut self.sums);
+        }
+    }
+
+    /// Sums over the output rows completed so far.
+    pub fn sums(&self) -> LaplacianSums {
+        self.sums
+    }
 }
 
 /// Add the responses of one output row; `rows` are the five padded rows centred on it.
-pub fn accumulate_row(rows: [&[u8]; 5], w: usize, acc: &mut LaplacianSums) {
+pub fn accumulate_row(rows: [&[i16]; 5], w: usize, acc: &mut LaplacianSums) {
     assert!(rows.iter().all(|r| r.len() == w + 4));
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked above); the row lengths were checked.
-        let (n, part) = unsafe { avx2::accumulate(rows, w) };
-        *acc = acc.merge(part);
-        done = n;
+    {
+        // Widest vectors first, then narrower ones on what is left of the row.
+        let rest = |done: usize| -> [&[i16]; 5] { std::array::from_fn(|k| &rows[k][done..]) };
+        if std::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU supports AVX-512BW (checked above); row lengths checked.
+            let (n, part) = unsafe { avx512::accumulate(rest(done), w - done) };
+            *acc = acc.merge(part);
+            done += n;
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked above); row lengths checked.
+            let (n, part) = unsafe { avx2::accumulate(rest(done), w - done) };
+            *acc = acc.merge(part);
+            done += n;
+        }
     }
     for x in done..w {
         acc.push(responses_at(&rows, x));
@@ -153,7 +203,7 @@ pub fn accumulate_row(rows: [&[u8]; 5], w: usize, acc: &mut LaplacianSums) {
 
 /// The three responses at output column `x` (padded column `x + 2`).
 #[inline]
-fn responses_at(rows: &[&[u8]; 5], x: usize) -> [i64; 3] {
+fn responses_at(rows: &[&[i16]; 5], x: usize) -> [i64; 3] {
     let p = |r: usize, dx: usize| i64::from(rows[r][x + dx]);
     let centre = p(2, 2);
     let cross = p(1, 2) + p(3, 2) + p(2, 1) + p(2, 3);
@@ -179,50 +229,32 @@ fn responses_at(rows: &[&[u8]; 5], x: usize) -> [i64; 3] {
     [l1, l3, l5]
 }
 
+/// The SIMD row kernel, written once for both vector widths. Lanes of i16 hold the
+/// responses: the aperture-3 and aperture-5 kernels have only even weights, so their
+/// halves are computed (|L3/2| <= 1020, |L5/2| <= 7140) and the sums rescaled at the
+/// end. Squares and sums go through `madd` into i32 lanes, flushed to i64 every 16
+/// steps: a lane then holds at most 32 squares of 7140 (1.63e9 < 2^31), so nothing
+/// wraps. The invoking module provides `ld!` (load `$lanes` i16), `add!`,
+/// `sub!`, `shl!` (i16), `madd!`, `add32!`, `zero!` and `lane_total`.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    //! Sixteen output pixels per step in i16 lanes. The aperture-3 and aperture-5
-    //! kernels have only even weights, so their halves are computed (|L3/2| <= 1020,
-    //! |L5/2| <= 7140) and the sums rescaled at the end. Squares and sums go through
-    //! `_mm256_madd_epi16` into i32 lanes, flushed to i64 every 16 steps: a lane then
-    //! holds at most 32 squares of 7140 (1.63e9 < 2^31), so nothing wraps.
-
-    use std::arch::x86_64::*;
-
-    use super::LaplacianSums;
-
-    const STEPS_PER_FLUSH: usize = 16;
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn accumulate(rows: [&[u8]; 5], w: usize) -> (usize, LaplacianSums) {
-        let ones = _mm256_set1_epi16(1);
-        let [a, b, c, d, e] = rows;
-        // Loads 16 bytes at column x + k of a padded row, widened to i16. With
-        // x + 16 <= w and k <= 4 the load ends within the w + 4 bytes of the row.
-        macro_rules! ld {
-            ($r:expr, $x:expr) => {
-                _mm256_cvtepu8_epi16(_mm_loadu_si128($r.as_ptr().add($x) as *const __m128i))
-            };
-        }
+macro_rules! laplacian_kernel {
+    ($rows:expr, $w:expr, $lanes:expr) => {{
+        const STEPS_PER_FLUSH: usize = 16;
+        let [a, b, c, d, e] = $rows;
+        let w: usize = $w;
+        let ones = ones!();
         let mut total = LaplacianSums::default();
-        let vectors = w / 16;
+        let vectors = w / $lanes;
         let mut x = 0;
         let mut v = 0;
         while v < vectors {
             let steps = (vectors - v).min(STEPS_PER_FLUSH);
-            let mut s1 = [_mm256_setzero_si256(); 3];
-            let mut s2 = [_mm256_setzero_si256(); 3];
+            let mut s1 = [zero!(); 3];
+            let mut s2 = [zero!(); 3];
             for _ in 0..steps {
-                macro_rules! vae {
-                    ($k:expr) => {
-                        _mm256_add_epi16(ld!(a, x + $k), ld!(e, x + $k))
-                    };
-                }
-                macro_rules! vbd {
-                    ($k:expr) => {
-                        _mm256_add_epi16(ld!(b, x + $k), ld!(d, x + $k))
-                    };
-                }
+                // Loads end at x + k + $lanes <= w + 4: within the padded row.
+                let vae = |k: usize| add!(ld!(a, x + k), ld!(e, x + k));
+                let vbd = |k: usize| add!(ld!(b, x + k), ld!(d, x + k));
                 let (c0, c1, c2, c3, c4) = (
                     ld!(c, x),
                     ld!(c, x + 1),
@@ -230,28 +262,25 @@ mod avx2 {
                     ld!(c, x + 3),
                     ld!(c, x + 4),
                 );
-                let corners = _mm256_add_epi16(vae!(0), vae!(4));
-                let ring = _mm256_add_epi16(
-                    _mm256_add_epi16(_mm256_add_epi16(vae!(1), vae!(2)), vae!(3)),
-                    _mm256_add_epi16(_mm256_add_epi16(vbd!(0), vbd!(4)), _mm256_add_epi16(c0, c4)),
+                let corners = add!(vae(0), vae(4));
+                let ring = add!(
+                    add!(add!(vae(1), vae(2)), vae(3)),
+                    add!(add!(vbd(0), vbd(4)), add!(c0, c4))
                 );
-                let cross = _mm256_add_epi16(vbd!(2), _mm256_add_epi16(c1, c3));
-                let c2x4 = _mm256_slli_epi16(c2, 2);
-                let l1 = _mm256_sub_epi16(cross, c2x4);
-                let l3_half = _mm256_sub_epi16(_mm256_add_epi16(vbd!(1), vbd!(3)), c2x4);
+                let cross = add!(vbd(2), add!(c1, c3));
+                let c2x4 = shl!(c2, 2);
+                let l1 = sub!(cross, c2x4);
+                let l3_half = sub!(add!(vbd(1), vbd(3)), c2x4);
                 // L5 / 2 = corners + 2 ring - 4 cross - 12 centre
-                let l5_half = _mm256_sub_epi16(
-                    _mm256_add_epi16(corners, _mm256_slli_epi16(ring, 1)),
-                    _mm256_add_epi16(
-                        _mm256_slli_epi16(cross, 2),
-                        _mm256_add_epi16(c2x4, _mm256_slli_epi16(c2, 3)),
-                    ),
+                let l5_half = sub!(
+                    add!(corners, shl!(ring, 1)),
+                    add!(shl!(cross, 2), add!(c2x4, shl!(c2, 3)))
                 );
                 for (k, l) in [l1, l3_half, l5_half].into_iter().enumerate() {
-                    s1[k] = _mm256_add_epi32(s1[k], _mm256_madd_epi16(l, ones));
-                    s2[k] = _mm256_add_epi32(s2[k], _mm256_madd_epi16(l, l));
+                    s1[k] = add32!(s1[k], madd!(l, ones));
+                    s2[k] = add32!(s2[k], madd!(l, l));
                 }
-                x += 16;
+                x += $lanes;
             }
             v += steps;
             for k in 0..3 {
@@ -266,13 +295,129 @@ mod avx2 {
         }
         total.n = x as i64;
         (x, total)
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::LaplacianSums;
+
+    macro_rules! ld {
+        ($r:expr, $x:expr) => {
+            _mm256_loadu_si256($r.as_ptr().add($x).cast())
+        };
+    }
+    macro_rules! add {
+        ($a:expr, $b:expr) => {
+            _mm256_add_epi16($a, $b)
+        };
+    }
+    macro_rules! sub {
+        ($a:expr, $b:expr) => {
+            _mm256_sub_epi16($a, $b)
+        };
+    }
+    macro_rules! shl {
+        ($a:expr, $n:literal) => {
+            _mm256_slli_epi16($a, $n)
+        };
+    }
+    macro_rules! madd {
+        ($a:expr, $b:expr) => {
+            _mm256_madd_epi16($a, $b)
+        };
+    }
+    macro_rules! add32 {
+        ($a:expr, $b:expr) => {
+            _mm256_add_epi32($a, $b)
+        };
+    }
+    macro_rules! zero {
+        () => {
+            _mm256_setzero_si256()
+        };
+    }
+    macro_rules! ones {
+        () => {
+            _mm256_set1_epi16(1)
+        };
+    }
+
+    /// Whole 16-pixel steps of one output row; returns the pixels done and their sums.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn accumulate(rows: [&[i16]; 5], w: usize) -> (usize, LaplacianSums) {
+        laplacian_kernel!(rows, w, 16)
     }
 
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn lane_total(v: __m256i) -> i64 {
         let mut lanes = [0i32; 8];
-        _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, v);
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v);
+        lanes.iter().map(|&l| i64::from(l)).sum()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::LaplacianSums;
+
+    macro_rules! ld {
+        ($r:expr, $x:expr) => {
+            _mm512_loadu_si512($r.as_ptr().add($x).cast())
+        };
+    }
+    macro_rules! add {
+        ($a:expr, $b:expr) => {
+            _mm512_add_epi16($a, $b)
+        };
+    }
+    macro_rules! sub {
+        ($a:expr, $b:expr) => {
+            _mm512_sub_epi16($a, $b)
+        };
+    }
+    macro_rules! shl {
+        ($a:expr, $n:literal) => {
+            _mm512_slli_epi16($a, $n)
+        };
+    }
+    macro_rules! madd {
+        ($a:expr, $b:expr) => {
+            _mm512_madd_epi16($a, $b)
+        };
+    }
+    macro_rules! add32 {
+        ($a:expr, $b:expr) => {
+            _mm512_add_epi32($a, $b)
+        };
+    }
+    macro_rules! zero {
+        () => {
+            _mm512_setzero_si512()
+        };
+    }
+    macro_rules! ones {
+        () => {
+            _mm512_set1_epi16(1)
+        };
+    }
+
+    /// Whole 32-pixel steps of one output row; returns the pixels done and their sums.
+    #[target_feature(enable = "avx512bw")]
+    pub(super) unsafe fn accumulate(rows: [&[i16]; 5], w: usize) -> (usize, LaplacianSums) {
+        laplacian_kernel!(rows, w, 32)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn lane_total(v: __m512i) -> i64 {
+        let mut lanes = [0i32; 16];
+        _mm512_storeu_si512(lanes.as_mut_ptr().cast(), v);
         lanes.iter().map(|&l| i64::from(l)).sum()
     }
 }
@@ -387,15 +532,17 @@ mod tests {
         assert!(v.aperture5 > 1e7, "{v:?}");
     }
 
-    /// The AVX2 row kernel (where the CPU has it) against the scalar responses, on
-    /// widths around its 16-pixel step and 16-step flush, with extreme values.
+    /// The SIMD row kernels (AVX-512 and AVX2, where the CPU has them) against the
+    /// scalar responses, on widths around their 32- and 16-pixel steps (so each
+    /// width class ends in the AVX2 step, the scalar tail, or both) and the 16-step
+    /// flush, with extreme values.
     #[test]
     fn row_kernel_matches_scalar_responses() {
         let mut seed = 7u32;
         for w in [
-            1usize, 15, 16, 17, 31, 32, 33, 255, 256, 257, 270, 513, 5370,
+            1usize, 15, 16, 17, 31, 32, 33, 48, 63, 80, 255, 256, 257, 270, 304, 513, 5370,
         ] {
-            let rows: Vec<Vec<u8>> = (0..5)
+            let rows: Vec<Vec<i16>> = (0..5)
                 .map(|_| {
                     (0..w + 4)
                         .map(|_| {
@@ -403,13 +550,13 @@ mod tests {
                             match (seed >> 16) % 4 {
                                 0 => 0,
                                 1 => 255,
-                                _ => (seed >> 8) as u8,
+                                _ => i16::from((seed >> 8) as u8),
                             }
                         })
                         .collect()
                 })
                 .collect();
-            let r: [&[u8]; 5] = std::array::from_fn(|k| rows[k].as_slice());
+            let r: [&[i16]; 5] = std::array::from_fn(|k| rows[k].as_slice());
             let mut fast = LaplacianSums::default();
             accumulate_row(r, w, &mut fast);
             let mut slow = LaplacianSums::default();

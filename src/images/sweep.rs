@@ -19,17 +19,26 @@ use std::sync::Mutex;
 use super::contrast::{self, ContrastStats, RowSegments};
 use super::gray::RowSource;
 use super::phash::{self, PHash, RowResize, DCT_SIDE};
-use super::sharpness::{self, LaplacianSums, LaplacianVariances};
+use super::sharpness::{self, LaplacianSums, LaplacianVariances, RowWindow};
 use super::{load, ImageError, ImageLimits};
 
 /// Output rows per band: the halo costs 4 extra gray rows per band (3 % at 128), and a
 /// band's padded rows (at most 2.1 MB at the 16384-pixel width limit) stay in cache.
 const BAND_ROWS: usize = 128;
 
+/// A band's working rows, kept per worker thread so that bands after the first
+/// neither allocate nor zero-fill (fresh pages are costly to fault in).
+#[derive(Default)]
+struct BandScratch {
+    /// The current padded OpenCV-gray row.
+    padded: Vec<u8>,
+    /// The current PIL-gray row.
+    pil: Vec<u8>,
+    window: RowWindow,
+}
+
 thread_local! {
-    /// A band's padded gray rows, kept per worker thread so that bands after the
-    /// first neither allocate nor zero-fill (fresh pages are costly to fault in).
-    static BAND_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static BAND_SCRATCH: std::cell::RefCell<BandScratch> = std::cell::RefCell::new(BandScratch::default());
 }
 
 /// Pixel statistics of one image.
@@ -87,10 +96,16 @@ impl Plan {
         // Nothing below may call into rayon: a stolen band on this thread would find
         // the scratch borrowed.
         BAND_SCRATCH.with_borrow_mut(|scratch| {
-            scratch.resize(pw * (n + 4) + w, 0);
-            let (cv, pil) = scratch.split_at_mut(pw * (n + 4));
+            let BandScratch {
+                padded,
+                pil,
+                window,
+            } = scratch;
+            padded.resize(pw, 0);
+            pil.resize(w, 0);
+            window.reset(w);
             let mut seg_sums = Vec::with_capacity(n * self.segments.per_row);
-            for (i, padded) in cv.chunks_exact_mut(pw).enumerate() {
+            for i in 0..n + 4 {
                 let interior = &mut padded[2..w + 2];
                 if (2..n + 2).contains(&i) {
                     let y = y0 + i - 2;
@@ -111,8 +126,9 @@ impl Plan {
                     src.gray_row(sy, interior, pil);
                 }
                 sharpness::pad_row_borders(padded, w);
+                window.push(padded);
             }
-            (sharpness::band_sums(cv, w), seg_sums)
+            (window.sums(), seg_sums)
         })
     }
 
@@ -163,6 +179,13 @@ pub fn pixel_stats(img: &DynamicImage) -> PixelStats {
     plan.finish(bands, &hash_rows)
 }
 
+/// Row buffers of finished streamed bands, reused across bands and images so that
+/// only the first few bands of a run fault fresh pages in.
+static BAND_BUFFERS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// Enough for the bands in flight on a few threads; more would only hold memory.
+const MAX_POOLED_BUFFERS: usize = 8;
+const MAX_POOLED_BYTES: usize = 32 << 20;
+
 /// Bands decoded but not yet swept that the decoding thread lets wait for another
 /// thread; past this it sweeps the band itself, so memory stays bounded.
 const MAX_WAITING_BANDS: usize = 3;
@@ -185,9 +208,6 @@ pub fn png_pixel_stats(
     let stride = rows.stride();
     let mut hash_rows = vec![0u8; h * plan.hash_stride];
     let results: Mutex<Vec<(usize, BandResult)>> = Mutex::new(Vec::with_capacity(plan.bands()));
-    // Row buffers of finished bands, reused so that only the first few bands fault
-    // fresh pages in.
-    let pool: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let waiting = AtomicUsize::new(0);
     let failure: Result<(), ImageError> = rayon::scope(|scope| {
         let mut outs = hash_rows.chunks_mut(plan.hash_stride * BAND_ROWS);
@@ -195,7 +215,7 @@ pub fn png_pixel_stats(
         let mut carry: Vec<u8> = Vec::new();
         for band in 0..plan.bands() {
             let need = plan.rows_read(band);
-            let mut window = pool
+            let mut window = BAND_BUFFERS
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .pop()
@@ -218,7 +238,7 @@ pub fn png_pixel_stats(
                 rows.finish()?;
             }
             let out = outs.next().expect("one hash chunk per band");
-            let (plan, results, pool, waiting) = (&plan, &results, &pool, &waiting);
+            let (plan, results, waiting) = (&plan, &results, &waiting);
             let job = move || {
                 let out = out; // moved in: the job runs once
                 let src = RowSource::window(w, h, layout, need.start, &window);
@@ -227,7 +247,11 @@ pub fn png_pixel_stats(
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push((band, r));
-                pool.lock().unwrap_or_else(|p| p.into_inner()).push(window);
+                let mut pool = BAND_BUFFERS.lock().unwrap_or_else(|p| p.into_inner());
+                let held: usize = pool.iter().map(Vec::capacity).sum();
+                if pool.len() < MAX_POOLED_BUFFERS && held + window.capacity() <= MAX_POOLED_BYTES {
+                    pool.push(window);
+                }
             };
             if waiting.load(Ordering::Acquire) >= MAX_WAITING_BANDS {
                 job();

@@ -46,22 +46,7 @@ fn big_chart_png() -> Vec<u8> {
 }
 
 fn image_files(dir: &Path) -> Vec<PathBuf> {
-    let exts = [
-        "png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "svg",
-    ];
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| e.into_path())
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
-        })
-        .collect();
-    files.sort();
-    files
+    inputs::image_files_under(dir, &inputs::IMAGE_EXTENSIONS)
 }
 
 fn load_inputs(files: &[PathBuf], limits: &ImageLimits) -> Vec<ImageInput> {

@@ -12,20 +12,10 @@ fn corpus_images_score_in_range() {
         eprintln!("skipped: TVIR_CORPUS_DIR not set");
         return;
     };
-    let exts = [
-        "png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "svg",
-    ];
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(PathBuf::from(dir).join("reports"))
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| e.into_path())
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
-        })
-        .collect();
-    files.sort();
+    let files = inputs::image_files_under(
+        &PathBuf::from(dir).join("reports"),
+        &inputs::IMAGE_EXTENSIONS,
+    );
     assert!(!files.is_empty(), "no images under the corpus");
     let limits = ImageLimits::default();
     let inputs: Vec<_> = files

@@ -5,22 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use tvir_eval::images::{self, ImageLimits};
+use tvir_eval::images::{self, inputs, ImageLimits};
 
+/// Raster files only: SVG has no streamed route to compare.
 fn image_files(dir: &Path) -> Vec<PathBuf> {
-    let exts = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff"];
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+    let raster: Vec<&str> = inputs::IMAGE_EXTENSIONS
         .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| e.into_path())
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| exts.contains(&e.to_ascii_lowercase().as_str()))
-        })
+        .filter(|e| *e != "svg")
         .collect();
-    files.sort();
-    files
+    inputs::image_files_under(dir, &raster)
 }
 
 /// Returns how many files were PNGs that took the streamed route.

@@ -259,14 +259,71 @@ fn convert_row_simd(layout: RowLayout, src: &[u8], cv: &mut [u8], pil: &mut [u8]
     done
 }
 
+/// Both grays of packed pixels (one per u32 lane: r, g, b, a bytes), shared by the
+/// AVX2 and AVX-512 steps. With S = 9798 r + 19235 g + 3735 b, OpenCV's gray is
+/// (S + 2^14) >> 15 and PIL's is (2S + b - r + 2^15) >> 16, because
+/// 2 x (9798, 19235, 3735) + (-1, 0, 1) is exactly PIL's (19595, 38470, 7471). All
+/// weights fit in i16, so `madd` on (r, b) and (g, a) pairs does the multiplications.
+/// Returns (OpenCV gray, PIL gray), each 0..=255 in every u32 lane. The invoking
+/// module imports the vector ops `and`, `srl32`, `add32`, `madd` and `splat32`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! two_lumas {
+    ($px:expr) => {{
+        let low_bytes = splat32(0x00FF_00FF);
+        let rb = and($px, low_bytes);
+        let ga = and(srl32($px, 8), low_bytes);
+        let s = add32(
+            madd(rb, splat32((3735 << 16) | 9798)),
+            madd(ga, splat32(19235)),
+        );
+        // b - r: weights -1 (low half, r) and +1 (high half, b).
+        let d = madd(rb, splat32((1 << 16) | 0xFFFF));
+        let cv = srl32(add32(s, splat32(1 << 14)), 15);
+        let pil = srl32(add32(add32(add32(s, s), d), splat32(1 << 15)), 16);
+        (cv, pil)
+    }};
+}
+
+/// RGBA over white on packed pixels, as [`over_white`] per channel: two rounded
+/// `x / 255` terms in u16 lanes (s a + 128 <= 65153 and the rounding step <= 65407,
+/// so nothing overflows). The alpha byte of the result is garbage and gets weight 0
+/// in [`two_lumas`]. Vector ops as there, plus `or`, `sll32`, `srl16`, `add16`,
+/// `sub16`, `mul16` and `splat16`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! over_white_px {
+    ($v:expr) => {{
+        let v = $v;
+        let low_bytes = splat32(0x00FF_00FF);
+        let c255 = splat16(255);
+        // Alpha in both u16 halves of each pixel.
+        let a = srl32(v, 24);
+        let a = or(a, sll32(a, 16));
+        let div255 = |t| {
+            let t = add16(t, splat16(128));
+            srl16(add16(srl16(t, 8), t), 8)
+        };
+        let white = div255(mul16(c255, sub16(c255, a)));
+        let rb = add16(div255(mul16(and(v, low_bytes), a)), white);
+        let ga = add16(div255(mul16(and(srl32(v, 8), low_bytes), a)), white);
+        or(rb, sll32(and(ga, low_bytes), 8))
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    //! The AVX2 conversion (see there for the arithmetic) on sixteen pixels per step;
-    //! results narrow straight to bytes with `vpmovdb`.
+    //! Sixteen pixels per step; results narrow straight to bytes with `vpmovdb`.
 
     use std::arch::x86_64::*;
 
     use super::RowLayout;
+
+    // The ops `two_lumas!` and `over_white_px!` are written with.
+    use std::arch::x86_64::{
+        _mm512_add_epi16 as add16, _mm512_add_epi32 as add32, _mm512_and_si512 as and,
+        _mm512_madd_epi16 as madd, _mm512_mullo_epi16 as mul16, _mm512_or_si512 as or,
+        _mm512_set1_epi16 as splat16, _mm512_set1_epi32 as splat32, _mm512_slli_epi32 as sll32,
+        _mm512_srli_epi16 as srl16, _mm512_srli_epi32 as srl32, _mm512_sub_epi16 as sub16,
+    };
 
     #[target_feature(enable = "avx512bw")]
     pub(super) unsafe fn convert(
@@ -276,13 +333,7 @@ mod avx512 {
         pil: &mut [u8],
     ) -> usize {
         let n = cv.len();
-        let w_rb = _mm512_set1_epi32((3735 << 16) | 9798);
-        let w_g = _mm512_set1_epi32(19235);
-        let w_diff = _mm512_set1_epi32((1 << 16) | 0xFFFF);
-        let low_bytes = _mm512_set1_epi32(0x00FF_00FF);
-        let alpha_bits = _mm512_set1_epi32(0xFF00_0000u32 as i32);
-        let round_cv = _mm512_set1_epi32(1 << 14);
-        let round_pil = _mm512_set1_epi32(1 << 15);
+        let alpha_bits = splat32(0xFF00_0000u32 as i32);
         let spread = _mm512_broadcast_i32x4(_mm_setr_epi8(
             0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
         ));
@@ -294,12 +345,10 @@ mod avx512 {
                         break;
                     }
                     let v = _mm512_loadu_si512(src.as_ptr().add(4 * x).cast());
-                    let opaque =
-                        _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, alpha_bits), alpha_bits);
-                    if opaque == 0xFFFF {
+                    if _mm512_cmpeq_epi32_mask(and(v, alpha_bits), alpha_bits) == 0xFFFF {
                         v
                     } else {
-                        composite(v)
+                        over_white_px!(v)
                     }
                 }
                 RowLayout::Rgb => {
@@ -318,15 +367,7 @@ mod avx512 {
                 }
                 _ => break,
             };
-            let rb = _mm512_and_si512(px, low_bytes);
-            let ga = _mm512_and_si512(_mm512_srli_epi32(px, 8), low_bytes);
-            let s = _mm512_add_epi32(_mm512_madd_epi16(rb, w_rb), _mm512_madd_epi16(ga, w_g));
-            let d = _mm512_madd_epi16(rb, w_diff);
-            let c = _mm512_srli_epi32(_mm512_add_epi32(s, round_cv), 15);
-            let p = _mm512_srli_epi32(
-                _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(s, s), d), round_pil),
-                16,
-            );
+            let (c, p) = two_lumas!(px);
             // Every u32 lane holds 0..=255: truncating to bytes is exact.
             _mm_storeu_si128(cv.as_mut_ptr().add(x).cast(), _mm512_cvtepi32_epi8(c));
             _mm_storeu_si128(pil.as_mut_ptr().add(x).cast(), _mm512_cvtepi32_epi8(p));
@@ -334,41 +375,23 @@ mod avx512 {
         }
         x
     }
-
-    /// RGBA over white, as the AVX2 `composite`, on sixteen pixels.
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    unsafe fn composite(v: __m512i) -> __m512i {
-        let low_bytes = _mm512_set1_epi32(0x00FF_00FF);
-        let c255 = _mm512_set1_epi16(255);
-        let c128 = _mm512_set1_epi16(128);
-        let a = _mm512_srli_epi32(v, 24);
-        let a = _mm512_or_si512(a, _mm512_slli_epi32(a, 16));
-        let inv = _mm512_sub_epi16(c255, a);
-        let div255 = |t: __m512i| {
-            let t = _mm512_add_epi16(t, c128);
-            _mm512_srli_epi16(_mm512_add_epi16(_mm512_srli_epi16(t, 8), t), 8)
-        };
-        let white = div255(_mm512_mullo_epi16(c255, inv));
-        let rb = _mm512_and_si512(v, low_bytes);
-        let ga = _mm512_and_si512(_mm512_srli_epi32(v, 8), low_bytes);
-        let rb = _mm512_add_epi16(div255(_mm512_mullo_epi16(rb, a)), white);
-        let ga = _mm512_add_epi16(div255(_mm512_mullo_epi16(ga, a)), white);
-        _mm512_or_si512(rb, _mm512_slli_epi32(_mm512_and_si512(ga, low_bytes), 8))
-    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    //! Eight pixels per step. Both grays come from one dot product: with
-    //! S = 9798 r + 19235 g + 3735 b, OpenCV's gray is (S + 2^14) >> 15 and PIL's is
-    //! (2S + b - r + 2^15) >> 16, because 2 x (9798, 19235, 3735) + (-1, 0, 1) is
-    //! exactly PIL's (19595, 38470, 7471). All weights fit in i16, so
-    //! `_mm256_madd_epi16` on (r, b) and (g, a) pairs does the multiplications.
+    //! Eight pixels per step.
 
     use std::arch::x86_64::*;
 
     use super::RowLayout;
+
+    // The ops `two_lumas!` and `over_white_px!` are written with.
+    use std::arch::x86_64::{
+        _mm256_add_epi16 as add16, _mm256_add_epi32 as add32, _mm256_and_si256 as and,
+        _mm256_madd_epi16 as madd, _mm256_mullo_epi16 as mul16, _mm256_or_si256 as or,
+        _mm256_set1_epi16 as splat16, _mm256_set1_epi32 as splat32, _mm256_slli_epi32 as sll32,
+        _mm256_srli_epi16 as srl16, _mm256_srli_epi32 as srl32, _mm256_sub_epi16 as sub16,
+    };
 
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn convert(
@@ -378,19 +401,12 @@ mod avx2 {
         pil: &mut [u8],
     ) -> usize {
         let n = cv.len();
-        let w_rb = _mm256_set1_epi32((3735 << 16) | 9798);
-        let w_g = _mm256_set1_epi32(19235);
-        let w_diff = _mm256_set1_epi32((1 << 16) | 0xFFFF); // (-1 for r, +1 for b)
-        let low_bytes = _mm256_set1_epi32(0x00FF_00FF);
-        let alpha_bits = _mm256_set1_epi32(0xFF00_0000u32 as i32);
-        let round_cv = _mm256_set1_epi32(1 << 14);
-        let round_pil = _mm256_set1_epi32(1 << 15);
+        let alpha_bits = splat32(0xFF00_0000u32 as i32);
         let gather = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         // RGB: bytes of four pixels of each 128-bit lane spread to one u32 each.
-        let spread = _mm256_setr_epi8(
-            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 0, 1, 2, -1, 3, 4, 5, -1, 6, 7,
-            8, -1, 9, 10, 11, -1,
-        );
+        let spread = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
+        ));
         let mut x = 0;
         loop {
             let px = match layout {
@@ -398,12 +414,12 @@ mod avx2 {
                     if x + 8 > n {
                         break;
                     }
-                    let v = _mm256_loadu_si256(src.as_ptr().add(4 * x) as *const __m256i);
-                    let opaque = _mm256_cmpeq_epi32(_mm256_and_si256(v, alpha_bits), alpha_bits);
+                    let v = _mm256_loadu_si256(src.as_ptr().add(4 * x).cast());
+                    let opaque = _mm256_cmpeq_epi32(and(v, alpha_bits), alpha_bits);
                     if _mm256_movemask_epi8(opaque) == -1 {
                         v
                     } else {
-                        composite(v)
+                        over_white_px!(v)
                     }
                 }
                 RowLayout::Rgb => {
@@ -413,60 +429,22 @@ mod avx2 {
                         break;
                     }
                     let p = src.as_ptr().add(3 * x);
-                    let lo = _mm_loadu_si128(p as *const __m128i);
-                    let hi = _mm_loadu_si128(p.add(12) as *const __m128i);
+                    let lo = _mm_loadu_si128(p.cast());
+                    let hi = _mm_loadu_si128(p.add(12).cast());
                     _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread)
                 }
                 _ => break,
             };
-            let rb = _mm256_and_si256(px, low_bytes);
-            let ga = _mm256_and_si256(_mm256_srli_epi32(px, 8), low_bytes);
-            let s = _mm256_add_epi32(_mm256_madd_epi16(rb, w_rb), _mm256_madd_epi16(ga, w_g));
-            let d = _mm256_madd_epi16(rb, w_diff);
-            let c = _mm256_srli_epi32(_mm256_add_epi32(s, round_cv), 15);
-            let p = _mm256_srli_epi32(
-                _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(s, s), d), round_pil),
-                16,
-            );
-            // Values are 0..=255 in every u32 lane: pack to 16 then 8 bits, and gather
-            // the two lanes' low dwords into the low 8 bytes.
+            let (c, p) = two_lumas!(px);
+            // Pack to 16 then 8 bits, and gather the two lanes' low dwords: the low
+            // 128 bits then hold [c0-3, c4-7, p0-3, p4-7].
             let packed = _mm256_packus_epi16(_mm256_packus_epi32(c, p), _mm256_setzero_si256());
-            let packed = _mm256_permutevar8x32_epi32(packed, gather);
-            // Now dwords: [c0-3, c4-7, p0-3, p4-7, ...].
-            let lanes = _mm256_castsi256_si128(packed);
-            _mm_storel_epi64(cv.as_mut_ptr().add(x) as *mut __m128i, lanes);
-            _mm_storel_epi64(
-                pil.as_mut_ptr().add(x) as *mut __m128i,
-                _mm_srli_si128(lanes, 8),
-            );
+            let lanes = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(packed, gather));
+            _mm_storel_epi64(cv.as_mut_ptr().add(x).cast(), lanes);
+            _mm_storel_epi64(pil.as_mut_ptr().add(x).cast(), _mm_srli_si128(lanes, 8));
             x += 8;
         }
         x
-    }
-
-    /// RGBA over white for eight pixels, as `super::over_white` per channel:
-    /// t = s a + 255 (255 - a) computed as two rounded `x / 255` terms in u16 lanes.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn composite(v: __m256i) -> __m256i {
-        let low_bytes = _mm256_set1_epi32(0x00FF_00FF);
-        let c255 = _mm256_set1_epi16(255);
-        let c128 = _mm256_set1_epi16(128);
-        // Alpha in both u16 halves of each pixel.
-        let a = _mm256_srli_epi32(v, 24);
-        let a = _mm256_or_si256(a, _mm256_slli_epi32(a, 16));
-        let inv = _mm256_sub_epi16(c255, a);
-        let div255 = |t: __m256i| {
-            let t = _mm256_add_epi16(t, c128);
-            _mm256_srli_epi16(_mm256_add_epi16(_mm256_srli_epi16(t, 8), t), 8)
-        };
-        let white = div255(_mm256_mullo_epi16(c255, inv));
-        let rb = _mm256_and_si256(v, low_bytes);
-        let ga = _mm256_and_si256(_mm256_srli_epi32(v, 8), low_bytes);
-        let rb = _mm256_add_epi16(div255(_mm256_mullo_epi16(rb, a)), white);
-        let ga = _mm256_add_epi16(div255(_mm256_mullo_epi16(ga, a)), white);
-        // The alpha slot of `ga` is garbage but gets weight 0 downstream.
-        _mm256_or_si256(rb, _mm256_slli_epi32(_mm256_and_si256(ga, low_bytes), 8))
     }
 }
 

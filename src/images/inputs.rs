@@ -103,6 +103,39 @@ fn data_uri_label(uri: &str) -> String {
     format!("{head}... ({} bytes)", uri.len())
 }
 
+/// File extensions the loader reads (lowercase).
+pub const IMAGE_EXTENSIONS: [&str; 9] = [
+    "png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "svg",
+];
+
+/// Every file below `dir` (recursively, symlinks not followed) whose extension is
+/// one of `extensions` (case-insensitive), sorted by path. Unreadable folders are
+/// skipped: this lists candidates, the loader reports on each file.
+pub fn image_files_under(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(path),
+                Ok(t) if t.is_file() => {
+                    let ext = path.extension().and_then(|e| e.to_str());
+                    if ext.is_some_and(|e| extensions.contains(&e.to_ascii_lowercase().as_str())) {
+                        files.push(path);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// Read one local image file into an input (errors become the failure reason).
 pub fn file_input(path: &Path, label: &str, limits: &ImageLimits) -> ImageInput {
     ImageInput {

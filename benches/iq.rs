@@ -1,6 +1,7 @@
-//! Image Quality throughput: one 5370 x 3570 chart-sized image (decode only, analysis
-//! only, both) and a folder of mixed images (our fixtures; plus the corpus images when
-//! TVIR_CORPUS_DIR is set).
+//! Image Quality throughput: one 5370 x 3570 chart-sized image (full decode, PNG rows
+//! decoded and dropped, analysis of the decoded image, and the scoring route, which
+//! streams the PNG into the sweep), a folder of mixed images (our fixtures; plus the
+//! corpus images when TVIR_CORPUS_DIR is set), and the perceptual hash alone.
 //!
 //! cargo bench --bench iq
 
@@ -65,11 +66,19 @@ fn bench_big(c: &mut Criterion) {
     g.bench_function("decode_only", |b| {
         b.iter(|| images::decode_dynamic(&png, "big.png", &limits).unwrap())
     });
+    g.bench_function("decode_rows_only", |b| {
+        b.iter(|| {
+            let mut rows = images::png_rows(&png, "big.png", &limits).unwrap().unwrap();
+            let mut row = vec![0u8; rows.stride()];
+            while rows.read_row(&mut row).unwrap() {}
+        })
+    });
     g.bench_function("analyze_only", |b| b.iter(|| images::analyze(&decoded)));
     let input = vec![ImageInput {
         label: "big.png".into(),
         bytes: Ok(png.clone()),
     }];
+    // The scoring route: the PNG is streamed into the sweep, never decoded in full.
     g.bench_function("decode_and_score", |b| {
         b.iter(|| images::score_images(&input, &limits))
     });

@@ -450,6 +450,29 @@ mod tests {
         }
     }
 
+    /// Random byte corruption anywhere in the file: never a panic, and the same
+    /// verdict (and, when both accept, the same statistics) as the full decoder.
+    #[test]
+    fn corrupted_files_are_judged_like_the_full_decoder() {
+        let limits = ImageLimits::default();
+        let bytes = png(&images(70, 300)[0]);
+        let mut seed = 0x2545_f491_u64;
+        for round in 0..300 {
+            let mut bad = bytes.clone();
+            for _ in 0..1 + round % 3 {
+                let at = (noise(&mut seed) as usize * 131 + round * 977) % bad.len();
+                bad[at] ^= noise(&mut seed) | 1;
+            }
+            let full = load::decode_dynamic(&bad, "m.png", &limits).map(|i| pixel_stats(&i));
+            let streamed = png_pixel_stats(&bad, "m.png", &limits);
+            match (full, streamed) {
+                (Ok(a), Ok(Some((_, _, b)))) => assert_eq!(a, b, "round {round}"),
+                (Err(_), Err(_)) | (_, Ok(None)) => {}
+                (a, b) => panic!("round {round}: full {a:?} vs streamed {b:?}"),
+            }
+        }
+    }
+
     #[test]
     fn sweep_of_a_flat_image_is_zero() {
         let img = DynamicImage::ImageRgb8(RgbImage::from_pixel(150, 90, image::Rgb([9, 9, 9])));

@@ -35,17 +35,23 @@ pub fn read_file_bounded(path: &Path, limits: &ImageLimits) -> Result<Vec<u8>, I
             message: "not a regular file".into(),
         });
     }
-    if meta.len() > limits.max_file_bytes {
-        return Err(ImageError::FileTooLarge {
-            name,
-            bytes: meta.len(),
-            max_bytes: limits.max_file_bytes,
-        });
-    }
+    check_file_size(&name, meta.len(), limits)?;
     std::fs::read(path).map_err(|e| ImageError::Io {
         name,
         message: e.to_string(),
     })
+}
+
+/// Refuse inputs larger than `max_file_bytes`.
+fn check_file_size(name: &str, bytes: u64, limits: &ImageLimits) -> Result<(), ImageError> {
+    if bytes > limits.max_file_bytes {
+        return Err(ImageError::FileTooLarge {
+            name: name.into(),
+            bytes,
+            max_bytes: limits.max_file_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// Decode bytes into the decoder's native pixel layout (first frame of an animation;
@@ -55,13 +61,7 @@ pub fn decode_dynamic(
     name: &str,
     limits: &ImageLimits,
 ) -> Result<DynamicImage, ImageError> {
-    if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(ImageError::FileTooLarge {
-            name: name.into(),
-            bytes: bytes.len() as u64,
-            max_bytes: limits.max_file_bytes,
-        });
-    }
+    check_file_size(name, bytes.len() as u64, limits)?;
     if bytes.is_empty() {
         return Err(decode_err(name, "empty file"));
     }
@@ -246,13 +246,7 @@ pub fn png_rows<'a>(
     if image::guess_format(bytes).ok() != Some(ImageFormat::Png) {
         return Ok(None);
     }
-    if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(ImageError::FileTooLarge {
-            name: name.into(),
-            bytes: bytes.len() as u64,
-            max_bytes: limits.max_file_bytes,
-        });
-    }
+    check_file_size(name, bytes.len() as u64, limits)?;
     let max_bytes = usize::try_from(limits.max_alloc).unwrap_or(usize::MAX);
     let mut decoder =
         png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: max_bytes });

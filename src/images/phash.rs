@@ -72,6 +72,7 @@ fn lanczos(x: f64) -> f64 {
 
 /// Fixed-point coefficients of one resampling axis (Pillow `precompute_coeffs` +
 /// `normalize_coeffs_8bpc`), with the i16 tables the AVX2 kernels multiply by.
+#[derive(Clone)]
 pub(crate) struct AxisCoeffs {
     ksize: usize,
     /// Per output pixel: first input index and number of taps.
@@ -94,6 +95,7 @@ pub(crate) struct AxisCoeffs {
 /// themselves (`lo` is `None`: every weight of the axis fits i16, which happens when
 /// the reduction factor is above ~128) or the split `w = hi * 2^11 + lo`, `lo` in
 /// `[0, 2048)`, `hi = w >> 11` (fits i16 for |w| < 2^26).
+#[derive(Clone)]
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct SimdWeights {
     stride: usize,
@@ -119,6 +121,12 @@ impl AxisCoeffs {
         c.simd = simd_weights(&c);
         c.sums_fit_i32 = sums_fit_i32(&c);
         c
+    }
+
+    /// The input indices any output pixel reads.
+    fn input_span(&self) -> std::ops::Range<usize> {
+        let (lmin, ltaps) = self.bounds[self.bounds.len() - 1];
+        self.bounds[0].0..lmin + ltaps
     }
 
     /// The fixed-point weights of output pixel `i`, one per tap.
@@ -423,17 +431,20 @@ impl RowResize {
         if width == out_w || !pillow_horizontal_first(width, height, out_w, out_h) {
             return None;
         }
-        let vert = (height != out_h).then(|| axis_coeffs(height, out_h));
-        // Only the source rows the vertical pass will read.
-        let (first, last) = match &vert {
-            Some(v) => {
-                let (lmin, ltaps) = v.bounds[out_h - 1];
-                (v.bounds[0].0, lmin + ltaps)
+        let horiz = axis_coeffs(width, out_w);
+        // A square resized to a square has the same coefficients on both axes.
+        let vert = (height != out_h).then(|| {
+            if (height, out_h) == (width, out_w) {
+                horiz.clone()
+            } else {
+                axis_coeffs(height, out_h)
             }
-            None => (0, height),
-        };
+        });
+        // Only the source rows the vertical pass will read.
+        let rows = vert.as_ref().map_or(0..height, AxisCoeffs::input_span);
+        let (first, last) = (rows.start, rows.end);
         Some(RowResize {
-            horiz: axis_coeffs(width, out_w),
+            horiz,
             vert,
             first,
             last,
@@ -720,8 +731,8 @@ fn resize_with(
         }
         // Only the source rows the vertical pass will read.
         let (first, last) = if need_vertical {
-            let (lmin, ltaps) = vert.bounds[out_h - 1];
-            (vert.bounds[0].0, lmin + ltaps)
+            let rows = vert.input_span();
+            (rows.start, rows.end)
         } else {
             (0, height)
         };

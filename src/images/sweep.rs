@@ -22,8 +22,9 @@ use super::phash::{self, PHash, RowResize, DCT_SIDE};
 use super::sharpness::{self, LaplacianSums, LaplacianVariances, RowWindow};
 use super::{load, ImageError, ImageLimits};
 
-/// Output rows per band: the halo costs 4 extra gray rows per band (3 % at 128), and a
-/// band's padded rows (at most 2.1 MB at the 16384-pixel width limit) stay in cache.
+/// Output rows per band: the halo costs 4 extra gray rows per band (3 % at 128). A
+/// band keeps only a few gray rows at a time; a streamed PNG band holds its 132
+/// decoded rows (2.8 MB for a 5370-pixel RGBA chart).
 const BAND_ROWS: usize = 128;
 
 /// A band's working rows, kept per worker thread so that bands after the first
@@ -334,9 +335,10 @@ mod tests {
 
     #[test]
     fn sweep_equals_the_plane_functions() {
-        // Single rows and columns, widths around the 8- and 16-pixel SIMD steps, band
-        // boundaries (64 rows), block sides, horizontal-first and vertical-first hash
-        // resizes, and an exact 32-pixel width (no horizontal pass).
+        // Single rows and columns, widths around the 8-, 16- and 32-pixel SIMD steps,
+        // band boundaries (128 rows), block sides, squares (one set of coefficients
+        // for both axes), horizontal-first and vertical-first hash resizes, and an
+        // exact 32-pixel width (no horizontal pass).
         for (w, h) in [
             (1, 1),
             (1, 9),
@@ -350,6 +352,7 @@ mod tests {
             (40, 129),
             (70, 31),
             (131, 200),
+            (200, 200),
             (257, 130),
             (300, 40),
             (36, 500),

@@ -126,7 +126,7 @@ pub fn laplacian_variances(gray: &[u8], width: u32, height: u32) -> LaplacianVar
 /// A rolling window over consecutive padded rows (`w + 4` bytes, borders filled by
 /// [`pad_row_borders`]): each row is widened to i16 once, and every pushed row from
 /// the fifth on completes the output row two above it. The kernels then load each
-/// row five times without widening it again (widening loads were their bottleneck).
+/// row five times without widening it again.
 #[derive(Debug, Clone, Default)]
 pub struct RowWindow {
     w: usize,

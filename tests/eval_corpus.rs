@@ -3,7 +3,8 @@
 //! for any report: no panic, every unit scored/failed/skipped with a reason, scores in
 //! [0, 1], the stored answers re-score to the same numbers, VA null iff text-only.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -64,8 +65,7 @@ impl Judge for SchemaJudge {
 
 #[test]
 fn corpus_reports_evaluate_with_consistent_scores() {
-    let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+    let Some(corpus) = common::corpus_dir() else {
         return;
     };
     let tasks = load_tasks(&corpus.join("tvir-query.json")).unwrap();

@@ -24,15 +24,6 @@ fn run_fetch(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// Until the report parser exists on a branch, `report::load` fails for every report;
-/// the rest of the test needs parsed citations.
-fn parser_missing(summary: &serde_json::Value) -> bool {
-    summary["unreadable_reports"].as_array().is_some_and(|a| {
-        a.iter()
-            .any(|e| e.as_str().unwrap_or("").contains("not implemented"))
-    })
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn refuses_private_citations_and_fetches_with_allow_private() {
     let server = PageServer::start().await.unwrap();
@@ -85,11 +76,6 @@ async fn refuses_private_citations_and_fetches_with_allow_private() {
     .unwrap();
     let summary: serde_json::Value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
-    if parser_missing(&summary) {
-        eprintln!("skipped: report parser not implemented on this branch");
-        assert_eq!(code, 1);
-        return;
-    }
     assert_eq!(summary["urls"], 3, "{summary}");
     assert_eq!(summary["by_status"]["refused"], 3, "{summary}");
     assert_eq!(code, 0, "{stderr}");

@@ -1,13 +1,13 @@
 //! `tvir fetch --offline` over the real reports of the corpus: every cited URL is
 //! selected, deduplicated, and reported unavailable without touching the network.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn offline_fetch_over_the_corpus() {
-    let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+    let Some(corpus) = common::corpus_dir() else {
         return;
     };
     let reports = corpus.join("reports");
@@ -23,13 +23,6 @@ fn offline_fetch_over_the_corpus() {
     let summary: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
     let unreadable = summary["unreadable_reports"].as_array().unwrap();
-    if unreadable
-        .iter()
-        .any(|e| e.as_str().unwrap_or("").contains("not implemented"))
-    {
-        eprintln!("skipped: report parser not implemented on this branch");
-        return;
-    }
     assert!(unreadable.is_empty(), "{summary}");
     let urls = summary["urls"].as_u64().unwrap();
     // Several corpus reports cite dozens of web pages.

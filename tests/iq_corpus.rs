@@ -2,20 +2,16 @@
 //! numbers against the reference come from `scripts/compare_iq.py`; corpus data is
 //! never copied into the repository).
 
-use std::path::PathBuf;
+mod common;
 
 use tvir_eval::images::{self, inputs, ImageLimits};
 
 #[test]
 fn corpus_images_score_in_range() {
-    let Ok(dir) = std::env::var("TVIR_CORPUS_DIR") else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+    let Some(dir) = common::corpus_dir() else {
         return;
     };
-    let files = inputs::image_files_under(
-        &PathBuf::from(dir).join("reports"),
-        &inputs::IMAGE_EXTENSIONS,
-    );
+    let files = inputs::image_files_under(&dir.join("reports"), &inputs::IMAGE_EXTENSIONS);
     assert!(!files.is_empty(), "no images under the corpus");
     let limits = ImageLimits::default();
     let inputs: Vec<_> = files

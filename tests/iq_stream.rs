@@ -3,6 +3,8 @@
 //! fixtures (palette + tRNS, gray, gray + alpha, RGBA, odd sizes, a truncated file)
 //! and, when `TVIR_CORPUS_DIR` is set, every image of the corpus reports.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use tvir_eval::images::{self, inputs, ImageLimits};
@@ -53,12 +55,15 @@ fn streamed_and_decoded_routes_agree_on_fixtures() {
 
 #[test]
 fn streamed_and_decoded_routes_agree_on_corpus_images() {
-    let Ok(corpus) = std::env::var("TVIR_CORPUS_DIR") else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+    let Some(corpus) = common::corpus_dir() else {
         return;
     };
-    let files = image_files(&Path::new(&corpus).join("reports"));
-    assert!(!files.is_empty(), "no images under {corpus}/reports");
+    let files = image_files(&corpus.join("reports"));
+    assert!(
+        !files.is_empty(),
+        "no images under {}/reports",
+        corpus.display()
+    );
     let streamed = check_routes_agree(&files);
     assert!(streamed > 0);
 }

@@ -2,18 +2,14 @@
 //! into the repository): no panic, sensible counts, and the hand-made gold files in
 //! `tests/gold/` met.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use tvir_eval::report::{self, gold, FigureKind, Language};
 
 fn corpus() -> Option<PathBuf> {
-    match std::env::var_os("TVIR_CORPUS_DIR") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!("skipped: TVIR_CORPUS_DIR not set");
-            None
-        }
-    }
+    common::corpus_dir()
 }
 
 fn report_dir(corpus: &Path, rel: &str) -> PathBuf {

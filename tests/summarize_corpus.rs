@@ -1,15 +1,16 @@
 //! The real TVIR task file: it parses, and the language fallback finds the
 //! benchmark's 50 Chinese and 50 English tasks. Reads `TVIR_CORPUS_DIR`.
 
+mod common;
+
 use tvir_eval::aggregate::load::{detect_language_fallback, load_tasks};
 
 #[test]
 fn tvir_tasks_parse_and_split_by_language() {
-    let Some(dir) = std::env::var_os("TVIR_CORPUS_DIR") else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+    let Some(dir) = common::corpus_dir() else {
         return;
     };
-    let path = std::path::Path::new(&dir).join("tvir-query.json");
+    let path = dir.join("tvir-query.json");
     let tasks = load_tasks(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(tasks.len(), 100);
     let zh = tasks

@@ -216,3 +216,71 @@ fn notebook_export_prompts_code_and_data_images() {
     // The heading permalink does not hide the reference heading.
     assert_eq!(r.references.len(), 3);
 }
+
+/// The inline SVG chart of an HTML page goes through the whole evaluation: the image
+/// loader rasterises its `data:` content and the chart is judged (chart quality and
+/// source consistency) like a chart file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn svg_chart_scored_end_to_end_with_mock_judge() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tvir_eval::eval::record::UnitStatus;
+    use tvir_eval::eval::{discover, ClientJudge, Engine, EvalSettings, Judge};
+    use tvir_eval::judge::{JudgeClient, JudgeConfig};
+    use tvir_eval::rubric::RubricSet;
+    use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+    let root = tempfile::tempdir().unwrap();
+    let report_dir = root.path().join("html-system").join("t001");
+    std::fs::create_dir_all(report_dir.join("assets")).unwrap();
+    let src = dir("html-bootstrap");
+    std::fs::copy(src.join("report.html"), report_dir.join("report.html")).unwrap();
+    for f in std::fs::read_dir(src.join("assets")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), report_dir.join("assets").join(f.file_name())).unwrap();
+    }
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let config = JudgeConfig {
+        base_url: mock.base_url(),
+        model: "mock-model".into(),
+        concurrency: 4,
+        timeout: Duration::from_secs(10),
+        ..JudgeConfig::default()
+    };
+    let client = JudgeClient::new(config, None).unwrap();
+    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
+    let engine = Engine::new(
+        Arc::new(RubricSet::builtin().unwrap()),
+        Some(judge),
+        None,
+        EvalSettings {
+            judge_model: "mock-model".into(),
+            ..EvalSettings::default()
+        },
+    );
+    let jobs = discover(root.path())
+        .unwrap()
+        .into_iter()
+        .map(|j| (j, None))
+        .collect();
+    let records = engine.evaluate_all(jobs, &|_| {}).await;
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert!(r.load_error().is_none(), "{:?}", r.load_error());
+    assert_eq!((r.n_charts, r.n_figures), (1, 4));
+    // figure:4 is the inline SVG: judged, not rejected as an invalid visual.
+    for metric in ["chart_quality", "chart_source_consistency"] {
+        let u = r
+            .units
+            .iter()
+            .find(|u| u.metric == metric && u.unit == "figure:4")
+            .unwrap_or_else(|| panic!("no {metric} unit for the SVG chart: {:#?}", r.units));
+        assert_eq!(u.status, UnitStatus::Scored, "{metric}: {:?}", u.reason);
+    }
+    assert!(
+        r.units.iter().all(|u| u.detail["rule"] != "invalid_visual"),
+        "{:#?}",
+        r.units
+    );
+    mock.shutdown().await;
+}

@@ -349,7 +349,12 @@ fn is_navigation(el: ElementRef<'_>) -> bool {
     {
         return true;
     }
-    if has_token(v, &NAV_TOKEN) || has_token(v, &HIDDEN_TOKEN) {
+    if has_token(v, &HIDDEN_TOKEN) {
+        return true;
+    }
+    // A navigation class on an element that is mostly links (`class="with-toc"` on a
+    // whole layout is not navigation).
+    if has_token(v, &NAV_TOKEN) && link_share(el) >= 0.5 {
         return true;
     }
     if (matches!(name, "header" | "footer" | "aside") || has_token(v, &SIDEBAR_TOKEN))
@@ -652,6 +657,10 @@ fn prose_outside_captions(el: ElementRef<'_>, max: usize) -> usize {
     n
 }
 
+/// A caption read from the source: its inlines, the span of its inner text and the
+/// span of the whole element.
+type CaptionRead = (Vec<Inline>, Option<Range<usize>>, Option<Range<usize>>);
+
 /// The caption found for a figure wrapper.
 enum CaptionAt<'d> {
     Inside(ElementRef<'d>),
@@ -914,11 +923,8 @@ impl<'a> HtmlWalker<'a> {
     }
 
     /// Read a caption element at or after the cursor: its inlines, the span of its
-    /// inner text, the span of the whole element and its id.
-    fn read_caption(
-        &mut self,
-        c: ElementRef<'_>,
-    ) -> (Vec<Inline>, Option<Range<usize>>, Option<Range<usize>>) {
+    /// inner text and the span of the whole element.
+    fn read_caption(&mut self, c: ElementRef<'_>) -> CaptionRead {
         let name = c.value().name();
         let from = self.loc.cursor;
         let snippet: String = collapse_ws(&text_of(c)).trim().chars().take(12).collect();
@@ -961,7 +967,7 @@ impl<'a> HtmlWalker<'a> {
         el: ElementRef<'_>,
         caption_el: ElementRef<'_>,
         images: &mut Vec<Inline>,
-        caption: &mut Option<(Vec<Inline>, Option<Range<usize>>, Option<Range<usize>>)>,
+        caption: &mut Option<CaptionRead>,
     ) {
         if el == caption_el {
             *caption = Some(self.read_caption(el));
@@ -1597,9 +1603,7 @@ fn matching_close(text: &str, start: usize, name: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = start;
     while i < text.len() {
-        let Some(lt) = text[i..].find('<').map(|p| p + i) else {
-            return None;
-        };
+        let lt = text[i..].find('<').map(|p| p + i)?;
         let tail = &bytes[lt..];
         let is = |pat: &str| {
             tail.len() > pat.len()

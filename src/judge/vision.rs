@@ -74,7 +74,8 @@ const HEIGHT: u32 = 7 * CELL + 2 * MARGIN;
 pub fn probe_png(digit: u8) -> Vec<u8> {
     let glyph = FONT[usize::from(digit % 10)];
     let img = image::GrayImage::from_fn(WIDTH, HEIGHT, |x, y| {
-        let inside = x >= MARGIN && x < MARGIN + 5 * CELL && y >= MARGIN && y < MARGIN + 7 * CELL;
+        let inside =
+            (MARGIN..MARGIN + 5 * CELL).contains(&x) && (MARGIN..MARGIN + 7 * CELL).contains(&y);
         let on = inside && {
             let (col, row) = ((x - MARGIN) / CELL, (y - MARGIN) / CELL);
             glyph[row as usize] & (0b10000 >> col) != 0
@@ -195,9 +196,9 @@ mod tests {
             assert_eq!(read_probe_png(&png), Some(d), "digit {d}");
             assert_eq!(read_probe_data_uri(&png_data_uri(&png)), Some(d));
         }
-        for a in 0..10 {
-            for b in a + 1..10 {
-                assert_ne!(FONT[a], FONT[b], "{a} and {b} look alike");
+        for (a, ga) in FONT.iter().enumerate() {
+            for (b, gb) in FONT.iter().enumerate().skip(a + 1) {
+                assert_ne!(ga, gb, "{a} and {b} look alike");
             }
         }
         assert_eq!(read_probe_png(b"not a png"), None);

@@ -54,8 +54,11 @@ fn answer_error(rubric: &Rubric, message: impl Into<String>) -> AnswerError {
     }
 }
 
-/// Longest top-level `justification` the schema allows (characters).
-pub const JUSTIFICATION_MAX_CHARS: u64 = 1200;
+/// Longest top-level `justification` the schema allows (characters). Kept under
+/// about 1000: llama.cpp's grammar parser refuses a longer bounded repetition ("number
+/// of rules that are going to be repeated ... exceeds sane defaults"), and
+/// llama-cpp-python's server then dies instead of answering (measured with 0.3.36).
+pub const JUSTIFICATION_MAX_CHARS: u64 = 800;
 /// Longest per-item justification of a checklist answer.
 pub const ITEM_JUSTIFICATION_MAX_CHARS: u64 = 400;
 /// Longest listed issue, and most issues listed, of an issue-count answer.

@@ -74,7 +74,13 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     let resolver = Resolver::new(&refscan.references, has_list);
     // Bare numerals glued to sentence ends count only in reports that use no
     // explicit marker that resolves (Gemini's style); elsewhere they are numbers.
-    let allow_glued = has_list && !explicit_markers_resolve(&blocks, &body, &resolver);
+    // A report whose math or tables were mangled may carry a few explicit markers
+    // among hundreds of glued ones: the glued style wins when it is four times as
+    // frequent.
+    let allow_glued = has_list && {
+        let (explicit, glued) = marker_styles(&blocks, &body, &resolver);
+        explicit == 0 || (glued >= 20 && glued >= 4 * explicit)
+    };
 
     let figscan = figures::extract_figures(&figures::FigureInput {
         blocks: &blocks,
@@ -239,19 +245,27 @@ fn append_link_entries(
     }
 }
 
-fn explicit_markers_resolve(blocks: &[Block], body: &[usize], resolver: &Resolver) -> bool {
-    body.iter().any(|&i| {
-        flatten(&blocks[i].inlines, false)
-            .cites
-            .iter()
-            .flatten()
-            .any(|c| {
-                matches!(
-                    c,
-                    RawCite::Num(_) | RawCite::Foot(_) | RawCite::Linked(_, _)
-                ) && matches!(resolver.resolve(c), Resolved::Ref(_))
-            })
-    })
+/// How many explicit markers (`[3]`, `[^3]`, numbered links) and how many glued
+/// numerals (`offspring.1`) of the body name an entry of the list.
+fn marker_styles(blocks: &[Block], body: &[usize], resolver: &Resolver) -> (usize, usize) {
+    let (mut explicit, mut glued) = (0, 0);
+    for &i in body {
+        for c in flatten(&blocks[i].inlines, true).cites.iter().flatten() {
+            let resolves = || matches!(resolver.resolve(c), Resolved::Ref(_));
+            match c {
+                RawCite::Num(_) | RawCite::Foot(_) | RawCite::Linked(_, _) if resolves() => {
+                    explicit += 1
+                }
+                RawCite::Weak(_) if resolves() => glued += 1,
+                _ => {}
+            }
+        }
+        if explicit > 0 && glued == 0 && explicit >= 50 {
+            // Plainly the explicit style; no need to read further.
+            break;
+        }
+    }
+    (explicit, glued)
 }
 
 /// One error per absent entry, with where it is first cited and how often.

@@ -366,6 +366,9 @@ fn url_entry_line(line: &str, paragraph: bool) -> bool {
             break;
         }
     }
+    // Citation tags (`[网页: URL]`) cite; they do not show an entry's URL.
+    let untagged = URL_TAG.replace_all(s, "");
+    let s: &str = &untagged;
     // Links the Markdown parser refused (spaces in the target) count as links.
     let mut owned = String::new();
     let mut last = 0;
@@ -389,14 +392,32 @@ fn url_entry_line(line: &str, paragraph: bool) -> bool {
             rest = rest.replacen(t.as_str(), "", 1);
         }
     }
-    let short = rest.chars().filter(|c| c.is_alphabetic()).count() <= 12;
+    if !visible && !links.iter().any(|(u, _)| is_web_url(u)) {
+        return false;
+    }
+    let cjk = rest.chars().filter(|&c| super::language::is_cjk(c)).count();
+    let latin = rest
+        .chars()
+        .filter(|&c| c.is_alphabetic() && !super::language::is_cjk(c))
+        .count();
+    let short = latin <= 12 && cjk <= 6;
     if paragraph && !labelled {
         return short;
     }
     visible || short
 }
 
-/// A block made only of URL entries (one per line).
+static URL_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*[^\]\s]+\]")
+        .unwrap()
+});
+
+static SOURCE_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(sources?|references?|bibliography|citations?|reading|resources|links|literature)(?-u:\b)|来源|参考|文献|资料|链接|出处").unwrap()
+});
+
+/// A block made only of URL entries (one per line), or a list item holding one
+/// entry over two lines (a title, then its URL after a line break).
 fn url_entry_block(block: &Block, text: &str, from_html: bool) -> bool {
     if !matches!(
         block.kind,
@@ -409,7 +430,22 @@ fn url_entry_block(block: &Block, text: &str, from_html: bool) -> bool {
         .filter(|l| !l.trim().is_empty())
         .collect();
     let paragraph = matches!(block.kind, BlockKind::Paragraph);
-    !lines.is_empty() && lines.len() <= 40 && lines.iter().all(|l| url_entry_line(l, paragraph))
+    if lines.is_empty() || lines.len() > 40 {
+        return false;
+    }
+    if lines.iter().all(|l| url_entry_line(l, paragraph)) {
+        return true;
+    }
+    // A list item that opens with its entry and goes on with notes (an annotated
+    // bibliography): `1. **Title** (2021)` / `https://...` / `Useful for ...`.
+    !paragraph
+        && (url_entry_line(&lines[0], false)
+            || lines.len() >= 2
+                && parse_entry_line(&lines[1]).is_some_and(|e| e.url_only())
+                && url_entry_line(
+                    &format!("{} {}", lines[0].trim_end(), lines[1].trim()),
+                    false,
+                ))
 }
 
 /// The trailing run of URL entries with no label: blocks at the end of the report
@@ -603,6 +639,47 @@ pub(crate) fn scan(
         j = k.max(j + 1);
     }
 
+    // 2b. A section whose heading speaks of sources ("Official sources", "Most
+    // useful references", "延伸阅读资料") and whose content is mostly URL entries.
+    let mut h = 0;
+    while h < blocks.len() {
+        let BlockKind::Heading(level) = blocks[h].kind else {
+            h += 1;
+            continue;
+        };
+        if in_region[h] || !SOURCE_WORD.is_match(&blocks[h].plain_text()) {
+            h += 1;
+            continue;
+        }
+        let mut end = h + 1;
+        while end < blocks.len() && !matches!(blocks[end].kind, BlockKind::Heading(l) if l <= level)
+        {
+            end += 1;
+        }
+        let (mut entries, mut other) = (0, 0);
+        for b in &blocks[h + 1..end] {
+            match b.kind {
+                BlockKind::Paragraph | BlockKind::ListItem { .. } => {
+                    if url_entry_block(b, text, from_html) {
+                        entries += 1;
+                    } else {
+                        other += 1;
+                    }
+                }
+                BlockKind::Heading(_) => {}
+                _ => other += 1,
+            }
+        }
+        if entries >= 3 && entries >= 2 * other && !in_region[h..end].iter().any(|r| *r) {
+            for r in in_region.iter_mut().take(end).skip(h) {
+                *r = true;
+            }
+            h = end;
+        } else {
+            h += 1;
+        }
+    }
+
     // 3. No label at all: a trailing run of numbered or bulleted entries that carry
     // URLs (after at most two closing remarks).
     if let Some(run) = unlabeled_tail(blocks, text, from_html, &in_region) {
@@ -669,10 +746,21 @@ pub(crate) fn scan(
             }
             _ => {
                 let base_line = lines.line_of(block.span.start);
+                // A title line without URL, then the URL alone on the next line.
+                let mut pending_title: Option<String> = None;
                 for (off, line) in block_lines(block, text, from_html).iter().enumerate() {
-                    let Some(entry) = parse_entry_line(line) else {
+                    let Some(mut entry) = parse_entry_line(line) else {
+                        let t = tidy_title(
+                            &inline_parse(line.trim_start_matches(['-', '*', '+', ' '])).0,
+                        );
+                        pending_title = (!t.is_empty()).then_some(t);
                         continue;
                     };
+                    if let Some(t) = pending_title.take() {
+                        if entry.url_only() && collector.last_group_has_url() {
+                            entry.title = Some(t);
+                        }
+                    }
                     collector.push_line(entry, base_line + off);
                 }
             }
@@ -724,6 +812,16 @@ impl Collector {
         }
     }
 
+    /// Whether a following URL-only line is a new entry rather than the URL of
+    /// the last labelled group.
+    fn last_group_has_url(&self) -> bool {
+        self.last_group.is_empty()
+            || self
+                .last_group
+                .iter()
+                .any(|&g| self.refs[g].1.url.is_some())
+    }
+
     fn push_unnumbered(&mut self, url: Option<String>, title: Option<String>, line: usize) {
         self.last_group.clear();
         self.refs.push((
@@ -757,7 +855,7 @@ impl Collector {
                     return;
                 }
             }
-            self.push_unnumbered(url, None, line);
+            self.push_unnumbered(url, entry.title, line);
             return;
         }
         if entry.labels.is_empty() {

@@ -215,6 +215,15 @@ fn append_link_entries(
         + 1;
     for &i in body {
         let b = &blocks[i];
+        // Only blocks that hold a link or a URL can add an entry.
+        let has_url = b.inlines.iter().any(|inl| match inl {
+            Inline::Link { .. } => true,
+            Inline::Text { text, .. } => urls::BARE_URL.is_match(text),
+            _ => false,
+        });
+        if !has_url {
+            continue;
+        }
         let f = flatten(&b.inlines, false);
         for c in f.cites.iter().flatten() {
             let url = match c {

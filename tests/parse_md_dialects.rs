@@ -240,9 +240,14 @@ fn inline_links_cite_list_entries_or_new_ones() {
     // New entries come after the list's last number, with the link text as title.
     assert_eq!(r.references[3].title.as_deref(), Some("industry survey"));
     assert_eq!(r.references[4].line, line_of(&r, "Source: [EIA"));
-    // The image link, the anchor and the figure file are no citations.
+    // The image link, the anchor, the figure file and the link to the report's own
+    // remote figure are no citations (the sentence citing only its figure is no fact).
     assert_eq!(r.references.len(), 5);
-    assert_eq!(r.figures.len(), 1);
+    assert_eq!(r.figures.len(), 2);
+    assert!(!r
+        .facts
+        .iter()
+        .any(|f| f.fact.contains("retired gas plants")));
 }
 
 #[test]

@@ -416,6 +416,16 @@ static SOURCE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?-u:\b)(sources?|references?|bibliography|citations?|reading|resources|links|literature)(?-u:\b)|来源|参考|文献|资料|链接|出处").unwrap()
 });
 
+/// Whether a block holds a web link or a bare URL (a cheap test before reading
+/// it as entries).
+fn has_url(b: &Block) -> bool {
+    b.inlines.iter().any(|i| match i {
+        Inline::Link { url, .. } => is_web_url(url),
+        Inline::Text { text, .. } => BARE_URL.is_match(text),
+        _ => false,
+    })
+}
+
 /// A block made only of URL entries (one per line), or a list item holding one
 /// entry over two lines (a title, then its URL after a line break).
 fn url_entry_block(block: &Block, text: &str, from_html: bool) -> bool {
@@ -657,10 +667,15 @@ pub(crate) fn scan(
             end += 1;
         }
         let (mut entries, mut other) = (0, 0);
+        let size = end - h - 1;
         for b in &blocks[h + 1..end] {
+            if other * 3 > size {
+                // Entries can no longer be two thirds of the section.
+                break;
+            }
             match b.kind {
                 BlockKind::Paragraph | BlockKind::ListItem { .. } => {
-                    if url_entry_block(b, text, from_html) {
+                    if has_url(b) && url_entry_block(b, text, from_html) {
                         entries += 1;
                     } else {
                         other += 1;

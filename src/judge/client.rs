@@ -42,6 +42,11 @@ pub struct JudgeProgress {
     pub totals: UsageTotals,
 }
 
+/// Turns an image part that names its content (see
+/// [`JudgeClient::set_image_resolver`](super::JudgeClient::set_image_resolver)) into the
+/// data URI sent; `None` leaves the part as it is.
+pub type ImageResolver = Arc<dyn Fn(&str) -> Option<Result<String, String>> + Send + Sync>;
+
 /// Largest response body accepted from a judge server.
 const MAX_RESPONSE_BYTES: usize = 16 << 20;
 /// Parameter adaptations allowed per unit (each changes what is sent, so a loop is
@@ -69,6 +74,7 @@ pub(crate) struct Inner {
     reserved_usd: Mutex<f64>,
     budget_announced: AtomicBool,
     backoff: Backoff,
+    image_resolver: Mutex<Option<ImageResolver>>,
 }
 
 /// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
@@ -80,6 +86,8 @@ enum CallError {
     Exhausted { attempts: u32, last: String },
     #[error("invalid answer after {reasks} re-asks: {last}")]
     Invalid { reasks: u32, last: String },
+    #[error("the figure could not be prepared for the judge: {0}")]
+    Image(String),
     #[error("the server rejected every structured-output form (json_schema, json_object, plain prompt): HTTP {status}: {message}")]
     NoOutputMode { status: u16, message: String },
 }
@@ -180,6 +188,7 @@ impl Inner {
             reserved_usd: Mutex::new(0.0),
             budget_announced: AtomicBool::new(false),
             backoff: Backoff::default(),
+            image_resolver: Mutex::new(None),
             store,
             http,
             endpoint,
@@ -189,6 +198,38 @@ impl Inner {
 
     pub(crate) fn set_progress(&self, hook: super::ProgressHook) {
         *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
+    pub(crate) fn set_image_resolver(&self, resolver: ImageResolver) {
+        *self
+            .image_resolver
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(resolver);
+    }
+
+    /// The request as sent: image parts that name their content get their data URI
+    /// (the cache key was computed from the names, so a cache hit never encodes).
+    fn resolve_images(&self, request: &JudgeRequest) -> Result<Option<JudgeRequest>, String> {
+        let resolver = self
+            .image_resolver
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(resolver) = resolver else {
+            return Ok(None);
+        };
+        let mut resolved: Option<JudgeRequest> = None;
+        for (m, message) in request.messages.iter().enumerate() {
+            for (p, part) in message.parts.iter().enumerate() {
+                if let Part::Image { data_uri } = part {
+                    if let Some(uri) = resolver(data_uri) {
+                        let r = resolved.get_or_insert_with(|| request.clone());
+                        r.messages[m].parts[p] = Part::Image { data_uri: uri? };
+                    }
+                }
+            }
+        }
+        Ok(resolved)
     }
 
     pub(crate) async fn flush(&self) {
@@ -298,7 +339,16 @@ impl Inner {
             *self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner()) += reservation;
         }
 
-        let report = self.call(&request, &estimate).await;
+        let report = match self.resolve_images(&request) {
+            Ok(Some(sent)) => self.call(&sent, &estimate).await,
+            Ok(None) => self.call(&request, &estimate).await,
+            Err(reason) => CallReport {
+                result: Err(CallError::Image(reason)),
+                attempts: 0,
+                usage: Usage::default(),
+                mode: self.adaptations.current().mode,
+            },
+        };
 
         if self.config.max_cost_usd.is_some() {
             let mut reserved = self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner());

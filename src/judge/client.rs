@@ -339,7 +339,20 @@ impl Inner {
             *self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner()) += reservation;
         }
 
-        let report = match self.resolve_images(&request) {
+        // Encoding is CPU work: on a multi-threaded runtime, let the other tasks of
+        // this worker move elsewhere meanwhile.
+        let has_image = request
+            .messages
+            .iter()
+            .any(|m| m.parts.iter().any(|p| matches!(p, Part::Image { .. })));
+        let flavor = tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor());
+        let resolved = match flavor {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) if has_image => {
+                tokio::task::block_in_place(|| self.resolve_images(&request))
+            }
+            _ => self.resolve_images(&request),
+        };
+        let report = match resolved {
             Ok(Some(sent)) => self.call(&sent, &estimate).await,
             Ok(None) => self.call(&request, &estimate).await,
             Err(reason) => CallReport {

@@ -49,8 +49,13 @@ pub fn load(path: &Path) -> Result<Report, ReportError> {
 /// Parse report text that is already in memory. `path` names the report in
 /// messages; `root` is where relative figure paths resolve.
 pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> Report {
+    // A `.md` whose content is an HTML page is read as the page it is.
+    let format = match format {
+        SourceFormat::Markdown if html::looks_like_document(text) => SourceFormat::Html,
+        f => f,
+    };
     let blocks = match format {
-        SourceFormat::Markdown => blocks::blocks_from_markdown(text),
+        SourceFormat::Markdown => html::blocks_from_markdown_with_html(text),
         SourceFormat::Html => html::blocks_from_document(text),
     };
     let lines = LineIndex::new(text);

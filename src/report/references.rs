@@ -288,7 +288,7 @@ fn url_only_block(block: &Block, text: &str, from_html: bool) -> Option<String> 
 /// or for HTML (whose source lines are tags) the block's content rewritten as
 /// Markdown-like text with `[text](url)` links.
 fn block_lines(block: &Block, text: &str, from_html: bool) -> Vec<String> {
-    if !from_html {
+    if !from_html && !block.from_html {
         return text
             .get(block.span.clone())
             .unwrap_or("")

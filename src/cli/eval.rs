@@ -11,7 +11,6 @@ use serde_json::json;
 
 use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use crate::eval::output;
-use crate::eval::record::UnitStatus;
 use crate::eval::{
     discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, Judge,
     JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
@@ -324,6 +323,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     });
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
+    if let Some(store) = &store {
+        engine = engine.with_figure_store(store.clone());
+    }
     let show_bar = !args.quiet && std::io::stderr().is_terminal();
     if show_bar {
         let bar = indicatif::ProgressBar::new(0);
@@ -347,16 +349,45 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let write_errors = std::sync::Mutex::new(Vec::<String>::new());
     let out = out_dir.clone();
-    let records = runtime.block_on(engine.evaluate_all(planned, &|recs| {
-        for r in recs {
-            if let Err(e) = output::write_report(&out, r) {
-                write_errors
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(e.to_string());
+    // Each report's records are written as soon as they are final and dropped; only
+    // compact rows (scores, counts, usage) stay for the summary and the table.
+    let failed_units = std::sync::atomic::AtomicUsize::new(0);
+    let mut records: Vec<_> = runtime
+        .block_on(engine.evaluate_each(planned, &|recs, mut report_timing| {
+            let mut rows = Vec::with_capacity(recs.len());
+            let started = Instant::now();
+            let (written, cpu) = crate::eval::timing::with_cpu(|| {
+                recs.iter()
+                    .map(|r| output::write_report(&out, r))
+                    .collect::<Vec<_>>()
+            });
+            report_timing.write = crate::eval::timing::StageTime::new(started.elapsed(), cpu);
+            engine
+                .timing
+                .add(crate::eval::timing::Stage::Write, report_timing.write);
+            for (r, w) in recs.iter().zip(written) {
+                let w = w.and_then(|()| output::write_timing(&out, r, &report_timing));
+                if let Err(e) = w {
+                    write_errors
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(e.to_string());
+                }
             }
-        }
-    }));
+            for r in recs {
+                if r.load_error().is_none() {
+                    failed_units
+                        .fetch_add(r.failed_unit_count(), std::sync::atomic::Ordering::Relaxed);
+                }
+                rows.push(r.compact());
+            }
+            rows
+        }))
+        .into_iter()
+        .flatten()
+        .collect();
+    records.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
+    let failed_units = failed_units.into_inner();
     let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = errors.first() {
         anyhow::bail!("writing results: {e}");
@@ -377,20 +408,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "spend_usd": stats.spend_usd(),
             "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
             "estimated_cost_usd": stats.estimated_cost_usd(),
+            "reports": records.len(),
+            "figures": {
+                "encoded": engine.images.encoded.load(Relaxed),
+                "facts_reused": engine.figure_facts.hits.load(Relaxed),
+                "facts_computed": engine.figure_facts.computed.load(Relaxed),
+            },
+            "timing": engine.timing.to_json(started.elapsed(), crate::eval::timing::process_cpu()),
         }),
     )?;
+    let time_line = engine
+        .timing
+        .line(started.elapsed(), crate::eval::timing::process_cpu());
 
     print!("{}", output::table(&summary));
-    let failed_units: usize = records
-        .iter()
-        .filter(|r| r.load_error().is_none())
-        .map(|r| {
-            r.units
-                .iter()
-                .filter(|u| u.status == UnitStatus::Failed && u.metric != "image_quality")
-                .count()
-        })
-        .sum();
     let broken_reports = records.iter().filter(|r| r.load_error().is_some()).count();
     match mode {
         JudgeMode::DryRun => println!(
@@ -410,6 +441,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             stats.spend_usd()
         ),
     }
+    println!("{time_line}");
     println!("results: {}", out_dir.display());
     if failed_units > 0 || broken_reports > 0 {
         if broken_reports > 0 {

@@ -3,17 +3,19 @@
 //! through [`score::rescore`], and writing outputs.
 
 pub mod dedup;
+pub mod figures;
 pub mod input;
 pub mod output;
 pub mod pipeline;
 pub mod record;
 pub mod score;
 pub mod text;
+pub mod timing;
 
 pub use dedup::DedupMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
-    ClientJudge, Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress,
-    Pages, Progress, ReportLoader, RevisionScope, RunStats,
+    ClientJudge, Engine, EvalSettings, FigureFailure, FigureOps, ImagePipeline, Judge, JudgeMode,
+    NoProgress, Pages, Progress, ReportLoader, RevisionScope, RunStats,
 };
 pub use score::{rescore, IqWeights, ScoreOptions};

@@ -19,7 +19,7 @@ mod writer;
 mod client;
 
 pub use accounting::{AccountingSnapshot, UsageTotals};
-pub use client::{JudgeProgress, ProgressHook};
+pub use client::{ImageResolver, JudgeProgress, ProgressHook};
 pub use estimate::TokenEstimate;
 pub use journal::EntryStatus;
 
@@ -209,6 +209,15 @@ impl JudgeClient {
     pub fn with_progress(self, hook: ProgressHook) -> Self {
         self.inner.set_progress(hook);
         self
+    }
+
+    /// Let image parts name their content instead of carrying it: before a request
+    /// that missed the cache is sent, every image part is offered to `resolver`,
+    /// which returns the data URI to send (or `None` for a part it does not know).
+    /// The cache key is computed from the request as built, so a request whose image
+    /// is named by content hash hits the cache without the image being encoded.
+    pub fn set_image_resolver(&self, resolver: ImageResolver) {
+        self.inner.set_image_resolver(resolver);
     }
 
     /// Wait until every cache row and journal line queued so far is on disk. Also

@@ -14,6 +14,6 @@ pub use dedup::DedupMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
     ClientJudge, Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress,
-    Pages, Progress, ReportLoader, RevisionScope, RunStats,
+    Pages, Progress, ReportLoader, RevisionScope, RunStats, PENDING_REASON,
 };
 pub use score::{rescore, IqWeights, ScoreOptions};

@@ -327,6 +327,7 @@ impl Inner {
                     latency_ms,
                     cost_usd: cost,
                     attempts: report.attempts,
+                    batch: false,
                 };
                 self.cache_store(&key, &request, &answer);
                 outcome.answer = Some(answer.value.clone());
@@ -363,7 +364,15 @@ impl Inner {
 
     /// A cached answer still valid against the request's schema, if any. Store
     /// errors are logged and treated as a miss (the call is simply made).
-    fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+    pub(crate) fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    pub(crate) fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+
+    pub(crate) fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
         let store = self.store.as_ref()?;
         // Answers from this run still queued for the writer come first. Then the
         // file, inline rather than through `spawn_blocking`: a keyed lookup takes
@@ -394,6 +403,7 @@ impl Inner {
             latency_ms: row.latency_ms,
             cost_usd: Some(0.0),
             attempts: 0,
+            batch: row.via == "batch",
         })
     }
 
@@ -414,6 +424,7 @@ impl Inner {
             latency_ms: answer.latency_ms,
             server_model: answer.model.clone(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            via: if answer.batch { "batch" } else { "live" }.into(),
         };
         self.writer.send(Job::Cache(Box::new(row)));
     }
@@ -777,7 +788,7 @@ impl<'a> Outcome<'a> {
     }
 }
 
-fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
+pub(crate) fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
     let mut text = format!(
         "Your previous reply could not be used: {problem}. Reply again with only the \
          corrected JSON object."

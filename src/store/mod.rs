@@ -2,6 +2,7 @@
 //! Each table's schema and queries live beside their owner: `judge_cache.rs` for the
 //! judge client, `pages.rs` for the source fetcher.
 
+pub mod batch;
 pub mod judge_cache;
 pub mod pages;
 
@@ -71,6 +72,7 @@ impl Store {
         };
         judge_cache::init_schema(&conn).map_err(wrap)?;
         pages::init_schema(&conn).map_err(wrap)?;
+        batch::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

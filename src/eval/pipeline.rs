@@ -1434,7 +1434,16 @@ impl Engine {
             .enumerate()
             .filter(|(i, _)| dup_of[*i].is_none())
             .collect();
-        kept.sort_by_cached_key(|(i, f)| (f.ref_idxs.iter().collect::<BTreeSet<_>>(), *i));
+        kept.sort_by_cached_key(|(i, f)| {
+            let mut refs: Vec<(u64, &str)> = f
+                .ref_idxs
+                .iter()
+                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                .collect();
+            refs.sort();
+            refs.dedup();
+            (refs, *i)
+        });
         let mut cs = join_all(kept.into_iter().map(|(i, f)| {
             let merged: Vec<usize> = (0..facts.len())
                 .filter(|&j| dup_of[j] == Some(i))
@@ -1464,7 +1473,7 @@ impl Engine {
                 }
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
-                    sources,
+                    sources: canonical_order(sources),
                     ..Default::default()
                 };
                 let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
@@ -1502,6 +1511,17 @@ fn cited_sources(
                 })
         })
         .collect()
+}
+
+/// Sources in one order whatever order the fact cites them in (numeric indices
+/// numerically), so prompts of facts citing overlapping sources share the longest
+/// prefix a provider's prompt cache can serve.
+fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+    sources.sort_by(|a, b| {
+        let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
+        key(a).cmp(&key(b))
+    });
+    sources
 }
 
 fn source_audit(sources: &[SourceText]) -> Vec<Value> {

@@ -176,3 +176,110 @@ async fn killed_after_creation_before_it_was_recorded() {
     assert_eq!(mock.batch_stats().submitted.len(), first_wave);
     finish_and_check(&mock, &store).await;
 }
+
+fn line(id: &str, text: &str) -> String {
+    serde_json::json!({"custom_id": id, "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "m", "messages": [{"role": "user", "content": text}],
+                 "response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
+                    "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_batch_status_progression_expiry_and_error_file() {
+    use tvir_eval::testing::mock_batch::MockBatchConfig;
+    let mock = MockJudge::start(MockConfig {
+        batch: MockBatchConfig {
+            expire_batches: vec![2],
+            ..Default::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    let api = BatchApi::new(&mock.base_url(), None).unwrap();
+    let input = format!("{}\n{}\n", line("a", "one"), line("b", "two"));
+    let file = api.upload("in.jsonl", input.as_bytes()).await.unwrap();
+    let created = api
+        .create(&file, "24h", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(created.status, "validating");
+    assert_eq!(api.get(&created.id).await.unwrap().status, "in_progress");
+    let done = api.get(&created.id).await.unwrap();
+    assert_eq!(
+        (done.status.as_str(), done.completed, done.failed),
+        ("completed", 2, 0)
+    );
+    assert!(done.error_file_id.is_none());
+    let out = api
+        .file_content(done.output_file_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out.lines().count(), 2);
+    assert!(out.contains("\"status_code\":200"), "{out}");
+    assert_eq!(
+        api.find_by_input_file(&file).await.unwrap().unwrap().id,
+        created.id
+    );
+
+    // The second batch expires half done: one answer, one `batch_expired` error line.
+    let file2 = api.upload("in2.jsonl", input.as_bytes()).await.unwrap();
+    let b2 = api
+        .create(&file2, "24h", serde_json::json!({}))
+        .await
+        .unwrap();
+    api.get(&b2.id).await.unwrap();
+    let expired = api.get(&b2.id).await.unwrap();
+    assert_eq!(
+        (expired.status.as_str(), expired.completed, expired.failed),
+        ("expired", 1, 1)
+    );
+    let errs = api
+        .file_content(expired.error_file_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert!(String::from_utf8(errs).unwrap().contains("batch_expired"));
+    assert!(api.find_by_input_file("file-none").await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_reports_cached_prefix_tokens_like_openai() {
+    let mock = MockJudge::start(MockConfig {
+        prefix_cache: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let shared = "word ".repeat(1400); // 7,000 characters: 1,750 tokens at 4 a token
+    let ask = |text: String| {
+        let http = http.clone();
+        let url = format!("{}/chat/completions", mock.base_url());
+        async move {
+            let v: serde_json::Value = http
+                .post(url)
+                .json(&serde_json::json!({"model": "m", "messages": [{"role": "user", "content": text}]}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["usage"]["prompt_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap()
+        }
+    };
+    assert_eq!(ask(format!("{shared} first")).await, 0, "nothing seen yet");
+    let second = ask(format!("{shared} second")).await;
+    assert!(
+        second >= 1024 && second % 128 == 0 && second <= 1750,
+        "{second}"
+    );
+    assert_eq!(ask("short and new".into()).await, 0);
+    assert_eq!(
+        ask(format!("{} third", "word ".repeat(500))).await,
+        0,
+        "below 1,024 tokens"
+    );
+}

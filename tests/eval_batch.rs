@@ -447,7 +447,7 @@ async fn export_then_import_round_trip_matches_live() {
         let mut args = vec!["--batch-export".to_string(), wave_dir.display().to_string()];
         if !imports.is_empty() {
             args.push("--batch-import".into());
-            args.extend(imports.drain(..));
+            args.append(&mut imports);
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = tvir(&out, &cache, &mock, "mock-model", &args).await;

@@ -297,7 +297,7 @@ impl BatchEngine {
         }
         out.sort_by(|a, b| {
             lines::prefix_order(&a.body)
-                .cmp(&lines::prefix_order(&b.body))
+                .cmp(lines::prefix_order(&b.body))
                 .then(a.key.cmp(&b.key))
         });
         Ok(out)
@@ -311,7 +311,7 @@ impl BatchEngine {
         for r in rs {
             let line = lines::request_line(r);
             let fits = keys.len() < self.options.max_requests_per_file.max(1)
-                && buf.len() + line.len() + 1 <= self.options.max_bytes_per_file;
+                && buf.len() + line.len() < self.options.max_bytes_per_file;
             if !fits && !keys.is_empty() {
                 files.push((std::mem::take(&mut keys), std::mem::take(&mut buf)));
             }

@@ -370,12 +370,15 @@ fn part2(rt: &tokio::runtime::Runtime) {
             let e = judge.ask(r.clone()).await;
             assert!(matches!(e, Err(JudgeError::Pending)));
         }
+        let queued = cpu_seconds();
         let created = engine.submit().await.unwrap();
+        let submitted = cpu_seconds();
         let mut collected = engine.collect().await.unwrap();
         while collected.answered < n as u64 {
             engine.wait_for_progress().await.unwrap();
             collected.merge(engine.collect().await.unwrap());
         }
+        let answered = cpu_seconds();
         let mut hits = 0;
         for r in &requests {
             if judge.ask(r.clone()).await.is_ok() {
@@ -383,6 +386,13 @@ fn part2(rt: &tokio::runtime::Runtime) {
             }
         }
         let cpu = cpu_seconds() - cpu0;
+        println!(
+            "batch overhead stages (CPU s): queue {:.2}, upload + create {:.2}, mock answers + download + validate {:.2}, read back {:.2}",
+            queued - cpu0,
+            submitted - queued,
+            answered - submitted,
+            cpu_seconds() - answered
+        );
         println!(
             "\nbatch overhead: {n} requests queued, {} batch(es) submitted, {} answers collected and validated, {hits} read back: {:.2} s CPU (user + system, mock included), {:.2} s wall",
             created.len(),

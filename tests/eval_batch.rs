@@ -630,3 +630,30 @@ async fn batch_answers_cost_the_discounted_price_and_dry_run_shows_both() {
     );
     assert!(stdout.contains("--max-cost $0.0010: live over"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_cost_caps_what_a_wave_submits() {
+    let model = "gpt-4.1-mini";
+    let first_wave = |extra: &'static [&'static str]| async move {
+        let mock = MockJudge::start(MockConfig::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--batch"];
+        args.extend_from_slice(extra);
+        let o = tvir(
+            &dir.path().join("out"),
+            &dir.path().join("c.sqlite"),
+            &mock,
+            model,
+            &args,
+        )
+        .await;
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        (
+            mock.batch_stats().submitted.len(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let (full, _) = first_wave(&[]).await;
+    let (capped, stdout) = first_wave(&["--max-cost", "0.002"]).await;
+    assert!(capped > 0 && capped < full, "{capped} of {full}: {stdout}");
+}

@@ -216,10 +216,10 @@ impl BatchEngine {
     }
 
     async fn ask(&self, request: JudgeRequest) -> Result<JudgeAnswer, JudgeError> {
-        if self.client.cached_answer(&request).is_some() {
+        let key = self.client.cache_key(&request);
+        if self.client.cached_answer_by_key(&key, &request).is_some() {
             return self.client.ask(request).await;
         }
-        let key = self.client.cache_key(&request);
         let store_err =
             |e: crate::store::StoreError| JudgeError::Failed(format!("batch store: {e}"));
         let row = self

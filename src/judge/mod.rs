@@ -264,6 +264,11 @@ impl JudgeClient {
         self.inner.cache_lookup(&self.cache_key(request), request)
     }
 
+    /// [`Self::cached_answer`] with the key already computed.
+    pub fn cached_answer_by_key(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+        self.inner.cache_lookup(key, request)
+    }
+
     /// The store this client caches in.
     pub fn store(&self) -> Option<&Store> {
         self.inner.store()

@@ -487,7 +487,8 @@ impl BatchEngine {
     /// Upload and create the current wave (split at the limits). Returns the
     /// batches created.
     pub async fn submit(&self) -> Result<Vec<BatchStatus>, BatchError> {
-        let rs = self.wave_rows(&["queued"])?;
+        // Exported requests too: a run may move from an offline runner to --batch.
+        let rs = self.wave_rows(&["queued", "exported"])?;
         if rs.is_empty() {
             return Ok(Vec::new());
         }

@@ -594,4 +594,9 @@ impl Judge for BatchJudge {
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         self.priced.judgment_cost(answer)
     }
+    /// The client's vision check (a few live calls, remembered in the store), so a
+    /// judge that cannot read images gets no vision request in any wave.
+    fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
+        self.priced.blind_reason()
+    }
 }

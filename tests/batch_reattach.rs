@@ -129,7 +129,7 @@ async fn finish_and_check(mock: &MockJudge, store: &Store) {
         stats.submitted.len(),
         "a request reached the provider twice"
     );
-    assert_eq!(live_judge_calls(&mock), 0);
+    assert_eq!(live_judge_calls(mock), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

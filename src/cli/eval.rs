@@ -118,6 +118,8 @@ pub struct EvalOptions {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::batch::cli::BatchArgs,
 }
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
@@ -189,6 +191,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if args.concurrency == 0 {
         anyhow::bail!("--concurrency must be at least 1");
     }
+    args.batch.check(args.no_judge, args.dry_run)?;
     let rubrics = Arc::new(
         RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
             .context("loading rubrics and prompts")?,
@@ -285,8 +288,24 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
+    let batch_prices = judge_config
+        .as_ref()
+        .map(|c| crate::batch::cli::price_of(&c.model, c.price_table_path.as_deref()));
+    let mut batch_engine = None;
     let judge: Option<Arc<dyn Judge>> = match (mode, judge_config) {
         (JudgeMode::NoJudge, _) => None,
+        (JudgeMode::Judge, Some(mut config)) if args.batch.active() => {
+            config.metric_max_tokens = rubrics
+                .rubrics()
+                .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
+                .collect();
+            let client = JudgeClient::new(config, store.clone())?;
+            let engine = args.batch.engine(client)?;
+            batch_engine = Some(engine.clone());
+            Some(Arc::new(
+                crate::batch::BatchJudge::new(engine).map_err(anyhow::Error::msg)?,
+            ))
+        }
         (_, Some(mut config)) => {
             config.metric_max_tokens = rubrics
                 .rubrics()
@@ -322,6 +341,31 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         "score": settings.score,
     });
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    if let Some(batch) = &batch_engine {
+        // Batch passes until nothing is pending; then the run below writes the
+        // outputs from the cache exactly as a live run does.
+        let make = || {
+            Engine::new(
+                rubrics.clone(),
+                judge.clone(),
+                Some(pages.clone()),
+                settings.clone(),
+            )
+        };
+        let complete = runtime.block_on(crate::batch::cli::drive(
+            batch,
+            &args.batch,
+            make,
+            planned.clone(),
+        ))?;
+        if !complete {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
     if let Some(store) = &store {
         engine = engine.with_figure_store(store.clone());
@@ -343,10 +387,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let write_errors = std::sync::Mutex::new(Vec::<String>::new());
     let out = out_dir.clone();
     // Each report's records are written as soon as they are final and dropped; only
@@ -428,9 +468,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "dry run: {} judge requests, about {} prompt tokens{}; nothing was called",
             stats.requests.load(Relaxed),
             stats.estimated_prompt_tokens(),
-            stats
-                .estimated_cost_usd()
-                .map_or_else(String::new, |c| format!(", about ${c:.4}"))
+            stats.estimated_cost_usd().map_or_else(String::new, |c| {
+                crate::batch::cli::dry_run_costs(c, batch_prices.flatten(), args.max_cost)
+            })
         ),
         JudgeMode::NoJudge => println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}"),
         JudgeMode::Judge => println!(

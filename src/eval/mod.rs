@@ -16,6 +16,6 @@ pub use dedup::DedupMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
     ClientJudge, Engine, EvalSettings, FigureFailure, FigureOps, ImagePipeline, Judge, JudgeMode,
-    NoProgress, Pages, Progress, ReportLoader, RevisionScope, RunStats,
+    NoProgress, Pages, Progress, ReportLoader, RevisionScope, RunStats, PENDING_REASON,
 };
 pub use score::{rescore, IqWeights, ScoreOptions};

@@ -109,7 +109,7 @@ impl Judge for ClientJudge {
         } else {
             self.client.config().model.as_str()
         };
-        self.prices.cost(model, &answer.usage)
+        self.prices.cost_via(model, &answer.usage, answer.batch)
     }
 
     fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
@@ -344,6 +344,9 @@ pub struct RunStats {
     pub est_prompt_tokens: AtomicU64,
     pub est_completion_tokens: AtomicU64,
     pub est_cost_micro_usd: AtomicU64,
+    /// Batch mode: units waiting for a batch wave (their own request, or one they
+    /// depend on). A run with pending units is not complete.
+    pub pending: AtomicU64,
 }
 
 impl RunStats {
@@ -369,6 +372,14 @@ impl RunStats {
             n => Some(n as f64 / 1e6),
         }
     }
+}
+
+/// Reason of a unit that waits for a batch wave (batch mode; never written to
+/// final outputs, which are only written once nothing is pending).
+pub const PENDING_REASON: &str = "pending: waiting for a batch wave";
+
+fn is_pending(unit: &UnitRecord) -> bool {
+    unit.status == UnitStatus::Skipped && unit.reason.as_deref() == Some(PENDING_REASON)
 }
 
 /// Progress reporting seam (the CLI shows a bar; tests ignore it).
@@ -1030,6 +1041,10 @@ impl Engine {
                 }
             }
             Err(JudgeError::DryRun) => Outcome::Skipped("dry run: not called".into()),
+            Err(JudgeError::Pending) => {
+                self.stats.pending.fetch_add(1, Ordering::Relaxed);
+                Outcome::Skipped(PENDING_REASON.into())
+            }
             Err(JudgeError::BudgetExhausted) => {
                 self.stats.skipped_calls.fetch_add(1, Ordering::Relaxed);
                 Outcome::Skipped("--max-cost reached: not judged".into())
@@ -1084,6 +1099,34 @@ impl Engine {
         // Chain A: FCQ -> caption revision -> IA, MC (and WQ, ADB, FLC in reference scope).
         let chain_a = async {
             let fcq = self.fcq_units(report, ev, label, sample).await;
+            if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
+                // The revised text depends on answers still in a batch: so does
+                // every judge that reads it.
+                let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
+                let waiting = |id: &str, unit: &str| {
+                    self.unit_from(
+                        id,
+                        unit.into(),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                };
+                let ia = vec![waiting("instruction_alignment", "checklist")];
+                let mc = waiting("multimodal_composition", "report");
+                let text = if reference_scope {
+                    [
+                        "writing_quality",
+                        "analytical_depth_breadth",
+                        "factual_logical_consistency",
+                    ]
+                    .iter()
+                    .map(|id| waiting(id, "report"))
+                    .collect()
+                } else {
+                    Vec::new()
+                };
+                return (fcq, ia, mc, text);
+            }
             let revised_text = if self.settings.caption_revision {
                 let mut edits = blank_edits.clone();
                 for (i, (_, revision)) in fcq.iter().enumerate() {
@@ -1380,6 +1423,9 @@ impl Engine {
                         }
                         _ => None,
                     };
+                    if matches!(&outcome, Outcome::Skipped(r) if r == PENDING_REASON) {
+                        return (self.unit_from(&rubric.id, unit, outcome, detail), None);
+                    }
                     if caption.is_none() {
                         // Missing caption scores 0 by rule; the judge was asked only for the
                         // caption to insert.
@@ -1751,6 +1797,24 @@ impl Engine {
             )
         }))
         .await;
+        if judged.iter().any(|(_, (u, _))| is_pending(u)) {
+            // Which facts survive de-duplication is not known yet: every CS unit
+            // waits (none is asked for a fact that may turn out to be a duplicate).
+            let dedup_units = judged.into_iter().map(|(_, u)| u).collect();
+            let cs = facts
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    self.unit_from(
+                        &cs_rubric.id,
+                        format!("fact:{}", i + 1),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                })
+                .collect();
+            return (cs, dedup_units);
+        }
         let mut dedup_units = Vec::new();
         for ((i, j, dup), unit) in judged {
             if dup {
@@ -1777,8 +1841,29 @@ impl Engine {
                 })
                 .collect()
         };
-        let cs = join_all(facts.iter().enumerate().filter(|(i, _)| dup_of[*i].is_none()).map(|(i, f)| {
-            let merged: Vec<usize> = (0..facts.len()).filter(|&j| dup_of[j] == Some(i)).map(|j| j + 1).collect();
+        // Facts citing the same sources are asked one after another (their prompts
+        // share the sources' text as a prefix, which providers' prompt caches
+        // discount); units are put back in fact order afterwards.
+        let mut kept: Vec<(usize, &crate::report::Fact)> = facts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| dup_of[*i].is_none())
+            .collect();
+        kept.sort_by_cached_key(|(i, f)| {
+            let mut refs: Vec<(u64, &str)> = f
+                .ref_idxs
+                .iter()
+                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                .collect();
+            refs.sort();
+            refs.dedup();
+            (refs, *i)
+        });
+        let mut cs = join_all(kept.into_iter().map(|(i, f)| {
+            let merged: Vec<usize> = (0..facts.len())
+                .filter(|&j| dup_of[j] == Some(i))
+                .map(|j| j + 1)
+                .collect();
             async move {
                 let unit = format!("fact:{}", i + 1);
                 let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
@@ -1789,25 +1874,30 @@ impl Engine {
                         m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
                     }
                     if sources.iter().all(|s| s.text.trim().is_empty()) {
-                        return self.rule_unit(
-                            &cs_rubric.id,
-                            unit,
-                            "no_source_text",
-                            "no cited source could be read: verdict unknown".into(),
-                            detail,
+                        return (
+                            i,
+                            self.rule_unit(
+                                &cs_rubric.id,
+                                unit,
+                                "no_source_text",
+                                "no cited source could be read: verdict unknown".into(),
+                                detail,
+                            ),
                         );
                     }
                 }
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
-                    sources,
+                    sources: canonical_order(sources),
                     ..Default::default()
                 };
                 let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
-                self.unit_from(&cs_rubric.id, unit, outcome, detail)
+                (i, self.unit_from(&cs_rubric.id, unit, outcome, detail))
             }
         }))
         .await;
+        cs.sort_by_key(|(i, _)| *i);
+        let cs = cs.into_iter().map(|(_, u)| u).collect();
         (cs, dedup_units)
     }
 }
@@ -1892,6 +1982,17 @@ fn cited_sources(
                 })
         })
         .collect()
+}
+
+/// Sources in one order whatever order the fact cites them in (numeric indices
+/// numerically), so prompts of facts citing overlapping sources share the longest
+/// prefix a provider's prompt cache can serve.
+fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+    sources.sort_by(|a, b| {
+        let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
+        key(a).cmp(&key(b))
+    });
+    sources
 }
 
 /// Each cited source as the unit details show it: its address, how much text it

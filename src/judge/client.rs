@@ -577,6 +577,7 @@ impl Inner {
                     latency_ms,
                     cost_usd: cost,
                     attempts: report.attempts,
+                    batch: false,
                 };
                 self.cache_store(&key, &request, &answer);
                 outcome.answer = Some(answer.value.clone());
@@ -613,7 +614,15 @@ impl Inner {
 
     /// A cached answer still valid against the request's schema, if any. Store
     /// errors are logged and treated as a miss (the call is simply made).
-    fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+    pub(crate) fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    pub(crate) fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+
+    pub(crate) fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
         let store = self.store.as_ref()?;
         // Answers from this run still queued for the writer come first. Then the
         // file, inline rather than through `spawn_blocking`: a keyed lookup takes
@@ -644,6 +653,7 @@ impl Inner {
             latency_ms: row.latency_ms,
             cost_usd: Some(0.0),
             attempts: 0,
+            batch: row.via == "batch",
         })
     }
 
@@ -664,6 +674,7 @@ impl Inner {
             latency_ms: answer.latency_ms,
             server_model: answer.model.clone(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            via: if answer.batch { "batch" } else { "live" }.into(),
         };
         self.writer.send(Job::Cache(Box::new(row)));
     }
@@ -1099,7 +1110,7 @@ fn server_key(base_url: &str) -> String {
     base_url.trim().trim_end_matches('/').to_string()
 }
 
-fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
+pub(crate) fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
     let mut text = format!(
         "Your previous reply could not be used: {problem}. Reply again with only the \
          corrected JSON object."

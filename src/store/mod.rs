@@ -5,6 +5,7 @@
 //! pipeline's image analyses by content hash.
 
 pub mod adaptations;
+pub mod batch;
 pub mod figure_facts;
 pub mod judge_cache;
 pub mod pages;
@@ -84,6 +85,7 @@ impl Store {
             figure_facts::init_schema(&conn).map_err(wrap)?;
             conn.pragma_update(None, "user_version", 1).map_err(wrap)?;
         }
+        batch::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

@@ -3,6 +3,7 @@
 //! through [`score::rescore`], and writing outputs.
 
 pub mod dedup;
+pub mod extract;
 pub mod input;
 pub mod output;
 pub mod pipeline;
@@ -11,6 +12,7 @@ pub mod score;
 pub mod text;
 
 pub use dedup::DedupMode;
+pub use extract::ExtractionMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
     ClientJudge, Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress,

@@ -180,6 +180,9 @@ pub struct EvalSettings {
     /// Longest side of figures sent to vision judges.
     pub judge_image_max_side: u32,
     pub score: ScoreOptions,
+    /// Who extracts references and facts: the parser, the judge, or the judge for
+    /// suspect parses only.
+    pub extraction: super::extract::ExtractionMode,
 }
 
 impl Default for EvalSettings {
@@ -196,6 +199,7 @@ impl Default for EvalSettings {
             image_limits: ImageLimits::default(),
             judge_image_max_side: 1024,
             score: ScoreOptions::default(),
+            extraction: super::extract::ExtractionMode::Rules,
         }
     }
 }
@@ -269,7 +273,7 @@ pub struct Engine {
 
 /// The result of asking for one unit.
 #[derive(Debug, Clone)]
-enum Outcome {
+pub(super) enum Outcome {
     Answer { value: Value, usage: UsageRecord },
     Failed(String),
     Skipped(String),
@@ -382,6 +386,7 @@ impl Engine {
                 })
                 .collect(),
             Ok(report) => {
+                let (report, extraction_usage) = self.extract_with_judge(report, &label).await;
                 let report = Arc::new(report);
                 let evidence = self.gather_evidence(&report).await;
                 let runs = (1..=self.settings.runs).map(|run| {
@@ -393,7 +398,12 @@ impl Engine {
                             .await
                     }
                 });
-                join_all(runs).await
+                let mut records = join_all(runs).await;
+                // Extraction is done once per report: its calls count in the first run.
+                if let Some(first) = records.first_mut() {
+                    add_usage(&mut first.usage, &extraction_usage);
+                }
+                records
             }
         };
         self.progress.report_done(&label);
@@ -444,6 +454,7 @@ impl Engine {
             n_charts: count(FigureKind::Chart),
             n_figures: report.map_or(0, |r| r.figures.len()),
             error: None,
+            extraction: report.map(|r| r.extraction.clone()),
         }
     }
 
@@ -625,7 +636,7 @@ impl Engine {
 
     /// Ask the judge about one unit, honouring the mode, the shared concurrency bound
     /// and answer validation.
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         rubric: &Rubric,
         inputs: &UnitInputs,
@@ -1394,6 +1405,18 @@ impl Engine {
         }))
         .await;
         (cs, dedup_units)
+    }
+}
+
+fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {
+    total.calls += more.calls;
+    total.cache_hits += more.cache_hits;
+    total.failed_calls += more.failed_calls;
+    total.prompt_tokens += more.prompt_tokens;
+    total.completion_tokens += more.completion_tokens;
+    total.cached_tokens += more.cached_tokens;
+    if let Some(c) = more.cost_usd {
+        total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + c);
     }
 }
 

@@ -66,15 +66,28 @@ fn responder(mangle: fn(&str, Value) -> Value) -> Responder {
         let win = window(body);
         let answer = match name.as_str() {
             "extract_facts" => {
-                let facts: Vec<Value> = win
-                    .lines()
-                    .filter(|l| !entry.is_match(l) && marker.is_match(l))
-                    .map(|l| {
-                        let idxs: Vec<String> =
-                            marker.captures_iter(l).map(|c| c[1].to_string()).collect();
-                        json!({"fact": l, "ref_idxs": idxs})
-                    })
-                    .collect();
+                // A line of bare markers cites the text line before it.
+                let mut facts: Vec<Value> = Vec::new();
+                let mut last_text: Option<&str> = None;
+                for l in win.lines() {
+                    if entry.is_match(l) || l.trim().is_empty() {
+                        continue;
+                    }
+                    let idxs: Vec<String> =
+                        marker.captures_iter(l).map(|c| c[1].to_string()).collect();
+                    let bare = marker.replace_all(l, "");
+                    let bare = bare.trim_matches(|c: char| c == ',' || c.is_whitespace());
+                    match (idxs.is_empty(), bare.is_empty(), last_text) {
+                        (false, true, Some(prev)) => {
+                            facts.push(json!({"fact": prev, "ref_idxs": idxs}))
+                        }
+                        (false, false, _) => facts.push(json!({"fact": l, "ref_idxs": idxs})),
+                        _ => {}
+                    }
+                    if !bare.is_empty() {
+                        last_text = Some(l);
+                    }
+                }
                 json!({"facts": facts})
             }
             "extract_references" => {
@@ -155,7 +168,7 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
     let j = e.judge.as_ref().unwrap();
     assert_eq!(j.status, "used");
     assert_eq!(j.references_from.as_deref(), Some("rules"));
-    // The scripted judge returns the four "Sources:" lines plus the final sentence.
+    // The scripted judge attaches each line of bare markers to the sentence before.
     assert_eq!(j.facts, 5, "{j:?}");
     assert_eq!(mock.metric_count("extract_facts"), 1);
     assert_eq!(mock.metric_count("extract_references"), 0);
@@ -166,7 +179,10 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
         .filter(|u| u.metric == "citation_support")
         .filter_map(|u| u.detail["fact"].as_str())
         .collect();
-    assert!(cs.iter().any(|f| f.starts_with("Sources:")), "{cs:?}");
+    assert!(
+        cs.iter().any(|f| f.starts_with("Marine heatwaves have become longer")),
+        "{cs:?}"
+    );
     assert!(rec.usage.calls >= 1);
 
     // Same report again over the same cache: no new extraction call.

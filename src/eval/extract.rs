@@ -356,12 +356,38 @@ impl Engine {
             outcome.windows = outcome.windows.max(wins.len());
             let answers = self
                 .ask_windows(refs_rubric, report, &wins, &[], label, "references", usage, outcome)
-                .await?;
-            Some(merge_references(text, &answers).map_err(|e| ("rejected", e))?)
+                .await;
+            match answers {
+                Ok(answers) => Some(merge_references(text, &answers).map_err(|e| ("rejected", e))?),
+                // A dry run still builds (and so counts) the fact requests.
+                Err(e) if self.settings.mode == JudgeMode::DryRun => {
+                    let _ = self.fact_answers(facts_rubric, report, &report.references, label, usage, outcome).await;
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
         };
         let refs: &[Reference] = judge_refs.as_deref().unwrap_or(&report.references);
 
         // 2. Fact-citation pairs, window by window, against that list.
+        let (wins, answers) = self
+            .fact_answers(facts_rubric, report, refs, label, usage, outcome)
+            .await?;
+        let facts = merge_facts(text, &wins, &answers, refs).map_err(|e| ("rejected", e))?;
+        Ok((judge_refs, facts))
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn fact_answers(
+        &self,
+        facts_rubric: &Rubric,
+        report: &Report,
+        refs: &[Reference],
+        label: &str,
+        usage: &mut UsageRecord,
+        outcome: &mut JudgeExtraction,
+    ) -> Result<(Vec<Range<usize>>, Vec<Value>), (&'static str, String)> {
+        let text = &report.text;
         let sources: Vec<SourceText> = refs
             .iter()
             .map(|r| SourceText {
@@ -377,8 +403,7 @@ impl Engine {
         let answers = self
             .ask_windows(facts_rubric, report, &wins, &sources, label, "facts", usage, outcome)
             .await?;
-        let facts = merge_facts(text, &wins, &answers, refs).map_err(|e| ("rejected", e))?;
-        Ok((judge_refs, facts))
+        Ok((wins, answers))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -49,6 +49,8 @@ const HEAVY_CITING_UNITS: usize = 10;
 const UNCITED_QUANT_MIN: usize = 10;
 const UNCITED_QUANT_RATIO: f64 = 1.0;
 const LONG_BODY_CHARS: usize = 3000;
+const MIN_UNITS_WITHOUT_TEXT: usize = 3;
+const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.1;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
@@ -164,8 +166,10 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .filter(|m| !LOGO.is_match(m.as_str()))
         .count();
 
+    counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
     let body_chars = body_chars(text, &skipped);
-    let reasons = reasons(&counts, input, body_chars);
+    let numbered = numbered_list(text, input.references, input.has_list);
+    let reasons = reasons(&counts, input, body_chars, numbered);
     Extraction {
         method: ExtractionMethod::Rules,
         verdict: if reasons.is_empty() {
@@ -179,7 +183,12 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
     }
 }
 
-fn reasons(c: &ExtractionCounts, input: &CheckInput<'_>, body_chars: usize) -> Vec<String> {
+fn reasons(
+    c: &ExtractionCounts,
+    input: &CheckInput<'_>,
+    body_chars: usize,
+    numbered: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     if c.markers_seen >= MIN_MARKERS && share(c.markers_unresolved, c.markers_seen) > UNRESOLVED_SHARE
@@ -202,7 +211,11 @@ fn reasons(c: &ExtractionCounts, input: &CheckInput<'_>, body_chars: usize) -> V
             c.markers_unattached, c.markers_resolved
         ));
     }
-    if c.list_entries >= MIN_LIST_FOR_CITED_SHARE {
+    // An unnumbered list ("Key Citations" bullets) in a report that writes no
+    // marker at all is a bibliography, not a parse failure; a numbered list, or a
+    // report that does cite, is expected to be cited.
+    let cites_expected = numbered || c.markers_seen > 0 || c.cited_units > 0;
+    if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
             out.push(format!(
@@ -211,7 +224,7 @@ fn reasons(c: &ExtractionCounts, input: &CheckInput<'_>, body_chars: usize) -> V
             ));
         }
     }
-    if c.list_entries >= 3 && c.cited_units == 0 && body_chars >= LONG_BODY_CHARS {
+    if c.list_entries >= 3 && numbered && c.cited_units == 0 && body_chars >= LONG_BODY_CHARS {
         let msg = format!(
             "a long report ({body_chars} characters) with a reference list of {} entries has no cited sentence",
             c.list_entries
@@ -239,6 +252,14 @@ fn reasons(c: &ExtractionCounts, input: &CheckInput<'_>, body_chars: usize) -> V
         out.push(format!(
             "{} quantitative sentences carry no citation although the report cites elsewhere ({} cited units)",
             c.uncited_quantitative, c.cited_units
+        ));
+    }
+    if c.units_without_text >= MIN_UNITS_WITHOUT_TEXT
+        && share(c.units_without_text, c.cited_units) > UNITS_WITHOUT_TEXT_SHARE
+    {
+        out.push(format!(
+            "{} of {} cited units have no text of their own (bare markers or a label such as \"Sources:\")",
+            c.units_without_text, c.cited_units
         ));
     }
     if c.img_tags >= 2 && input.figures.is_empty() {
@@ -411,11 +432,10 @@ fn entry_line(line: &str) -> bool {
     !ends_with_marker && words.chars().count() <= 160
 }
 
-/// A cited unit that is really a reference entry: it holds a URL and little else, or
-/// it starts like an entry (`[3] Title. Site. URL`).
+/// A cited unit that is really a reference entry: its text holds a URL and it starts
+/// like an entry (`[3] Title. Site. URL`), or little is left once URLs go.
 fn looks_like_entry(fact: &str, source: &str) -> bool {
-    let has_url = URL.is_match(fact) || URL.is_match(source);
-    if !has_url {
+    if !URL.is_match(fact) {
         return false;
     }
     let src = source.trim();
@@ -428,7 +448,38 @@ fn looks_like_entry(fact: &str, source: &str) -> bool {
     }
     let words = URL.replace_all(fact, "");
     let words = LINK_SYNTAX.replace_all(&words, "]");
-    words.split_whitespace().count() <= 6
+    words.chars().filter(|c| c.is_alphanumeric()).count() <= 40
+}
+
+/// A unit whose text is bare markers or a short label ending in a colon.
+fn without_text(fact: &str) -> bool {
+    let t = MARKUP.replace_all(fact, "");
+    let t = t.trim();
+    let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
+    letters < 2
+        || (t.trim_end_matches([',', '，', ' ', '.']).ends_with([':', '：'])
+            && t.split_whitespace().count() <= 2
+            && letters <= 20)
+}
+
+/// Whether the list's entries are written with numbers (`[3]`, `3.`, `[^3]:`, `【3】`)
+/// in the source, rather than as plain bullets.
+fn numbered_list(text: &str, refs: &[Reference], has_list: bool) -> bool {
+    if !has_list || refs.is_empty() {
+        return false;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let numbered = refs
+        .iter()
+        .filter(|r| {
+            lines.get(r.line.saturating_sub(1)).is_some_and(|l| {
+                ENTRY_START
+                    .find(l)
+                    .is_some_and(|m| m.as_str().chars().any(|c| c.is_ascii_digit()))
+            })
+        })
+        .count();
+    numbered * 2 >= refs.len()
 }
 
 fn body_chars(text: &str, skipped: &dyn Fn(usize) -> bool) -> usize {
@@ -456,6 +507,10 @@ mod tests {
         assert!(!entry_line(
             "- Revenue grew 5 % in 2024 according to [Site](https://example.org/a) [3]"
         ));
+        assert!(without_text("Sources:"));
+        assert!(without_text(""));
+        assert!(!without_text("结论：增长很快"));
+        assert!(!without_text("Revenue grew 5 %."));
         assert!(looks_like_entry(
             "Some Title. Site. https://example.org/a",
             "[3] Some Title. Site. https://example.org/a"
@@ -496,11 +551,11 @@ mod tests {
             cited_units: 15,
             ..Default::default()
         };
-        assert!(reasons(&base, &input, 5000).is_empty());
+        assert!(reasons(&base, &input, 5000, true).is_empty());
         let case = |f: &dyn Fn(&mut ExtractionCounts), needle: &str| {
             let mut c = base.clone();
             f(&mut c);
-            let r = reasons(&c, &input, 5000);
+            let r = reasons(&c, &input, 5000, true);
             assert!(r.iter().any(|x| x.contains(needle)), "{needle}: {r:?}");
         };
         case(
@@ -526,6 +581,7 @@ mod tests {
             "has no cited sentence",
         );
         case(&|c| c.img_tags = 3, "<img> tags");
+        case(&|c| c.units_without_text = 3, "no text of their own");
         // Just under each threshold stays ok.
         let mut c = base.clone();
         c.markers_unattached = 3; // 15 % of 20
@@ -533,7 +589,15 @@ mod tests {
         c.unlisted_reference_lines = 2;
         c.uncited_quantitative = 15;
         c.entries_never_cited = 8; // 2 of 10 cited = 20 %
-        assert!(reasons(&c, &input, 5000).is_empty(), "{:?}", reasons(&c, &input, 5000));
+        assert!(reasons(&c, &input, 5000, true).is_empty(), "{:?}", reasons(&c, &input, 5000, true));
+        // An unnumbered bibliography in a report that writes no marker is fine.
+        let mut c = base.clone();
+        c.markers_seen = 0;
+        c.markers_resolved = 0;
+        c.cited_units = 0;
+        c.entries_never_cited = 10;
+        assert!(reasons(&c, &input, 5000, false).is_empty());
+        assert!(!reasons(&c, &input, 5000, true).is_empty());
         // No list: bracketed numbers point nowhere.
         let no_list = input_with(false, &[], &errors);
         let c = ExtractionCounts {
@@ -541,7 +605,7 @@ mod tests {
             markers_unresolved: 6,
             ..Default::default()
         };
-        assert!(reasons(&c, &no_list, 100)[0].contains("no reference list"));
+        assert!(reasons(&c, &no_list, 100, false)[0].contains("no reference list"));
     }
 
     #[test]

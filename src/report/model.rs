@@ -163,6 +163,10 @@ pub struct ExtractionCounts {
     pub facts_like_entries: usize,
     /// `<img>` tags in the source (logos and icons aside).
     pub img_tags: usize,
+    /// Cited units with (almost) no text of their own: bare markers or a label such
+    /// as "Sources:".
+    #[serde(default)]
+    pub units_without_text: usize,
 }
 
 /// The judge extraction attempt of one report (`--extraction judge|auto`).

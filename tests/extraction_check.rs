@@ -215,3 +215,104 @@ proptest! {
         prop_assert_eq!(e.verdict, ExtractionVerdict::Ok, "{:#?}\n{}", e, text);
     }
 }
+
+/// `tvir eval` names the suspect reports at the end; `tvir summarize` counts them
+/// per system in every format; `--extraction judge` without a judge is refused.
+#[test]
+fn eval_prints_and_summarize_counts_suspect_parses() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports");
+    let root = tempfile::tempdir().unwrap();
+    for (system, task, src) in [
+        ("sys-a", "t1", "check-unresolved"),
+        ("sys-a", "t2", "check-ok"),
+        ("sys-b", "t1", "check-ok"),
+    ] {
+        let dir = root.path().join(system).join(task);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            fixtures.join(src).join("report.md"),
+            dir.join("report.md"),
+        )
+        .unwrap();
+    }
+    let tasks = root.path().join("tasks.json");
+    std::fs::write(
+        &tasks,
+        r#"[{"id": "t1", "query": "q1", "checklist": {"s": ["i"]}},
+            {"id": "t2", "query": "q2", "checklist": {"s": ["i"]}}]"#,
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let eval = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tvir"))
+            .args(["eval", "--reports"])
+            .arg(root.path())
+            .arg("--tasks")
+            .arg(&tasks)
+            .arg("--out")
+            .arg(out.path())
+            .args(["--offline", "--quiet", "--no-judge"])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("TVIR_JUDGE_MODEL")
+            .env_remove("EVAL_MODEL_NAME")
+            .output()
+            .unwrap()
+    };
+    let refused = eval(&["--extraction", "judge"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("needs a judge"));
+    let res = eval(&[]);
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        stdout.contains("1 report(s) with a suspect parse")
+            && stdout.contains("sys-a/t1: 9 of 10 bracketed citation numbers"),
+        "{stdout}"
+    );
+    let rec: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("sys-a/t1/no-judge/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["extraction"]["verdict"], "suspect");
+    assert_eq!(rec["extraction"]["method"], "rules");
+    for format in ["table", "md", "csv", "html", "json"] {
+        let s = Command::new(env!("CARGO_BIN_EXE_tvir"))
+            .arg("summarize")
+            .arg(out.path())
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&s.stdout);
+        assert!(s.status.success(), "{format}: {s:?}");
+        match format {
+            "csv" => {
+                let mut lines = text.lines();
+                let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+                let col = header.iter().position(|h| *h == "suspect_parses").unwrap();
+                let a = lines
+                    .find(|l| l.contains(",all,") && l.contains("sys-a"))
+                    .unwrap();
+                assert_eq!(a.split(',').nth(col), Some("1"), "{text}");
+            }
+            "json" => {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let systems = v["judges"][0]["systems"].as_array().unwrap();
+                let a = systems.iter().find(|s| s["system"] == "sys-a").unwrap();
+                let b = systems.iter().find(|s| s["system"] == "sys-b").unwrap();
+                assert_eq!(a["suspect_parses"], serde_json::json!(["t1"]), "{text}");
+                assert_eq!(b["suspect_parses"], serde_json::json!([]), "{text}");
+            }
+            _ => {
+                assert!(text.contains("Suspect parses"), "{format}: {text}");
+                assert!(text.contains("sys-a"), "{format}");
+                let row = text
+                    .lines()
+                    .skip_while(|l| !l.contains("Suspect parses ("))
+                    .find(|l| l.contains("sys-a"))
+                    .unwrap_or_else(|| panic!("{format}: no suspect row\n{text}"));
+                assert!(row.contains("t1") && !row.contains("t2"), "{format}: {row}");
+            }
+        }
+    }
+}

@@ -161,7 +161,14 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
     let mock = mock_with(keep).await;
     let store = Store::in_memory().unwrap();
     let report = fixture("check-unattached");
-    let rec = run(&mock, &store, &report, ExtractionMode::Auto, JudgeMode::Judge).await;
+    let rec = run(
+        &mock,
+        &store,
+        &report,
+        ExtractionMode::Auto,
+        JudgeMode::Judge,
+    )
+    .await;
     let e = rec.extraction.as_ref().unwrap();
     assert!(e.is_suspect(), "{e:?}");
     assert_eq!(e.method, ExtractionMethod::Judge, "{e:?}");
@@ -180,14 +187,22 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
         .filter_map(|u| u.detail["fact"].as_str())
         .collect();
     assert!(
-        cs.iter().any(|f| f.starts_with("Marine heatwaves have become longer")),
+        cs.iter()
+            .any(|f| f.starts_with("Marine heatwaves have become longer")),
         "{cs:?}"
     );
     assert!(rec.usage.calls >= 1);
 
     // Same report again over the same cache: no new extraction call.
     let before = mock.metric_count("extract_facts");
-    let again = run(&mock, &store, &report, ExtractionMode::Auto, JudgeMode::Judge).await;
+    let again = run(
+        &mock,
+        &store,
+        &report,
+        ExtractionMode::Auto,
+        JudgeMode::Judge,
+    )
+    .await;
     assert_eq!(mock.metric_count("extract_facts"), before);
     assert_eq!(again.extraction, rec.extraction);
     mock.shutdown().await;
@@ -249,7 +264,14 @@ async fn answers_that_fail_validation_keep_the_rules_parse_and_the_flag() {
         let store = Store::in_memory().unwrap();
         let report = fixture("check-unattached");
         let rules = tvir_eval::report::load(&report).unwrap();
-        let rec = run(&mock, &store, &report, ExtractionMode::Judge, JudgeMode::Judge).await;
+        let rec = run(
+            &mock,
+            &store,
+            &report,
+            ExtractionMode::Judge,
+            JudgeMode::Judge,
+        )
+        .await;
         let e = rec.extraction.unwrap();
         assert!(e.is_suspect());
         assert_eq!(e.method, ExtractionMethod::Rules);
@@ -288,7 +310,14 @@ async fn long_reports_are_windowed_and_merged_and_bad_lists_come_from_the_judge(
     std::fs::write(dir.path().join("report.md"), &text).unwrap();
     let mock = mock_with(keep).await;
     let store = Store::in_memory().unwrap();
-    let rec = run(&mock, &store, dir.path(), ExtractionMode::Judge, JudgeMode::Judge).await;
+    let rec = run(
+        &mock,
+        &store,
+        dir.path(),
+        ExtractionMode::Judge,
+        JudgeMode::Judge,
+    )
+    .await;
     let e = rec.extraction.unwrap();
     let j = e.judge.clone().unwrap();
     assert!(e.is_suspect(), "{e:?}");

@@ -58,7 +58,11 @@ fn a_list_almost_nobody_cites_is_suspect() {
 #[test]
 fn markers_outside_every_cited_unit_are_suspect() {
     let r = assert_suspect("check-unattached", "belong to no cited sentence");
-    assert_eq!(r.extraction.counts.markers_unattached, 6, "{:?}", r.extraction);
+    assert_eq!(
+        r.extraction.counts.markers_unattached, 6,
+        "{:?}",
+        r.extraction
+    );
 }
 
 #[test]
@@ -140,7 +144,10 @@ fn parse_shows_the_block_in_json_and_summary() {
     assert_eq!(v["extraction"]["verdict"], "suspect");
     assert_eq!(v["extraction"]["method"], "rules");
     assert_eq!(v["extraction"]["counts"]["markers_seen"], 10);
-    assert!(v["extraction"]["reasons"][0].as_str().unwrap().contains("name no entry"));
+    assert!(v["extraction"]["reasons"][0]
+        .as_str()
+        .unwrap()
+        .contains("name no entry"));
     let out = Command::new(env!("CARGO_BIN_EXE_tvir"))
         .arg("parse")
         .arg(dir.join("check-ok"))
@@ -153,8 +160,11 @@ fn parse_shows_the_block_in_json_and_summary() {
 
 /// A report whose every marker names an entry and whose every entry is cited.
 fn clean_report() -> impl Strategy<Value = String> {
-    (1usize..25, proptest::collection::vec((0usize..1000, 1usize..4), 1..40)).prop_map(
-        |(entries, sentences)| {
+    (
+        1usize..25,
+        proptest::collection::vec((0usize..1000, 1usize..4), 1..40),
+    )
+        .prop_map(|(entries, sentences)| {
             let words = [
                 "growth", "policy", "market", "study", "region", "sector", "trend", "survey",
             ];
@@ -189,8 +199,7 @@ fn clean_report() -> impl Strategy<Value = String> {
                 body.push_str(&format!("[{n}] Source {n}. https://example.org/s{n}\n"));
             }
             body
-        },
-    )
+        })
 }
 
 proptest! {
@@ -229,11 +238,7 @@ fn eval_prints_and_summarize_counts_suspect_parses() {
     ] {
         let dir = root.path().join(system).join(task);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::copy(
-            fixtures.join(src).join("report.md"),
-            dir.join("report.md"),
-        )
-        .unwrap();
+        std::fs::copy(fixtures.join(src).join("report.md"), dir.join("report.md")).unwrap();
     }
     let tasks = root.path().join("tasks.json");
     std::fs::write(

@@ -13,8 +13,8 @@ use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use crate::eval::output;
 use crate::eval::record::UnitStatus;
 use crate::eval::{
-    discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings,
-    ExtractionMode, Judge, JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
+    discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, ExtractionMode,
+    Judge, JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
 };
 use crate::judge::JudgeClient;
 use crate::rubric::RubricSet;
@@ -414,7 +414,10 @@ fn suspect_lines(records: &[crate::eval::record::ReportRecord]) -> String {
             (_, Some(j)) => format!(
                 "judge extraction {}{}; rules parse kept",
                 j.status,
-                j.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default()
+                j.reason
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
             ),
             _ => "rules parse kept (--extraction rules)".to_string(),
         };

@@ -43,8 +43,7 @@ pub const FACTS_RUBRIC: &str = "extract_facts";
 /// A citation marker as writers put it next to text.
 const MARK: &str = r"(?:\\?\[\^?[0-9][0-9_,\s\-–]*\\?\]|【[^】\n]{1,30}】|<sup>[^<]{1,12}</sup>)";
 
-static MARKER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"\s*{MARK}")).unwrap());
+static MARKER: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"\s*{MARK}")).unwrap());
 
 /// Windows of at most `size` characters over `text`, each starting `overlap`
 /// characters before the previous one ended; cuts fall on line breaks when one is
@@ -65,7 +64,10 @@ pub fn windows(text: &str, size: usize, overlap: usize) -> Vec<Range<usize>> {
         if end < chars {
             // Prefer a line break in the last fifth of the window.
             let floor = end - size / 5;
-            if let Some(nl) = (floor..end).rev().find(|&c| text.as_bytes()[bounds[c]] == b'\n') {
+            if let Some(nl) = (floor..end)
+                .rev()
+                .find(|&c| text.as_bytes()[bounds[c]] == b'\n')
+            {
                 end = nl + 1;
             }
         }
@@ -107,7 +109,8 @@ pub fn locate(text: &str, window: &Range<usize>, from: usize, fact: &str) -> Opt
 /// One quoted word; markers the judge left out may sit before its trailing
 /// punctuation (`2024.` matches `2024 [3].`).
 fn word_pattern(word: &str) -> String {
-    let stem = word.trim_end_matches(|c: char| c.is_ascii_punctuation() || "。，；：！？、）」』".contains(c));
+    let stem = word
+        .trim_end_matches(|c: char| c.is_ascii_punctuation() || "。，；：！？、）」』".contains(c));
     if stem.is_empty() || stem.len() == word.len() {
         return regex::escape(word);
     }
@@ -158,7 +161,11 @@ pub fn merge_references(text: &str, answers: &[Value]) -> Result<Vec<Reference>,
                 .trim_matches(['[', ']', '^'])
                 .to_string();
             if idx.is_empty() {
-                return Err(format!("window {}: entry {} has an empty label", w + 1, i + 1));
+                return Err(format!(
+                    "window {}: entry {} has an empty label",
+                    w + 1,
+                    i + 1
+                ));
             }
             let url = e["url"].as_str().unwrap_or("").trim().to_string();
             if !url.is_empty() && !squeezed.contains(&url.split_whitespace().collect::<String>()) {
@@ -227,7 +234,11 @@ pub fn merge_facts(
             from = span.end;
             let mut ref_idxs = Vec::new();
             for x in item["ref_idxs"].as_array().into_iter().flatten() {
-                let idx = x.as_str().unwrap_or("").trim().trim_matches(['[', ']', '^']);
+                let idx = x
+                    .as_str()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_matches(['[', ']', '^']);
                 if !idxs.contains(idx) {
                     return Err(format!(
                         "window {}: fact {} cites [{idx}], which names no entry of the reference list",
@@ -355,13 +366,31 @@ impl Engine {
             let wins = windows(text, size, overlap);
             outcome.windows = outcome.windows.max(wins.len());
             let answers = self
-                .ask_windows(refs_rubric, report, &wins, &[], label, "references", usage, outcome)
+                .ask_windows(
+                    refs_rubric,
+                    report,
+                    &wins,
+                    &[],
+                    label,
+                    "references",
+                    usage,
+                    outcome,
+                )
                 .await;
             match answers {
                 Ok(answers) => Some(merge_references(text, &answers).map_err(|e| ("rejected", e))?),
                 // A dry run still builds (and so counts) the fact requests.
                 Err(e) if self.settings.mode == JudgeMode::DryRun => {
-                    let _ = self.fact_answers(facts_rubric, report, &report.references, label, usage, outcome).await;
+                    let _ = self
+                        .fact_answers(
+                            facts_rubric,
+                            report,
+                            &report.references,
+                            label,
+                            usage,
+                            outcome,
+                        )
+                        .await;
                     return Err(e);
                 }
                 Err(e) => return Err(e),
@@ -401,7 +430,16 @@ impl Engine {
         let wins = windows(text, size, overlap);
         outcome.windows = outcome.windows.max(wins.len());
         let answers = self
-            .ask_windows(facts_rubric, report, &wins, &sources, label, "facts", usage, outcome)
+            .ask_windows(
+                facts_rubric,
+                report,
+                &wins,
+                &sources,
+                label,
+                "facts",
+                usage,
+                outcome,
+            )
             .await?;
         Ok((wins, answers))
     }
@@ -533,7 +571,8 @@ mod tests {
     #[test]
     fn references_merge_by_label_and_urls_must_exist() {
         let text = "Body.\nSources\n1. Alpha https://a.example/x\n2. Beta https://b.example/y\n";
-        let a = json!({"references": [{"idx": "1", "url": "https://a.example/x", "title": "Alpha"}]});
+        let a =
+            json!({"references": [{"idx": "1", "url": "https://a.example/x", "title": "Alpha"}]});
         let b = json!({"references": [
             {"idx": "[1]", "url": "", "title": ""},
             {"idx": "2", "url": "https://b.example/y", "title": "Beta"}]});

@@ -191,7 +191,8 @@ fn reasons(
 ) -> Vec<String> {
     let mut out = Vec::new();
     let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    if c.markers_seen >= MIN_MARKERS && share(c.markers_unresolved, c.markers_seen) > UNRESOLVED_SHARE
+    if c.markers_seen >= MIN_MARKERS
+        && share(c.markers_unresolved, c.markers_seen) > UNRESOLVED_SHARE
     {
         let why = if input.has_list {
             "name no entry of the reference list"
@@ -271,11 +272,7 @@ fn reasons(
     out
 }
 
-fn find_markers(
-    text: &str,
-    skipped: &dyn Fn(usize) -> bool,
-    idxs: &HashSet<&str>,
-) -> Vec<Marker> {
+fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str>) -> Vec<Marker> {
     let mut out = Vec::new();
     let push_numbers = |out: &mut Vec<Marker>, pos: usize, group: &str| {
         for label in expand(group) {
@@ -361,7 +358,11 @@ fn attached(text: &str, facts: &[Range<usize>], pos: usize) -> bool {
     }
     // Markers may also open the unit they cite (table citation columns, leading
     // markers): the next unit starting right after.
-    let next = facts.iter().filter(|r| r.start > pos).map(|r| r.start).min();
+    let next = facts
+        .iter()
+        .filter(|r| r.start > pos)
+        .map(|r| r.start)
+        .min();
     let gap_ok = |gap: &str| {
         let gap = MARKUP.replace_all(gap, "");
         gap.chars().all(|c| !c.is_alphanumeric()) && gap.matches('\n').count() <= 2
@@ -427,7 +428,9 @@ fn entry_line(line: &str) -> bool {
     let words = words.trim();
     let ends_with_marker = words.ends_with(']') && !words.ends_with("]]") && words.len() > 3 && {
         let tail = words.trim_end_matches(']');
-        tail.rsplit('[').next().is_some_and(|n| n.trim().parse::<u32>().is_ok())
+        tail.rsplit('[')
+            .next()
+            .is_some_and(|n| n.trim().parse::<u32>().is_ok())
     };
     !ends_with_marker && words.chars().count() <= 160
 }
@@ -457,7 +460,9 @@ fn without_text(fact: &str) -> bool {
     let t = t.trim();
     let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
     letters < 2
-        || (t.trim_end_matches([',', '，', ' ', '.']).ends_with([':', '：'])
+        || (t
+            .trim_end_matches([',', '，', ' ', '.'])
+            .ends_with([':', '：'])
             && t.split_whitespace().count() <= 2
             && letters <= 20)
 }
@@ -568,7 +573,10 @@ mod tests {
         case(&|c| c.markers_unattached = 5, "belong to no cited sentence");
         case(&|c| c.entries_never_cited = 9, "only 1 of them");
         case(&|c| c.facts_like_entries = 2, "look like reference entries");
-        case(&|c| c.unlisted_reference_lines = 4, "outside any reference list");
+        case(
+            &|c| c.unlisted_reference_lines = 4,
+            "outside any reference list",
+        );
         case(&|c| c.uncited_quantitative = 16, "quantitative sentences");
         case(
             &|c| {
@@ -589,7 +597,11 @@ mod tests {
         c.unlisted_reference_lines = 2;
         c.uncited_quantitative = 15;
         c.entries_never_cited = 8; // 2 of 10 cited = 20 %
-        assert!(reasons(&c, &input, 5000, true).is_empty(), "{:?}", reasons(&c, &input, 5000, true));
+        assert!(
+            reasons(&c, &input, 5000, true).is_empty(),
+            "{:?}",
+            reasons(&c, &input, 5000, true)
+        );
         // An unnumbered bibliography in a report that writes no marker is fine.
         let mut c = base.clone();
         c.markers_seen = 0;
@@ -611,7 +623,7 @@ mod tests {
     #[test]
     fn markers_follow_units_across_markup() {
         let text = "A claim.  [1][2] Next claim.";
-        let facts = vec![0..8];
+        let facts: Vec<Range<usize>> = std::iter::once(0..8).collect();
         assert!(attached(text, &facts, 10));
         assert!(!attached("A claim. Other words [1]", &facts, 21));
     }

@@ -98,8 +98,12 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
     if input.format == SourceFormat::Html || text.contains("<script") || text.contains("<style") {
         skip.extend(SCRIPT_STYLE.find_iter(text).map(|m| m.range()));
     }
-    skip.sort_by_key(|r| r.start);
-    let skipped = |pos: usize| skip.iter().any(|r| r.contains(&pos));
+    let skip = merge_spans(skip);
+    // Binary search over sorted, disjoint spans: the check stays linear in the text.
+    let skipped = |pos: usize| {
+        let i = skip.partition_point(|r| r.end <= pos);
+        skip.get(i).is_some_and(|r| r.contains(&pos))
+    };
 
     let idxs: HashSet<&str> = input.references.iter().map(|r| r.idx.as_str()).collect();
     let markers = find_markers(text, &skipped, &idxs);
@@ -487,6 +491,19 @@ fn numbered_list(text: &str, refs: &[Reference], has_list: bool) -> bool {
     numbered * 2 >= refs.len()
 }
 
+/// Sorted, disjoint spans covering the same bytes.
+fn merge_spans(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for r in spans {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 fn body_chars(text: &str, skipped: &dyn Fn(usize) -> bool) -> usize {
     text.char_indices()
         .filter(|(i, c)| !c.is_whitespace() && !skipped(*i))
@@ -496,6 +513,14 @@ fn body_chars(text: &str, skipped: &dyn Fn(usize) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_merge() {
+        assert_eq!(
+            merge_spans(vec![5..9, 0..2, 1..3, 8..12]),
+            vec![0..3, 5..12]
+        );
+    }
 
     #[test]
     fn ranges_and_lists_expand() {

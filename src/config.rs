@@ -15,8 +15,9 @@
 //! rpm = 500
 //! tpm = 200000
 //! timeout_secs = 120
-//! max_attempts = 10
+//! max_attempts = 10          # or judge_retries = 9 (attempts = retries + 1)
 //! max_reasks = 5
+//! assume_vision = false       # true skips the vision check
 //! seed = 42
 //! max_tokens = 2048
 //! max_cost_usd = 20.0
@@ -64,6 +65,8 @@ pub struct JudgeFlags {
     pub max_cost_usd: Option<f64>,
     pub journal_path: Option<PathBuf>,
     pub price_table_path: Option<PathBuf>,
+    /// `--assume-vision`: skip the vision check.
+    pub assume_vision: bool,
 }
 
 impl std::fmt::Debug for JudgeFlags {
@@ -110,8 +113,14 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
     /// Attempts per judge call for transient errors (default 10).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "judge_retries")]
     pub max_attempts: Option<u32>,
+    /// Retries after a transient error (timeout, 429, 5xx): attempts = N + 1.
+    #[arg(long, value_name = "N")]
+    pub judge_retries: Option<u32>,
+    /// Skip the vision check: treat the judge as able to read images.
+    #[arg(long)]
+    pub assume_vision: bool,
     /// Re-asks of an answer that fails validation (default 5).
     #[arg(long, value_name = "N")]
     pub max_reasks: Option<u32>,
@@ -147,7 +156,9 @@ impl JudgeArgs {
             rpm: self.rpm,
             tpm: self.tpm,
             timeout,
-            max_attempts: self.max_attempts,
+            max_attempts: self
+                .max_attempts
+                .or(self.judge_retries.map(|r| r.saturating_add(1))),
             max_reasks: self.max_reasks,
             seed: self.judge_seed,
             max_tokens: self.max_tokens,
@@ -155,6 +166,7 @@ impl JudgeArgs {
             max_cost_usd: self.max_cost,
             journal_path: None,
             price_table_path: self.price_table.clone(),
+            assume_vision: self.assume_vision,
         })
     }
 }
@@ -178,13 +190,17 @@ pub struct JudgeSection {
     pub concurrency: Option<usize>,
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
+    #[serde(alias = "judge_timeout")]
     pub timeout_secs: Option<f64>,
     pub max_attempts: Option<u32>,
+    /// Retries after a transient error; attempts = retries + 1.
+    pub judge_retries: Option<u32>,
     pub max_reasks: Option<u32>,
     pub seed: Option<u64>,
     pub max_tokens: Option<u32>,
     pub max_cost_usd: Option<f64>,
     pub price_table: Option<PathBuf>,
+    pub assume_vision: Option<bool>,
 }
 
 impl std::fmt::Debug for JudgeSection {
@@ -289,6 +305,23 @@ pub fn resolve_judge_config(
             None => defaults.timeout,
         },
     };
+    if section.max_attempts.is_some() && section.judge_retries.is_some() {
+        return Err(ConfigError::Invalid {
+            setting: "judge_retries",
+            message: "give either max_attempts or judge_retries in [judge], not both".into(),
+        });
+    }
+    for (setting, value) in [
+        ("max_tokens", flags.max_tokens.or(section.max_tokens)),
+        ("max_attempts", flags.max_attempts.or(section.max_attempts)),
+    ] {
+        if value == Some(0) {
+            return Err(ConfigError::Invalid {
+                setting,
+                message: "must be at least 1".into(),
+            });
+        }
+    }
     let max_cost_usd = flags.max_cost_usd.or(section.max_cost_usd);
     if let Some(c) = max_cost_usd {
         if !c.is_finite() || c < 0.0 {
@@ -325,6 +358,7 @@ pub fn resolve_judge_config(
         max_attempts: flags
             .max_attempts
             .or(section.max_attempts)
+            .or(section.judge_retries.map(|r| r.saturating_add(1)))
             .unwrap_or(defaults.max_attempts)
             .max(1),
         max_reasks: flags
@@ -333,6 +367,8 @@ pub fn resolve_judge_config(
             .unwrap_or(defaults.max_reasks),
         seed: flags.seed.or(section.seed),
         max_tokens: flags.max_tokens.or(section.max_tokens),
+        metric_max_tokens: Default::default(),
+        assume_vision: flags.assume_vision || section.assume_vision.unwrap_or(false),
         dry_run: flags.dry_run,
         max_cost_usd,
         journal_path: flags.journal_path.clone(),
@@ -478,6 +514,47 @@ mod tests {
         assert_eq!(cfg.base_url, "http://h/v1");
         let bad = Cmd::try_parse_from(["x", "--judge-timeout", "0"]).unwrap();
         assert!(bad.judge.to_flags().is_err());
+    }
+
+    #[test]
+    fn retries_vision_and_token_limit_settings() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            judge: JudgeArgs,
+        }
+        let cmd = Cmd::try_parse_from([
+            "x",
+            "--judge-retries",
+            "2",
+            "--assume-vision",
+            "--max-tokens",
+            "700",
+        ])
+        .unwrap();
+        let flags = cmd.judge.to_flags().unwrap();
+        assert_eq!(flags.max_attempts, Some(3));
+        let env = env_of(&[("TVIR_JUDGE_MODEL", "m")]);
+        let cfg = resolve_judge_config(&flags, &env, None).unwrap();
+        assert_eq!((cfg.max_attempts, cfg.max_tokens), (3, Some(700)));
+        assert!(cfg.assume_vision);
+        assert!(Cmd::try_parse_from(["x", "--judge-retries", "2", "--max-attempts", "3"]).is_err());
+
+        let f = file("[judge]\nmodel = \"m\"\njudge_retries = 0\njudge_timeout = 45\nassume_vision = true\nmax_tokens = 900\n");
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&f)).unwrap();
+        assert_eq!(cfg.max_attempts, 1);
+        assert_eq!(cfg.timeout, Duration::from_secs(45));
+        assert_eq!(cfg.max_tokens, Some(900));
+        assert!(cfg.assume_vision);
+        let cfg = resolve_judge_config(&JudgeFlags::default(), &env, None).unwrap();
+        assert!(!cfg.assume_vision);
+        let both = file("[judge]\nmodel = \"m\"\njudge_retries = 1\nmax_attempts = 4\n");
+        let err =
+            resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&both)).unwrap_err();
+        assert!(err.to_string().contains("judge_retries"), "{err}");
+        let zero = file("[judge]\nmodel = \"m\"\nmax_tokens = 0\n");
+        assert!(resolve_judge_config(&JudgeFlags::default(), &env_of(&[]), Some(&zero)).is_err());
     }
 
     #[test]

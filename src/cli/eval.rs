@@ -78,6 +78,19 @@ pub struct EvalOptions {
     /// Stop scheduling new judge calls once this much (USD) is spent.
     #[arg(long)]
     pub max_cost: Option<f64>,
+    /// Completion-token limit of every judge call (default: derived from each
+    /// rubric's answer schema, or the rubric's `max_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// Timeout of one judge attempt, in seconds (default 120).
+    #[arg(long, value_name = "SECS")]
+    pub judge_timeout: Option<f64>,
+    /// Retries of a judge call after a transient error (timeout, 429, 5xx); default 9.
+    #[arg(long, value_name = "N")]
+    pub judge_retries: Option<u32>,
+    /// Skip the vision check and treat the judge as able to read images.
+    #[arg(long)]
+    pub assume_vision: bool,
     /// Folder of rubric TOML files overriding the built-in ones.
     #[arg(long)]
     pub rubrics: Option<PathBuf>,
@@ -192,7 +205,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    let timeout = match args.judge_timeout {
+        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => anyhow::bail!("--judge-timeout {s}: must be a positive number of seconds"),
+        None => None,
+    };
     let flags = JudgeFlags {
+        max_tokens: args.max_tokens,
+        timeout,
+        max_attempts: args.judge_retries.map(|r| r.saturating_add(1)),
+        assume_vision: args.assume_vision,
         base_url: args.base_url.clone(),
         model: args.judge_model.clone(),
         concurrency: Some(args.concurrency),
@@ -258,7 +280,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
     let judge: Option<Arc<dyn Judge>> = match (mode, judge_config) {
         (JudgeMode::NoJudge, _) => None,
-        (_, Some(config)) => {
+        (_, Some(mut config)) => {
+            config.metric_max_tokens = rubrics
+                .rubrics()
+                .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
+                .collect();
             let client = JudgeClient::new(config, store.clone())?;
             Some(Arc::new(
                 ClientJudge::new(client).map_err(anyhow::Error::msg)?,

@@ -47,6 +47,12 @@ pub trait Judge: Send + Sync {
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         (!answer.cached).then_some(answer.cost_usd).flatten()
     }
+
+    /// `Some(reason)` when the judge cannot read images: every vision metric is then
+    /// not evaluated with that reason. `None` when it can (or cannot tell).
+    fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
 }
 
 /// The real judge: [`JudgeClient`] plus its price table, so a cached answer is
@@ -89,6 +95,17 @@ impl Judge for ClientJudge {
             self.client.config().model.as_str()
         };
         self.prices.cost(model, &answer.usage)
+    }
+
+    fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            match self.client.check_vision().await {
+                crate::judge::vision::Vision::Blind(_) => {
+                    Some(crate::judge::vision::BLIND_REASON.to_string())
+                }
+                _ => None,
+            }
+        })
     }
 }
 
@@ -458,6 +475,15 @@ impl Engine {
         }
     }
 
+    /// The judge's blind reason, asked only when judges are called (the client
+    /// checks once and remembers).
+    async fn blind_reason(&self) -> Option<String> {
+        match (&self.judge, self.settings.mode) {
+            (Some(judge), JudgeMode::Judge) => judge.blind_reason().await,
+            _ => None,
+        }
+    }
+
     fn judging(&self) -> bool {
         self.settings.mode == JudgeMode::Judge
     }
@@ -644,6 +670,11 @@ impl Engine {
         unit: &str,
         sample: u32,
     ) -> Outcome {
+        if rubric.is_vision() {
+            if let Some(reason) = self.blind_reason().await {
+                return Outcome::Skipped(reason);
+            }
+        }
         let request = match self.settings.mode {
             JudgeMode::NoJudge => {
                 return Outcome::Skipped("--no-judge: judged metric not evaluated".into())
@@ -824,6 +855,25 @@ impl Engine {
         let text_units = if reference_scope { text_a } else { text_b };
         for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
             units.extend(group);
+        }
+        if let Some(reason) = self.blind_reason().await {
+            // A judge that cannot see settles no vision metric, not even by an
+            // edge-case rule: a marker unit makes each one "not evaluated".
+            for rubric in self.rubrics.rubrics().filter(|r| r.is_vision()) {
+                units.push((
+                    UnitRecord {
+                        metric: rubric.id.clone(),
+                        unit: "judge".into(),
+                        status: UnitStatus::Skipped,
+                        reason: Some(reason.clone()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: Value::Null,
+                    },
+                    None,
+                ));
+            }
         }
         if self.settings.mode != JudgeMode::Judge {
             // Without a judge every judged metric is "not evaluated", even one an

@@ -22,10 +22,11 @@ use super::protocol::{
     WireMessage, WireParams,
 };
 use super::retry::{is_retryable_status, server_requested_wait, Backoff};
+use super::vision::{self, Vision};
 use super::writer::{Job, Writer};
 use super::{cache, repair, schema, JudgeAnswer, JudgeConfig, JudgeError, JudgeRequest, Part};
 use super::{Usage, UsageTotals};
-use crate::store::{judge_cache, Store};
+use crate::store::{adaptations as stored, judge_cache, Store};
 
 /// Called after every unit; see [`JudgeClient::with_progress`](super::JudgeClient::with_progress).
 pub type ProgressHook = Arc<dyn Fn(&JudgeProgress) + Send + Sync>;
@@ -69,6 +70,12 @@ pub(crate) struct Inner {
     reserved_usd: Mutex<f64>,
     budget_announced: AtomicBool,
     backoff: Backoff,
+    /// The vision check's verdict, once known (from the store or a probe).
+    vision: tokio::sync::OnceCell<Vision>,
+    /// What the store says about this server's vision, carried into saved rows.
+    vision_detail: Mutex<Option<(bool, String)>>,
+    /// Base URL as the adaptations table keys it.
+    server_key: String,
 }
 
 /// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
@@ -82,6 +89,8 @@ enum CallError {
     Invalid { reasks: u32, last: String },
     #[error("the server rejected every structured-output form (json_schema, json_object, plain prompt): HTTP {status}: {message}")]
     NoOutputMode { status: u16, message: String },
+    #[error("answer cut off at the token limit (finish_reason: length, {param} {limit}), again after asking for a shorter answer")]
+    CutOff { param: &'static str, limit: u32 },
 }
 
 struct CallSuccess {
@@ -103,7 +112,10 @@ enum Reply {
         headers: HeaderMap,
         body: Vec<u8>,
     },
-    Transport(String),
+    Transport {
+        reason: String,
+        timed_out: bool,
+    },
 }
 
 fn failed(msg: impl Into<String>) -> JudgeError {
@@ -164,7 +176,7 @@ impl Inner {
             .user_agent(concat!("tvir-eval/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| failed(format!("HTTP client: {e}")))?;
-        Ok(Self {
+        let inner = Self {
             semaphore: Semaphore::new(config.concurrency),
             rpm: config.rpm.map(TokenBucket::per_minute),
             tpm: config.tpm.map(TokenBucket::per_minute),
@@ -180,11 +192,184 @@ impl Inner {
             reserved_usd: Mutex::new(0.0),
             budget_announced: AtomicBool::new(false),
             backoff: Backoff::default(),
+            vision: tokio::sync::OnceCell::new(),
+            vision_detail: Mutex::new(None),
+            server_key: server_key(&config.base_url),
             store,
             http,
             endpoint,
             config,
-        })
+        };
+        inner.restore_learnt();
+        Ok(inner)
+    }
+
+    /// Start from what an earlier run learnt about this server and model.
+    fn restore_learnt(&self) {
+        let Some(store) = &self.store else { return };
+        let row = match store
+            .with_conn(|conn| stored::get(conn, &self.server_key, &self.config.model))
+        {
+            Ok(Some(row)) => row,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!("reading the judge server's adaptations failed, relearning: {e}");
+                return;
+            }
+        };
+        let (Some(mode), Some(token_param)) = (
+            OutputMode::from_name(&row.output_mode),
+            super::protocol::TokenParam::from_name(&row.token_param),
+        ) else {
+            tracing::warn!(
+                "stored adaptations of {} have unknown values; relearning",
+                self.server_key
+            );
+            return;
+        };
+        self.adaptations.restore(&WireParams {
+            mode,
+            token_param,
+            temperature: row.send_temperature,
+            seed: row.send_seed,
+        });
+        tracing::debug!(
+            server = %self.server_key,
+            mode = mode.name(),
+            token_param = token_param.name(),
+            "judge server adaptations restored from the store"
+        );
+        if let Some(sees) = row.vision {
+            let detail = row.vision_detail.clone().unwrap_or_default();
+            *self.vision_detail.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((sees, detail.clone()));
+            if !self.config.assume_vision {
+                let verdict = if sees {
+                    Vision::Sees
+                } else {
+                    Vision::Blind(format!("remembered from an earlier run: {detail}"))
+                };
+                if !sees {
+                    announce_blind(&self.config.model, &self.server_key, &detail, true);
+                }
+                let _ = self.vision.set(verdict);
+            }
+        }
+    }
+
+    /// Store what this run knows now (after an adaptation or a vision verdict).
+    fn save_learnt(&self) {
+        let Some(store) = &self.store else { return };
+        let params = self.adaptations.current();
+        let vision = self
+            .vision_detail
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let row = stored::StoredAdaptations {
+            base_url: self.server_key.clone(),
+            model: self.config.model.clone(),
+            output_mode: params.mode.name().into(),
+            token_param: params.token_param.name().into(),
+            send_temperature: params.temperature,
+            send_seed: params.seed,
+            vision: vision.as_ref().map(|(sees, _)| *sees),
+            vision_detail: vision.map(|(_, detail)| detail),
+            updated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        if let Err(e) = store.with_conn(|conn| stored::put(conn, &row)) {
+            tracing::warn!("storing the judge server's adaptations failed: {e}");
+        }
+    }
+
+    /// `--max-tokens`, else the rubric's limit for this metric, else none.
+    fn explicit_limit(&self, request: &JudgeRequest) -> Option<u32> {
+        self.config
+            .max_tokens
+            .or_else(|| self.config.metric_max_tokens.get(&request.metric).copied())
+    }
+
+    /// The limit every attempt of `request` is sent with.
+    pub(crate) fn token_limit(&self, request: &JudgeRequest) -> u32 {
+        self.explicit_limit(request)
+            .unwrap_or_else(|| super::tokens::answer_token_limit(&request.schema))
+    }
+
+    /// See [`JudgeClient::check_vision`](super::JudgeClient::check_vision).
+    pub(crate) async fn check_vision(&self) -> Vision {
+        if self.config.assume_vision {
+            return Vision::Sees;
+        }
+        self.vision
+            .get_or_init(|| async {
+                let verdict = self.probe_vision().await;
+                let remembered = match &verdict {
+                    Vision::Sees => Some((true, "named both probe digits".to_string())),
+                    Vision::Blind(detail) => Some((false, detail.clone())),
+                    Vision::Unknown(_) => None,
+                };
+                match &verdict {
+                    Vision::Sees => tracing::info!("judge vision check passed"),
+                    Vision::Blind(detail) => {
+                        announce_blind(&self.config.model, &self.server_key, detail, false)
+                    }
+                    Vision::Unknown(detail) => tracing::warn!(
+                        "judge vision check could not finish ({detail}); vision units are asked as usual"
+                    ),
+                }
+                if let Some(r) = remembered {
+                    *self.vision_detail.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    self.save_learnt();
+                }
+                verdict
+            })
+            .await
+            .clone()
+    }
+
+    async fn probe_vision(&self) -> Vision {
+        let (first, second) = vision::probe_digits(|| {
+            let mut rng = rand::rng();
+            (rng.random(), rng.random())
+        });
+        for (round, digit) in [(1u32, first), (2, second)] {
+            let request = vision::probe_request(digit, round);
+            let report = self.call(&request, &TokenEstimate::default()).await;
+            self.accounting.record(
+                &request.metric,
+                &request.report,
+                &Event {
+                    ok: report.result.is_ok(),
+                    attempts: u64::from(report.attempts),
+                    usage: report.usage.clone(),
+                    cost: self.prices.cost(&self.config.model, &report.usage),
+                    ..Default::default()
+                },
+            );
+            match report.result {
+                Ok(success) => {
+                    let named = success.value["digit"].as_i64();
+                    if named != Some(i64::from(digit)) {
+                        return Vision::Blind(format!(
+                            "shown a {digit}, the model answered {}",
+                            success.raw.trim()
+                        ));
+                    }
+                }
+                Err(CallError::Rejected { status, message })
+                    if matches!(status, 400 | 415 | 422) || vision::refuses_images(&message) =>
+                {
+                    return Vision::Blind(format!(
+                        "the server refused an image part: HTTP {status}: {message}"
+                    ));
+                }
+                Err(e @ (CallError::Invalid { .. } | CallError::CutOff { .. })) => {
+                    return Vision::Blind(format!("no usable answer about the image: {e}"));
+                }
+                Err(e) => return Vision::Unknown(e.to_string()),
+            }
+        }
+        Vision::Sees
     }
 
     pub(crate) fn set_progress(&self, hook: super::ProgressHook) {
@@ -203,11 +388,13 @@ impl Inner {
     }
 
     pub(crate) fn cache_key(&self, request: &JudgeRequest) -> String {
+        // Only a limit the user set is part of the key: the derived one follows from
+        // the schema, which the key already holds.
         cache::cache_key(
             &self.config.model,
             request,
             self.config.seed,
-            self.config.max_tokens,
+            self.explicit_limit(request),
         )
     }
 
@@ -262,7 +449,7 @@ impl Inner {
         // Estimates are only needed by the token bucket, the dry run and the budget.
         let estimate =
             if self.tpm.is_some() || self.config.dry_run || self.config.max_cost_usd.is_some() {
-                estimate_request(&request, self.config.max_tokens)
+                estimate_request(&request, Some(self.token_limit(&request)))
             } else {
                 TokenEstimate::default()
             };
@@ -426,8 +613,13 @@ impl Inner {
         let mut transient_failures = 0u32;
         let mut reasks = 0u32;
         let mut adaptations = 0u32;
+        let mut length_reasks = 0u32;
         let mut usage = Usage::default();
         let max_attempts = self.config.max_attempts.max(1);
+        let limit = self.token_limit(request);
+        // A slot of `concurrency` kept from an attempt that timed out: the server may
+        // still be working on it, so the slot stays taken until the retry is sent.
+        let mut kept_slot: Option<tokio::sync::SemaphorePermit<'_>> = None;
         let est_tokens = (estimate.prompt_tokens + estimate.completion_tokens) as f64;
 
         let done = |result, attempts, usage, mode| CallReport {
@@ -453,15 +645,28 @@ impl Inner {
                 &conversation,
                 &params,
                 self.config.seed,
-                self.config.max_tokens,
+                Some(limit),
             );
             attempts += 1;
+            let slot = match kept_slot.take() {
+                Some(slot) => slot,
+                None => self
+                    .semaphore
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed"),
+            };
             let reply = self.send(&body).await;
 
             // What went wrong on this attempt, if it is worth another.
             let (retry_reason, server_wait) = match reply {
-                Reply::Transport(reason) => {
+                Reply::Transport { reason, timed_out } => {
                     self.tpm_adjust(-est_tokens);
+                    if timed_out {
+                        kept_slot = Some(slot);
+                    } else {
+                        drop(slot);
+                    }
                     (reason, None)
                 }
                 Reply::Http {
@@ -469,6 +674,7 @@ impl Inner {
                     headers,
                     body,
                 } if (200..300).contains(&status) => {
+                    drop(slot);
                     let completion = match parse_completion(&body) {
                         Ok(c) => c,
                         Err(reason) => {
@@ -496,6 +702,27 @@ impl Inner {
                     usage.prompt_tokens += completion.usage.prompt_tokens;
                     usage.completion_tokens += completion.usage.completion_tokens;
                     usage.cached_tokens += completion.usage.cached_tokens;
+
+                    if completion.finish_reason.as_deref() == Some("length") {
+                        // Cut off by the limit: whatever came back is incomplete, even
+                        // when repair could close it.
+                        if length_reasks >= 1 {
+                            let err = CallError::CutOff {
+                                param: params.token_param.name(),
+                                limit,
+                            };
+                            return done(Err(err), attempts, usage, params.mode);
+                        }
+                        length_reasks += 1;
+                        tracing::debug!(metric = %request.metric, unit = %request.unit, limit, "answer cut off by the token limit; asking for a shorter one");
+                        if let Some(last) = conversation.iter_mut().rev().find(|m| m.role == "user")
+                        {
+                            last.parts.push(Part::Text {
+                                text: shorter_text(limit),
+                            });
+                        }
+                        continue;
+                    }
 
                     let parsed = if completion.content.trim().is_empty() {
                         match &completion.refusal {
@@ -555,6 +782,7 @@ impl Inner {
                     headers,
                     body,
                 } => {
+                    drop(slot);
                     self.tpm_adjust(-est_tokens);
                     let text = String::from_utf8_lossy(&body);
                     if let Some(adaptation) = classify_rejection(status, &text, &params) {
@@ -563,6 +791,7 @@ impl Inner {
                             && self.adaptations.apply(adaptation, &params)
                         {
                             adaptations += 1;
+                            self.save_learnt();
                             tracing::info!(
                                 status,
                                 ?adaptation,
@@ -626,12 +855,8 @@ impl Inner {
         tokio::time::sleep(wait).await;
     }
 
+    /// One HTTP exchange; the caller holds a slot of `concurrency`.
     async fn send(&self, body: &Value) -> Reply {
-        let _permit = self
-            .semaphore
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);
         let reply = self.send_inner(body).await;
@@ -649,7 +874,8 @@ impl Inner {
             req = req.bearer_auth(key);
         }
         let describe = |e: reqwest::Error| {
-            if e.is_timeout() {
+            let timed_out = e.is_timeout();
+            let reason = if timed_out {
                 format!("timed out after {:?}", self.config.timeout)
             } else if e.is_connect() {
                 format!(
@@ -659,11 +885,12 @@ impl Inner {
                 )
             } else {
                 format!("transport error: {}", e.without_url())
-            }
+            };
+            Reply::Transport { reason, timed_out }
         };
         let mut resp = match req.send().await {
             Ok(r) => r,
-            Err(e) => return Reply::Transport(describe(e)),
+            Err(e) => return describe(e),
         };
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
@@ -671,21 +898,25 @@ impl Inner {
             .content_length()
             .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
         {
-            return Reply::Transport(format!("response larger than {MAX_RESPONSE_BYTES} bytes"));
+            return Reply::Transport {
+                reason: format!("response larger than {MAX_RESPONSE_BYTES} bytes"),
+                timed_out: false,
+            };
         }
         let mut bytes = Vec::new();
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
                     if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                        return Reply::Transport(format!(
-                            "response larger than {MAX_RESPONSE_BYTES} bytes"
-                        ));
+                        return Reply::Transport {
+                            reason: format!("response larger than {MAX_RESPONSE_BYTES} bytes"),
+                            timed_out: false,
+                        };
                     }
                     bytes.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
-                Err(e) => return Reply::Transport(describe(e)),
+                Err(e) => return describe(e),
             }
         }
         Reply::Http {
@@ -775,6 +1006,34 @@ impl<'a> Outcome<'a> {
             error: None,
         }
     }
+}
+
+/// Appended to the question after an answer was cut off by the token limit.
+fn shorter_text(limit: u32) -> String {
+    format!(
+        "Important: your previous reply was cut off at the limit of {limit} tokens before \
+         the JSON object was complete. Reply with only the JSON object, and keep every \
+         text field short (two sentences at most)."
+    )
+}
+
+/// The start-up message of a judge that cannot read images (once per client).
+fn announce_blind(model: &str, server: &str, detail: &str, remembered: bool) {
+    let how = if remembered {
+        " (remembered from an earlier run)"
+    } else {
+        ""
+    };
+    tracing::warn!(
+        "{}: {model} at {server} failed the vision check{how}: {detail}. Every vision \
+         metric (FCQ, FCI, CQ, CSC) is not evaluated; pass --assume-vision to skip the check",
+        vision::BLIND_REASON
+    );
+}
+
+/// The base URL as the adaptations table keys it.
+fn server_key(base_url: &str) -> String {
+    base_url.trim().trim_end_matches('/').to_string()
 }
 
 fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {

@@ -12,6 +12,8 @@ pub mod protocol;
 pub mod repair;
 pub mod retry;
 pub mod schema;
+pub mod tokens;
+pub mod vision;
 mod writer;
 
 mod client;
@@ -41,7 +43,15 @@ pub struct JudgeConfig {
     /// How many times an invalid answer is re-asked with the validation error.
     pub max_reasks: u32,
     pub seed: Option<u64>,
+    /// Completion-token limit of every request, replacing the per-rubric and the
+    /// schema-derived ones (`--max-tokens`).
     pub max_tokens: Option<u32>,
+    /// Per-metric limits (a rubric's `max_tokens`), used when `max_tokens` is unset.
+    /// Without either, the limit is derived from the request's schema
+    /// ([`tokens::answer_token_limit`]): every request carries one.
+    pub metric_max_tokens: std::collections::BTreeMap<String, u32>,
+    /// Skip the vision check and treat the judge as able to read images.
+    pub assume_vision: bool,
     /// Count and estimate, call nothing.
     pub dry_run: bool,
     /// Stop scheduling new calls once this much has been spent.
@@ -79,6 +89,8 @@ impl Default for JudgeConfig {
             max_reasks: 5,
             seed: None,
             max_tokens: None,
+            metric_max_tokens: Default::default(),
+            assume_vision: false,
             dry_run: false,
             max_cost_usd: None,
             journal_path: None,
@@ -213,7 +225,20 @@ impl JudgeClient {
 
     /// Estimated tokens of one request (method in [`estimate`]).
     pub fn estimate_tokens(&self, request: &JudgeRequest) -> TokenEstimate {
-        estimate::estimate_request(request, self.inner.config.max_tokens)
+        estimate::estimate_request(request, Some(self.inner.token_limit(request)))
+    }
+
+    /// The completion-token limit sent with `request`: `--max-tokens`, else the
+    /// rubric's `max_tokens`, else derived from the request's schema.
+    pub fn token_limit(&self, request: &JudgeRequest) -> u32 {
+        self.inner.token_limit(request)
+    }
+
+    /// Can the judge read images? Checked once per client (two probe images, see
+    /// [`vision`]) and remembered per (server, model) in the store; `assume_vision`
+    /// skips it. Concurrent callers wait for the one check.
+    pub async fn check_vision(&self) -> vision::Vision {
+        self.inner.check_vision().await
     }
 
     /// Estimated dollars of one request; `None` when the model has no price.

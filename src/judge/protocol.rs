@@ -40,6 +40,17 @@ impl OutputMode {
             Self::PromptOnly => "prompt_only",
         }
     }
+    /// The mode of a [`name`](Self::name), as stored in the adaptations table.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::JsonSchema,
+            Self::JsonObjectWithSchema,
+            Self::JsonObject,
+            Self::PromptOnly,
+        ]
+        .into_iter()
+        .find(|m| m.name() == name)
+    }
     fn next(self) -> Option<Self> {
         match self {
             Self::JsonSchema => Some(Self::JsonObjectWithSchema),
@@ -63,6 +74,11 @@ impl TokenParam {
             Self::MaxTokens => "max_tokens",
             Self::MaxCompletionTokens => "max_completion_tokens",
         }
+    }
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::MaxTokens, Self::MaxCompletionTokens]
+            .into_iter()
+            .find(|p| p.name() == name)
     }
 }
 
@@ -117,6 +133,18 @@ impl Adaptations {
             temperature: self.send_temperature.load(Ordering::Relaxed),
             seed: self.send_seed.load(Ordering::Relaxed),
         }
+    }
+
+    /// Start from what an earlier run learnt (the adaptations table).
+    pub fn restore(&self, learnt: &WireParams) {
+        self.mode.store(learnt.mode as u8, Ordering::Relaxed);
+        self.use_completion_tokens.store(
+            learnt.token_param == TokenParam::MaxCompletionTokens,
+            Ordering::Relaxed,
+        );
+        self.send_temperature
+            .store(learnt.temperature, Ordering::Relaxed);
+        self.send_seed.store(learnt.seed, Ordering::Relaxed);
     }
 
     /// Apply an adaptation relative to what `sent` used. Returns false when nothing

@@ -54,8 +54,36 @@ fn answer_error(rubric: &Rubric, message: impl Into<String>) -> AnswerError {
     }
 }
 
+/// Longest top-level `justification` the schema allows (characters). Kept under
+/// about 1000: llama.cpp's grammar parser refuses a longer bounded repetition ("number
+/// of rules that are going to be repeated ... exceeds sane defaults"), and
+/// llama-cpp-python's server then dies instead of answering (measured with 0.3.36).
+pub const JUSTIFICATION_MAX_CHARS: u64 = 800;
+/// Longest per-item justification of a checklist answer.
+pub const ITEM_JUSTIFICATION_MAX_CHARS: u64 = 400;
+/// Longest listed issue, and most issues listed, of an issue-count answer.
+pub const ISSUE_MAX_CHARS: u64 = 300;
+pub const MAX_LISTED_ISSUES: u64 = 30;
+/// Longest extra string field (e.g. FCQ's `revised_caption`).
+pub const EXTRA_FIELD_MAX_CHARS: u64 = 600;
+
+/// Largest issue count the schema lists: [`MAX_LISTED_ISSUES`], or the start of the
+/// mapping table's open band when that is higher, so every count up to the point
+/// where the score stops changing is allowed.
+pub fn max_issue_count(table: &[super::Band]) -> u64 {
+    let open_from = table.iter().find(|b| b.max.is_none()).map_or(0, |b| b.min);
+    MAX_LISTED_ISSUES.max(open_from)
+}
+
 /// Strict JSON schema of a rubric's answer. `item_count` is the number of checklist
 /// items (only used by `Items` answers: keys "1".."K", all required).
+///
+/// Every value a constrained decoder must keep in range is an `enum` listing every
+/// allowed value (integer scales best score first, issue counts from 0), because
+/// grammar-based decoders (llama.cpp, outlines, xgrammar) enforce enums and required
+/// keys but not `minimum`/`maximum`. Free text has a `maxLength`, lists a
+/// `maxItems`, so the answer's length is bounded and a token limit can be derived
+/// from the schema ([`crate::judge::tokens::answer_token_limit`]).
 pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
@@ -63,7 +91,8 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
         props.insert(name.to_string(), schema);
         required.push(Value::String(name.to_string()));
     };
-    let reasoning = json!({"type": "string", "description": "Brief reasoning for the result, written before it."});
+    let reasoning = json!({"type": "string", "maxLength": JUSTIFICATION_MAX_CHARS,
+                           "description": "Brief reasoning for the result, written before it."});
     match &rubric.answer {
         AnswerSpec::Verdict { field, labels } => {
             add("justification", reasoning);
@@ -79,7 +108,8 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
                     json!({
                         "type": "object",
                         "properties": {
-                            "justification": {"type": "string"},
+                            "justification": {"type": "string",
+                                              "maxLength": ITEM_JUSTIFICATION_MAX_CHARS},
                             "score": {"type": "number", "enum": values},
                         },
                         "required": ["justification", "score"],
@@ -100,11 +130,13 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             dimensions,
         } => {
             add("justification", reasoning);
+            // Best score first: the order carries no meaning for validation.
+            let scale: Vec<i64> = (*min..=*max).rev().collect();
             let mut dims = Map::new();
             for d in dimensions {
                 dims.insert(
                     d.key.clone(),
-                    json!({"type": "integer", "minimum": min, "maximum": max, "description": d.name}),
+                    json!({"type": "integer", "enum": scale, "description": d.name}),
                 );
             }
             let keys: Vec<&str> = dimensions.iter().map(|d| d.key.as_str()).collect();
@@ -115,15 +147,26 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             );
         }
         AnswerSpec::IssueCount {
-            field, list_field, ..
+            field,
+            list_field,
+            table,
+            ..
         } => {
             add("justification", reasoning);
+            let most = max_issue_count(table);
             add(
                 list_field,
-                json!({"type": "array", "items": {"type": "string"},
+                json!({"type": "array",
+                       "items": {"type": "string", "maxLength": ISSUE_MAX_CHARS},
+                       "maxItems": most,
                        "description": "Each distinct issue once."}),
             );
-            add(field, json!({"type": "integer", "minimum": 0}));
+            let counts: Vec<u64> = (0..=most).collect();
+            add(
+                field,
+                json!({"type": "integer", "enum": counts,
+                       "description": format!("Number of distinct issues; {most} when there are more.")}),
+            );
         }
         AnswerSpec::Boolean { field } => {
             add("justification", reasoning);
@@ -164,7 +207,8 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
     for extra in &rubric.extra_fields {
         add(
             &extra.name,
-            json!({"type": "string", "description": extra.description}),
+            json!({"type": "string", "maxLength": EXTRA_FIELD_MAX_CHARS,
+                   "description": extra.description}),
         );
     }
     json!({"type": "object", "properties": props, "required": required,
@@ -685,6 +729,101 @@ mod tests {
             sample: 0,
         };
         assert!(build_request(&s, fci, &no_image, label).is_err());
+    }
+
+    /// Nodes whose range rests on `minimum`/`maximum` alone, and strings without a
+    /// `maxLength` or `enum`.
+    fn unenforceable(schema: &Value, path: &str, out: &mut Vec<String>) {
+        let Some(obj) = schema.as_object() else {
+            return;
+        };
+        let bounded = ["minimum", "maximum"].iter().any(|k| obj.contains_key(*k));
+        if bounded && !obj.contains_key("enum") {
+            out.push(format!("{path}: bounds"));
+        }
+        if obj.get("type") == Some(&json!("string"))
+            && !obj.contains_key("maxLength")
+            && !obj.contains_key("enum")
+        {
+            out.push(format!("{path}: unbounded string"));
+        }
+        if obj.get("type") == Some(&json!("array")) && !obj.contains_key("maxItems") {
+            out.push(format!("{path}: unbounded array"));
+        }
+        for (k, v) in obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            unenforceable(v, &format!("{path}.{k}"), out);
+        }
+        if let Some(items) = obj.get("items") {
+            unenforceable(items, &format!("{path}[]"), out);
+        }
+    }
+
+    #[test]
+    fn every_schema_is_enforceable_by_a_grammar_and_keeps_its_shape() {
+        let s = set();
+        let mut problems = Vec::new();
+        for rubric in s.rubrics() {
+            let sch = schema(rubric, 3);
+            unenforceable(&sch, &rubric.id, &mut problems);
+            crate::judge::schema::check_schema(&sch).unwrap();
+        }
+        assert!(problems.is_empty(), "{problems:?}");
+        // Scales list every value, best first; counts from 0 past the open band.
+        let wq = schema(s.get("writing_quality").unwrap(), 0);
+        assert_eq!(
+            wq["properties"]["scores"]["properties"]["clarity_readability"]["enum"],
+            json!([10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
+        );
+        let cq = schema(s.get("chart_quality").unwrap(), 0);
+        assert_eq!(
+            cq["properties"]["scores"]["properties"]["no_overlap"]["enum"],
+            json!([1, 0])
+        );
+        let flc = schema(s.get("factual_logical_consistency").unwrap(), 0);
+        let counts = flc["properties"]["total_issues"]["enum"]
+            .as_array()
+            .unwrap();
+        assert_eq!(counts.first(), Some(&json!(0)));
+        assert_eq!(counts.last(), Some(&json!(MAX_LISTED_ISSUES)));
+        assert_eq!(counts.len() as u64, MAX_LISTED_ISSUES + 1);
+        // Field names are those of the answer shapes.
+        let keys: Vec<&String> = flc["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["justification", "issues", "total_issues"]);
+        // The validator rejects a value outside the enum, with the path.
+        let bad = json!({"justification": "", "scores": {
+            "coherence_organization": 11, "clarity_readability": 7,
+            "conciseness_redundancy": 6, "stylistic_referencing_consistency": 9}});
+        let err = crate::judge::schema::validate(&wq, &bad).unwrap_err();
+        assert_eq!(err.path, "$.scores.coherence_organization");
+        let long = json!({"justification": "x".repeat(JUSTIFICATION_MAX_CHARS as usize + 1),
+            "scores": {"coherence_organization": 1, "clarity_readability": 7,
+            "conciseness_redundancy": 6, "stylistic_referencing_consistency": 9}});
+        assert!(crate::judge::schema::validate(&wq, &long).is_err());
+    }
+
+    #[test]
+    fn an_open_band_beyond_the_listed_issues_extends_the_count_enum() {
+        let mut flc = set().get("factual_logical_consistency").unwrap().clone();
+        if let AnswerSpec::IssueCount { table, .. } = &mut flc.answer {
+            let last = table.last_mut().unwrap();
+            last.min = 40;
+            let prev = table.len() - 2;
+            table[prev].max = Some(39);
+        }
+        let sch = schema(&flc, 0);
+        assert_eq!(
+            sch["properties"]["total_issues"]["enum"]
+                .as_array()
+                .unwrap()
+                .len(),
+            41
+        );
+        assert_eq!(sch["properties"]["issues"]["maxItems"], 40);
     }
 
     #[test]

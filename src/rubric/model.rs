@@ -205,6 +205,10 @@ pub struct Rubric {
     pub extra_fields: Vec<ExtraField>,
     pub revision: Option<RevisionSpec>,
     pub prefilter: Option<PrefilterSpec>,
+    /// Completion-token limit of this rubric's judge calls, replacing the one derived
+    /// from the answer schema (`--max-tokens` / `tvir.toml` still win).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 impl Rubric {
@@ -304,6 +308,9 @@ impl Rubric {
             {
                 return Err("prefilter needs 0 <= distinct_below <= duplicate_at <= 1".into());
             }
+        }
+        if self.max_tokens == Some(0) {
+            return Err("max_tokens must be at least 1".into());
         }
         if let Some(x) = self.empty_score {
             if !in_unit(x) {

@@ -1,7 +1,9 @@
 //! The one SQLite file for judge answers and fetched pages (WAL, many writers).
 //! Each table's schema and queries live beside their owner: `judge_cache.rs` for the
-//! judge client, `pages.rs` for the source fetcher.
+//! judge client, `adaptations.rs` for what the judge client learnt about each
+//! server, `pages.rs` for the source fetcher.
 
+pub mod adaptations;
 pub mod judge_cache;
 pub mod pages;
 
@@ -71,6 +73,7 @@ impl Store {
         };
         judge_cache::init_schema(&conn).map_err(wrap)?;
         pages::init_schema(&conn).map_err(wrap)?;
+        adaptations::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

@@ -34,14 +34,22 @@
 //! random with the seeded generator ([`MockConfig::seed`]). See [`Fault`] for the
 //! kinds: 429 with `Retry-After`, 500, a malformed body, answers that need repair,
 //! answers that break the schema, non-JSON answers, slow answers, and one-off schema
-//! rejections as 400 or as llama-cpp-python's 500. Persistent server behaviours
-//! (never accepting `json_schema`, rejecting `temperature` or `max_tokens`,
-//! requiring an API key) are separate switches.
+//! rejections as 400 or as llama-cpp-python's 500, and answers cut off by the token
+//! limit (`finish_reason: "length"`). Persistent server behaviours (never accepting
+//! `json_schema`, rejecting `temperature` or `max_tokens`, requiring an API key, and
+//! how images are treated: [`MockVision`]) are separate switches.
+//!
+//! **Vision.** By default the mock plays a vision model: it names the digit of the
+//! client's vision-check images. [`MockVision::Blind`] plays a text-only model behind
+//! a server that drops images (it answers the check from the schema alone, wrongly
+//! for at least one of its two digits); [`MockVision::RefuseImages`] refuses any
+//! request with an image part.
 //!
 //! **Stats.** [`MockJudge::requests`], [`MockJudge::max_in_flight`],
 //! [`MockJudge::metric_counts`] (keyed by the `json_schema` name, `"unknown"` when
-//! absent), [`MockJudge::bodies`] (every request body received) and
-//! [`MockJudge::authorization_headers`].
+//! absent), [`MockJudge::bodies`] (every request body received),
+//! [`MockJudge::token_limits`] (the `max_tokens` of each), [`MockJudge::image_requests`]
+//! and [`MockJudge::authorization_headers`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -88,6 +96,24 @@ pub enum Fault {
     RejectSchema400,
     /// HTTP 500 naming `response_format`, as llama-cpp-python's server sends it.
     RejectSchema500,
+    /// HTTP 200 with the answer cut in half and `finish_reason: "length"`, as a server
+    /// sends it when the token limit is reached.
+    CutOff,
+}
+
+/// How the mock treats image parts (persistently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MockVision {
+    /// A vision model: it names the digit of the client's vision probe images
+    /// (read back with [`crate::judge::vision::read_probe_data_uri`]).
+    #[default]
+    Sees,
+    /// A text-only model behind a server that drops images: it answers anyway,
+    /// probes included, from the schema alone (so it misreads at least one of the
+    /// two different probe digits).
+    Blind,
+    /// A server that refuses any request with an image part (HTTP 400).
+    RefuseImages,
 }
 
 /// Which structured-output forms the server accepts (persistently).
@@ -133,6 +159,8 @@ pub struct MockConfig {
     pub model_name: Option<String>,
     /// Reported `usage.prompt_tokens_details.cached_tokens` per answer.
     pub cached_tokens: u64,
+    /// Image handling: a vision model (default), a blind one, or image refusals.
+    pub vision: MockVision,
 }
 
 impl Default for MockConfig {
@@ -149,6 +177,7 @@ impl Default for MockConfig {
             api_key: None,
             model_name: None,
             cached_tokens: 0,
+            vision: MockVision::Sees,
         }
     }
 }
@@ -296,6 +325,27 @@ impl MockJudge {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The completion-token limit of every request, in arrival order
+    /// (`max_tokens`, else `max_completion_tokens`; `None` when it had neither).
+    pub fn token_limits(&self) -> Vec<Option<u64>> {
+        self.bodies()
+            .iter()
+            .map(|b| {
+                b.get("max_tokens")
+                    .or_else(|| b.get("max_completion_tokens"))
+                    .and_then(Value::as_u64)
+            })
+            .collect()
+    }
+
+    /// Requests that carried an image part.
+    pub fn image_requests(&self) -> usize {
+        self.bodies()
+            .iter()
+            .filter(|b| !image_uris(b).is_empty())
+            .count()
     }
 
     pub fn metric_count(&self, metric: &str) -> u64 {
@@ -468,7 +518,10 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
     let schema = request_schema(&request).unwrap_or(Value::Bool(true));
     let answer = match &config.responder {
         Some(responder) => responder(&request),
-        None => default_answer(&schema),
+        None => match probe_digit(config, &request, &schema) {
+            Some(digit) => json!({ "digit": digit }),
+            None => default_answer(&schema),
+        },
     };
     let content = match &fault {
         Some(Fault::FencedAnswer) => {
@@ -482,7 +535,16 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         }
         Some(Fault::InvalidAnswer) => violate(&schema, &answer).to_string(),
         Some(Fault::NotJson) => "I am unable to give a rating in that format.".to_string(),
+        Some(Fault::CutOff) => {
+            let full = answer.to_string();
+            full.chars().take(full.chars().count() / 2).collect()
+        }
         _ => answer.to_string(),
+    };
+    let finish_reason = if fault == Some(Fault::CutOff) {
+        "length"
+    } else {
+        "stop"
     };
     stats.answered.fetch_add(1, Ordering::SeqCst);
     let model = config
@@ -503,7 +565,7 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         "created": 0,
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                     "finish_reason": "stop"}],
+                     "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens,
                   "prompt_tokens_details": {"cached_tokens": config.cached_tokens.min(prompt_tokens)}}
@@ -550,7 +612,38 @@ fn schema_rejection_500() -> Response {
         .into_response()
 }
 
+/// The `data:` URIs of every image part of a request.
+fn image_uris(request: &Value) -> Vec<String> {
+    let Some(messages) = request.get("messages").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    messages
+        .iter()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|p| p.pointer("/image_url/url").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A vision model's answer to the client's vision probe: the digit it shows.
+fn probe_digit(config: &MockConfig, request: &Value, schema: &Value) -> Option<u8> {
+    if config.vision != MockVision::Sees || schema.pointer("/properties/digit").is_none() {
+        return None;
+    }
+    image_uris(request)
+        .iter()
+        .find_map(|uri| crate::judge::vision::read_probe_data_uri(uri))
+}
+
 fn persistent_rejection(config: &MockConfig, request: &Value) -> Option<Response> {
+    if config.vision == MockVision::RefuseImages && !image_uris(request).is_empty() {
+        return Some(error_response(
+            StatusCode::BAD_REQUEST,
+            "Invalid content type. image_url is only supported by certain models.",
+            Some("messages"),
+        ));
+    }
     if config.reject_temperature && request.get("temperature").is_some() {
         return Some(error_response(
             StatusCode::BAD_REQUEST,

@@ -173,16 +173,19 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             add(field, json!({"type": "boolean"}));
         }
         AnswerSpec::Extraction { part, .. } => {
-            let s = |d: &str| json!({"type": "string", "description": d});
+            // Bounded like every other schema (grammar-constrained servers need it):
+            // a window of 12 000 characters holds far fewer items than these caps.
+            let s =
+                |d: &str, max: u64| json!({"type": "string", "maxLength": max, "description": d});
             match part {
                 ExtractionPart::References => add(
                     "references",
-                    json!({"type": "array", "items": {
+                    json!({"type": "array", "maxItems": 500, "items": {
                         "type": "object",
                         "properties": {
-                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered."),
-                            "url": s("The entry's URL exactly as written; empty when it has none."),
-                            "title": s("The entry's title; empty when it has none."),
+                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", 20),
+                            "url": s("The entry's URL exactly as written; empty when it has none.", 2000),
+                            "title": s("The entry's title; empty when it has none.", 500),
                         },
                         "required": ["idx", "url", "title"],
                         "additionalProperties": false,
@@ -190,11 +193,12 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
                 ),
                 ExtractionPart::Facts => add(
                     "facts",
-                    json!({"type": "array", "items": {
+                    json!({"type": "array", "maxItems": 300, "items": {
                         "type": "object",
                         "properties": {
-                            "fact": s("The citing sentence copied exactly from the report text."),
-                            "ref_idxs": {"type": "array", "items": {"type": "string"},
+                            "fact": s("The citing sentence copied exactly from the report text.", 4000),
+                            "ref_idxs": {"type": "array", "maxItems": 50,
+                                         "items": {"type": "string", "maxLength": 20},
                                          "description": "Labels of the reference entries it cites."},
                         },
                         "required": ["fact", "ref_idxs"],

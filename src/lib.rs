@@ -11,6 +11,7 @@ pub mod agree;
 pub mod cli;
 pub mod config;
 pub mod eval;
+pub mod example;
 pub mod images;
 pub mod judge;
 pub mod reporef;

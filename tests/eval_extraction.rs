@@ -175,8 +175,9 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
     let j = e.judge.as_ref().unwrap();
     assert_eq!(j.status, "used");
     assert_eq!(j.references_from.as_deref(), Some("rules"));
-    // The scripted judge attaches each line of bare markers to the sentence before.
-    assert_eq!(j.facts, 5, "{j:?}");
+    // The scripted judge attaches each line of bare markers to the line before it
+    // (the last row of each table), plus the one sentence the rules found too.
+    assert_eq!(j.facts, 4, "{j:?}");
     assert_eq!(mock.metric_count("extract_facts"), 1);
     assert_eq!(mock.metric_count("extract_references"), 0);
     // The judge's facts are what Citation Support judged.
@@ -186,11 +187,7 @@ async fn auto_uses_the_judge_for_a_suspect_parse_and_a_rerun_is_cached() {
         .filter(|u| u.metric == "citation_support")
         .filter_map(|u| u.detail["fact"].as_str())
         .collect();
-    assert!(
-        cs.iter()
-            .any(|f| f.starts_with("Marine heatwaves have become longer")),
-        "{cs:?}"
-    );
+    assert!(cs.iter().any(|f| f.contains("Western Pacific")), "{cs:?}");
     assert!(rec.usage.calls >= 1);
 
     // Same report again over the same cache: no new extraction call.

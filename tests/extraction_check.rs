@@ -59,7 +59,7 @@ fn a_list_almost_nobody_cites_is_suspect() {
 fn markers_outside_every_cited_unit_are_suspect() {
     let r = assert_suspect("check-unattached", "belong to no cited sentence");
     assert_eq!(
-        r.extraction.counts.markers_unattached, 6,
+        r.extraction.counts.markers_unattached, 5,
         "{:?}",
         r.extraction
     );

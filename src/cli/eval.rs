@@ -31,14 +31,18 @@ pub struct EvalArgs {
 #[derive(Debug, clap::Args)]
 pub struct EvalOptions {
     /// Reports: ROOT/{system}/{task_id}/report.md (or one report folder or file).
-    #[arg(long)]
-    pub reports: PathBuf,
+    #[arg(long, required_unless_present = "example")]
+    pub reports: Option<PathBuf>,
     /// Task file (TVIR-Bench query.json).
-    #[arg(long)]
-    pub tasks: PathBuf,
+    #[arg(long, required_unless_present = "example")]
+    pub tasks: Option<PathBuf>,
     /// Output folder.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "example")]
+    pub out: Option<PathBuf>,
+    /// Evaluate the example benchmark built into the binary (two systems x three
+    /// tasks), writing into OUT; stands for --reports, --tasks and --out.
+    #[arg(long, value_name = "OUT", conflicts_with_all = ["reports", "tasks", "out"])]
+    pub example: Option<PathBuf>,
     /// Only these systems (repeatable).
     #[arg(long = "system")]
     pub systems: Vec<String>,
@@ -167,7 +171,24 @@ impl Progress for Bar {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    let args = *args.options;
+    let mut args = *args.options;
+    // `--example OUT`: the embedded example, unpacked into a temporary folder that
+    // lives until the run ends. Otherwise clap has required all three inputs.
+    let _example = match args.example.take() {
+        Some(out) => {
+            let example = crate::example::Unpacked::new()?;
+            args.reports = Some(example.reports());
+            args.tasks = Some(example.tasks());
+            args.out = Some(out);
+            Some(example)
+        }
+        None => None,
+    };
+    let (Some(reports), Some(tasks_file), Some(out_dir)) =
+        (args.reports.take(), args.tasks.take(), args.out.take())
+    else {
+        anyhow::bail!("--reports, --tasks and --out are required (or --example OUT)");
+    };
     if args.no_judge && args.dry_run {
         anyhow::bail!("--no-judge and --dry-run exclude each other");
     }
@@ -178,8 +199,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
             .context("loading rubrics and prompts")?,
     );
-    let tasks = load_tasks(&args.tasks)?;
-    let mut jobs = discover(&args.reports)?;
+    let tasks = load_tasks(&tasks_file)?;
+    let mut jobs = discover(&reports)?;
     if !args.systems.is_empty() {
         jobs.retain(|j| args.systems.contains(&j.system));
     }
@@ -201,7 +222,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if planned.is_empty() {
         anyhow::bail!(
             "{}: no report left after --system/--task filters",
-            args.reports.display()
+            reports.display()
         );
     }
 
@@ -222,7 +243,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         tpm: args.tpm,
         dry_run: args.dry_run,
         max_cost_usd: args.max_cost,
-        journal_path: Some(args.out.join("judge-journal.jsonl")),
+        journal_path: Some(out_dir.join("judge-journal.jsonl")),
         ..JudgeFlags::default()
     };
     // A judge is configured when a model is named and there is somewhere to send it:
@@ -331,15 +352,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         engine = engine.with_progress(Arc::new(Bar { bar, stats }));
     }
 
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("{}: cannot create output folder", args.out.display()))?;
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
     let started = Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let write_errors = std::sync::Mutex::new(Vec::<String>::new());
-    let out = args.out.clone();
+    let out = out_dir.clone();
     let records = runtime.block_on(engine.evaluate_all(planned, &|recs| {
         for r in recs {
             if let Err(e) = output::write_report(&out, r) {
@@ -355,11 +376,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("writing results: {e}");
     }
     let summary = output::summary(&records, &settings_json);
-    output::write_summary(&args.out, &summary)?;
+    output::write_summary(&out_dir, &summary)?;
     let stats = &engine.stats;
     use std::sync::atomic::Ordering::Relaxed;
     output::write_run_stats(
-        &args.out,
+        &out_dir,
         &json!({
             "wall_seconds": started.elapsed().as_secs_f64(),
             "requests_built": stats.requests.load(Relaxed),
@@ -404,7 +425,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         ),
     }
     print!("{}", suspect_lines(&records));
-    println!("results: {}", args.out.display());
+    println!("results: {}", out_dir.display());
     if failed_units > 0 || broken_reports > 0 {
         if broken_reports > 0 {
             eprintln!(

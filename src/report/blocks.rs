@@ -44,6 +44,8 @@ pub(crate) struct Block {
     pub footnote: Option<String>,
     /// Element id (HTML `id=`) when one was given, e.g. `fig3` on a caption.
     pub html_id: Option<String>,
+    /// Built by the HTML front end (its source lines are tags, not Markdown).
+    pub from_html: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +109,7 @@ impl Block {
             inlines: Vec::new(),
             footnote: None,
             html_id: None,
+            from_html: false,
         }
     }
 

@@ -11,7 +11,7 @@ use regex::Regex;
 
 use super::blocks::{Block, BlockKind, Inline, LineIndex};
 use super::model::{Fact, Reference, StructuralError};
-use super::urls::{clean_url, is_web_url, url_key, BARE_URL};
+use super::urls::{clean_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL};
 
 /// Stands in for a citation marker in flattened unit text (a private-use char that
 /// real reports do not contain).
@@ -88,9 +88,12 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]+)\]|\[([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[([^\[\]\n]*)\]\((https?://[^\n]*?)\)|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
+    Regex::new(r"\[\^([^\]\s]+)\]|[\[［](?:(?i:citations?|cite|sources?|refs?|references?)\s*[:：#]?\s*|(?:来源|参考|引用|文献)\s*[:：#]?\s*)?\s*([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\s*[\]］]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
         .unwrap()
 });
+/// Superscript digits used as citation markers (`rose 40%.¹²`, `growth³˒⁴`).
+static SUPERSCRIPT_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,˒⁻–-][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*").unwrap());
 static NUM_LIST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[0-9]+(?:\s*[-–—~]\s*[0-9]+)?").unwrap());
 static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
@@ -127,7 +130,8 @@ fn expand_numbers(list: &str) -> Vec<String> {
     out
 }
 
-/// Split plain text into text and textual markers.
+/// Split plain text into text and textual markers. Links the Markdown parser
+/// refused (a target with spaces) are cut out first, whole.
 fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
     let map_src = |a: usize, b: usize| -> Range<usize> {
         // Text from the Markdown parser may have lost escapes, so offsets are
@@ -137,10 +141,47 @@ fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) 
         s..e
     };
     let mut last = 0;
+    if text.contains("](") {
+        for l in loose_links(text) {
+            scan_markers(
+                flat,
+                &text[last..l.range.start],
+                map_src(last, l.range.start),
+                allow_glued,
+            );
+            let link_src = map_src(l.range.start, l.range.end);
+            if !is_web_url(&l.text) {
+                flat.push_text(&l.text, link_src.clone());
+            }
+            if !is_image_url(&l.url) && !l.text.trim().is_empty() {
+                flat.push_cite(
+                    vec![RawCite::Url(clean_url(&l.url))],
+                    link_src.end..link_src.end,
+                );
+            }
+            last = l.range.end;
+        }
+    }
+    scan_markers(flat, &text[last..], map_src(last, text.len()), allow_glued);
+}
+
+/// Textual markers (`[3]`, `【3】`, `[^3]`, tags) inside link-free text.
+fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+    let map_src = |a: usize, b: usize| -> Range<usize> {
+        let s = (src.start + a).min(src.end);
+        let e = (src.start + b).min(src.end).max(s);
+        s..e
+    };
+    let mut last = 0;
     for c in BRACKET_NUM.captures_iter(text) {
         let m = c.get(0).map(|m| m.range()).unwrap_or(0..0);
         let cites = if let Some(f) = c.get(1) {
-            vec![RawCite::Foot(f.as_str().to_string())]
+            // Kimi writes `[^3^]`.
+            let label = f.as_str().trim_end_matches('^');
+            if label.is_empty() {
+                continue;
+            }
+            vec![RawCite::Foot(label.to_string())]
         } else if let Some(n) = c.get(2).or_else(|| c.get(3)) {
             expand_numbers(n.as_str())
                 .into_iter()
@@ -152,26 +193,19 @@ fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) 
             } else {
                 continue;
             }
-        } else if let (Some(t), Some(u)) = (c.get(5), c.get(6)) {
-            // A link the Markdown parser refused (spaces in a text fragment).
-            scan_plain(
-                flat,
-                &text[last..m.start],
-                map_src(last, m.start),
-                allow_glued,
-            );
-            flat.push_text(t.as_str(), map_src(t.start(), t.end()));
-            flat.push_cite(
-                vec![RawCite::Url(clean_url(u.as_str()))],
-                map_src(u.start(), m.end),
-            );
-            last = m.end;
-            continue;
-        } else if let Some(f) = c.get(7) {
+        } else if let Some(f) = c.get(5) {
             vec![RawCite::Input(f.as_str().trim().to_string())]
         } else {
             continue;
         };
+        // `^[3]^` (superscript in Pandoc syntax): the carets go with the marker.
+        let mut m = m;
+        if m.start > last && text[..m.start].ends_with('^') && text[m.end..].starts_with('^') {
+            m = m.start - 1..m.end + 1;
+        }
+        if m.start < last {
+            continue;
+        }
         scan_plain(
             flat,
             &text[last..m.start],
@@ -182,6 +216,67 @@ fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) 
         last = m.end;
     }
     scan_plain(flat, &text[last..], map_src(last, text.len()), allow_glued);
+}
+
+/// Superscript digit runs that read as citations: after punctuation or a word of
+/// three letters or more, never after a digit or a short unit (`10⁶`, `km²`).
+fn superscript_markers(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+    let mut out = Vec::new();
+    for m in SUPERSCRIPT_RUN.find_iter(text) {
+        let before = &text[..m.start()];
+        let Some(prev) = before.chars().last() else {
+            continue;
+        };
+        let ok = if prev.is_alphabetic() {
+            let word: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_alphabetic())
+                .collect();
+            word.chars().count() >= 3 && !super::language::is_cjk(prev)
+                || super::language::is_cjk(prev)
+        } else {
+            matches!(
+                prev,
+                '.' | ','
+                    | ';'
+                    | ':'
+                    | ')'
+                    | '"'
+                    | '”'
+                    | '’'
+                    | '\''
+                    | '。'
+                    | '，'
+                    | '；'
+                    | '）'
+                    | '%'
+            )
+        };
+        if !ok {
+            continue;
+        }
+        let plain: String = m
+            .as_str()
+            .chars()
+            .map(|c| match c {
+                '⁰' => '0',
+                '¹' => '1',
+                '²' => '2',
+                '³' => '3',
+                '⁴' => '4',
+                '⁵' => '5',
+                '⁶' => '6',
+                '⁷' => '7',
+                '⁸' => '8',
+                '⁹' => '9',
+                '⁻' => '-',
+                _ => ',',
+            })
+            .collect();
+        out.push((m.range(), expand_numbers(&plain)));
+    }
+    out
 }
 
 /// Bare URLs and glued numerals inside marker-free text.
@@ -195,6 +290,15 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool)
     let mut cuts: Vec<(Range<usize>, RawCite)> = Vec::new();
     for m in BARE_URL.find_iter(text) {
         cuts.push((m.range(), RawCite::Url(clean_url(m.as_str()))));
+    }
+    if !text.is_ascii() {
+        for (r, n) in superscript_markers(text) {
+            if !cuts.iter().any(|(c, _)| c.start < r.end && r.start < c.end) {
+                for num in n {
+                    cuts.push((r.clone(), RawCite::Weak(num)));
+                }
+            }
+        }
     }
     if allow_glued {
         for (r, n) in glued_numerals(text) {
@@ -361,11 +465,14 @@ fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: bool) {
                 }
                 if web {
                     // The link text stays in the sentence (unless it is the URL itself),
-                    // the target is a citation.
+                    // the target is a citation; a link to a picture, or one with no
+                    // text (a linked image), is not.
                     if !is_web_url(text) {
                         flat.push_text(text, span.clone());
                     }
-                    flat.push_cite(vec![RawCite::Url(clean_url(url))], span.end..span.end);
+                    if !is_image_url(url) && !text.trim().is_empty() {
+                        flat.push_cite(vec![RawCite::Url(clean_url(url))], span.end..span.end);
+                    }
                 } else {
                     flat.push_text(text, span.clone());
                 }
@@ -715,7 +822,10 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
     let mut scan = FactScan::default();
     let blocks = input.blocks;
     let mut i = 0;
-    // Paragraph that only carried markers, whose cites go to the previous unit.
+    // The last body unit seen: markers standing alone cite it.
+    let mut prev: Option<PrevUnit> = None;
+    // `uncited_quantitative` errors withdrawn because later markers cite the unit.
+    let mut resolved_trace: HashSet<usize> = HashSet::new();
     while i < blocks.len() {
         let b = &blocks[i];
         if input.excluded.contains(&i) {
@@ -724,6 +834,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
         }
         match &b.kind {
             BlockKind::TableRow { table, .. } => {
+                prev = None;
                 let table = *table;
                 let start = i;
                 while i < blocks.len()
@@ -735,6 +846,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                 continue;
             }
             BlockKind::Heading(_) => {
+                prev = None;
                 let flat = flatten(&b.inlines, input.allow_glued);
                 let line = input.lines.line_of(b.span.start);
                 let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
@@ -768,8 +880,23 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     let line = input.lines.line_of(src_start);
                     let idxs = resolve_all(input.resolver, &s.cites, line, &mut scan.consistency);
                     let span = snap_to_chars(input.text, src_start..src_end.max(src_start));
+                    let markers_alone = s.text.is_empty()
+                        || s.text.chars().all(|c| !c.is_alphanumeric())
+                        || LABEL_ONLY.is_match(&s.text);
                     if idxs.is_empty() {
-                        if !s.text.is_empty() && QUANTITATIVE.is_match(&s.text) {
+                        if markers_alone {
+                            continue;
+                        }
+                        let trace = (!s.text.is_empty() && QUANTITATIVE.is_match(&s.text))
+                            .then_some(scan.traceability.len());
+                        prev = Some(PrevUnit {
+                            text: s.text.clone(),
+                            line,
+                            span: span.clone(),
+                            fact: None,
+                            trace,
+                        });
+                        if trace.is_some() {
                             scan.traceability.push(StructuralError {
                                 code: "uncited_quantitative".into(),
                                 line: Some(line),
@@ -781,17 +908,45 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                         }
                         continue;
                     }
-                    if s.text.is_empty() || s.text.chars().all(|c| !c.is_alphanumeric()) {
-                        // Markers alone: they cite the unit before them.
-                        if let Some(prev) = scan.facts.last_mut() {
+                    if markers_alone {
+                        // Markers alone (after a line break, in their own paragraph,
+                        // or behind a `Sources:` label): they cite the unit before.
+                        let target = match prev.as_mut() {
+                            Some(p) => match p.fact {
+                                Some(fi) => Some(fi),
+                                None => {
+                                    if let Some(t) = p.trace.take() {
+                                        resolved_trace.insert(t);
+                                    }
+                                    scan.facts.push(Fact {
+                                        fact: p.text.clone(),
+                                        ref_idxs: Vec::new(),
+                                        line: p.line,
+                                        span: p.span.clone(),
+                                    });
+                                    p.fact = Some(scan.facts.len() - 1);
+                                    p.fact
+                                }
+                            },
+                            None => scan.facts.len().checked_sub(1),
+                        };
+                        if let Some(fi) = target {
+                            let f = &mut scan.facts[fi];
                             for idx in idxs {
-                                if !prev.ref_idxs.contains(&idx) {
-                                    prev.ref_idxs.push(idx);
+                                if !f.ref_idxs.contains(&idx) {
+                                    f.ref_idxs.push(idx);
                                 }
                             }
                         }
                         continue;
                     }
+                    prev = Some(PrevUnit {
+                        text: s.text.clone(),
+                        line,
+                        span: span.clone(),
+                        fact: Some(scan.facts.len()),
+                        trace: None,
+                    });
                     scan.facts.push(Fact {
                         fact: s.text,
                         ref_idxs: idxs,
@@ -804,8 +959,31 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
         }
         i += 1;
     }
+    if !resolved_trace.is_empty() {
+        let mut k = 0;
+        scan.traceability.retain(|_| {
+            k += 1;
+            !resolved_trace.contains(&(k - 1))
+        });
+    }
     scan
 }
+
+/// A body unit already seen, which a following run of bare markers may cite.
+struct PrevUnit {
+    text: String,
+    line: usize,
+    span: Range<usize>,
+    /// Index of its fact, once it has one.
+    fact: Option<usize>,
+    /// Index of its `uncited_quantitative` error, if one was raised.
+    trace: Option<usize>,
+}
+
+/// A unit that is only a source label before its markers (`Sources: [2][5]`).
+static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^[(（\[]?\s*(sources?|refs?\.?|references?|citations?|cited|via|来源|资料来源|数据来源|信息来源|参考|参考文献|参考资料|出处|引用)\s*[:：]?\s*[)）\]]?\s*[.。]?$").unwrap()
+});
 
 /// Widen a byte range to char boundaries inside `text` (offsets mapped through
 /// unescaped text can land inside a multi-byte character).

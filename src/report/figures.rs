@@ -14,7 +14,7 @@ use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
 use super::urls::is_web_url;
 
 /// A numbered caption line: `Figure 2: ...`, `Fig. 3.`, `图1：...`, `**图 4** ...`.
-static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+pub(crate) static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)[*_\s]*(?:[:：.．、|\-—–]|\s)")
         .unwrap()
 });
@@ -74,6 +74,10 @@ fn pseudo_visual_kind(block: &Block) -> Option<&'static str> {
             if matches!(info, "plantuml" | "puml" | "dot" | "graphviz") {
                 return Some("diagram");
             }
+            // Charts a page draws by script (`<canvas>`, ECharts targets, chart files).
+            if info == "chart" {
+                return Some("chart");
+            }
             let first = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             if MERMAID_START.is_match(first) {
                 return Some("mermaid");
@@ -113,11 +117,16 @@ fn is_ascii_art(body: &str) -> bool {
 }
 
 /// Logos, badges, icons and tracking pixels are not figures.
-fn is_decorative(src: &str, alt: &str, width: Option<u32>, height: Option<u32>) -> bool {
+pub(crate) fn is_decorative(src: &str, alt: &str, width: Option<u32>, height: Option<u32>) -> bool {
     if BADGE_HOSTS.is_match(src) {
         return true;
     }
-    let name = src.rsplit('/').next().unwrap_or(src);
+    // A `data:` URI has no file name (its payload is not one).
+    let name = if src.trim_start().starts_with("data:") {
+        ""
+    } else {
+        src.rsplit('/').next().unwrap_or(src)
+    };
     let name = name.split(['?', '#']).next().unwrap_or(name);
     if DECORATIVE.is_match(name) || DECORATIVE.is_match(alt.trim()) {
         return true;
@@ -141,12 +150,21 @@ pub(crate) fn figure_kind(src: &str, alt: &str, caption: Option<&str>) -> Figure
     if lower.starts_with("charts/") {
         return FigureKind::Chart;
     }
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let inline_svg = lower.starts_with("data:image/svg+xml");
+    // A `data:` URI's payload is no file name: only alt and caption are evidence.
+    let name = if lower.starts_with("data:") {
+        ""
+    } else {
+        path.rsplit('/').next().unwrap_or(path)
+    };
     let evidence = format!("{name} {alt} {}", caption.unwrap_or(""));
     if CHART_EVIDENCE.is_match(&evidence) {
         FigureKind::Chart
     } else if IMAGE_EVIDENCE.is_match(&evidence) {
         FigureKind::Image
+    } else if inline_svg {
+        // An SVG drawn inside the page with nothing saying otherwise: a chart.
+        FigureKind::Chart
     } else {
         FigureKind::Unknown
     }

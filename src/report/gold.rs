@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::model::Report;
-use super::urls::clean_url;
+use super::urls::{clean_url, url_key};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct Gold {
@@ -136,6 +136,12 @@ fn multiset_tp<K: std::hash::Hash + Eq>(predicted: Vec<K>, gold: Vec<K>) -> usiz
     tp
 }
 
+/// A URL as the page a judge would read (METRICS.md section 1: scheme and host
+/// case, `www.`, fragment, tracking parameters and a trailing slash do not matter).
+fn page(url: &str) -> String {
+    url_key(&clean_url(url))
+}
+
 fn norm_src(s: &str) -> String {
     s.trim().trim_start_matches("./").to_string()
 }
@@ -145,12 +151,12 @@ pub fn score(report: &Report, gold: &Gold) -> GoldScore {
     let pred_refs: Vec<(String, Option<String>)> = report
         .references
         .iter()
-        .map(|r| (r.idx.clone(), r.url.as_deref().map(clean_url)))
+        .map(|r| (r.idx.clone(), r.url.as_deref().map(page)))
         .collect();
     let gold_refs: Vec<(String, Option<String>)> = gold
         .references
         .iter()
-        .map(|r| (r.idx.trim().to_string(), r.url.as_deref().map(clean_url)))
+        .map(|r| (r.idx.trim().to_string(), r.url.as_deref().map(page)))
         .collect();
     let (np, ng) = (pred_refs.len(), gold_refs.len());
     let references = Prf::new(multiset_tp(pred_refs, gold_refs), np, ng);

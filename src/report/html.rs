@@ -3,14 +3,17 @@
 //! recovered by locating each element's distinctive text in the source, moving
 //! forward only; where that fails the enclosing element's span is used.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::LazyLock;
 
+use base64::Engine as _;
 use regex::Regex;
 use scraper::{ElementRef, Html, Node};
 
 use super::blocks::{Block, BlockKind, Inline};
+use super::figures::{is_decorative, CAPTION_LINE};
+use super::references::is_reference_heading;
 
 static ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -175,10 +178,593 @@ impl Locator<'_> {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Whole pages: what a browser shows. Navigation, script-drawn charts, figure
+// wrappers with class-marked captions and anchors into the reference section are
+// recognised from the document tree, never from indentation.
+// ---------------------------------------------------------------------------
+
+/// An id or class token naming a reference section (`<section id="sources">`).
+static REF_CONTAINER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(refs?|references?|sources?|citations?|bibliography|biblio|footnotes?|endnotes?|works-?cited|(?:refs?|references?|sources?|citations?)[-_]?(?:list|section|container))$").unwrap()
+});
+/// An in-page target that names a reference entry (`#ref-3`, `#cite_note-3`, `#fn3`).
+static REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(refs?|references?|sources?|citations?|cite|bib|bibliography|fn|footnotes?|endnotes?|notes?)(?:[-_:]?(?:note|ref)?[-_:]?\d{0,4})$").unwrap()
+});
+/// Digits closing a reference entry id (`ref-3`, `cite_note-12`, `fn4`).
+static REF_ID_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:refs?|references?|sources?|citations?|cite|bib|fn|footnotes?|endnotes?|notes?|r|s|c)[-_:]?(?:note[-_:]?)?(\d{1,4})$").unwrap()
+});
+/// The text of a numbered citation anchor: `3`, `[3]`, `3, 4`, `[5-7]`.
+static CITE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*[\[(（【]?\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*[\])）】]?\s*$").unwrap()
+});
+/// An anchor class marking a citation (`class="citation"`, `cite-ref`, `footnote-ref`).
+static CITE_CLASS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)cit|(^|[-_ ])(ref|fn|footnote|source)([-_ ]|$)").unwrap());
+/// In-page targets that are figures, tables or sections, never reference entries.
+static NON_REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(fig|figure|tab|table|chart|eq|equation|sec|section|img|image)[-_:]?\d")
+        .unwrap()
+});
+/// An id or class token of navigation: menus, tables of contents, breadcrumbs.
+static NAV_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(nav|navbar|navigation|menu|menubar|toc|breadcrumbs?|pagination|skip-?link|table-?of-?contents|tableofcontents|sidenav|topnav)$|^(nav|navbar|toc|menu|sidenav|topnav)[-_]|[-_](nav|navbar|toc|menu|navigation)$").unwrap()
+});
+/// Class tokens of text a reader does not see as report text: notebook prompts
+/// (`In [3]:`), screen-reader-only labels.
+static HIDDEN_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(jp-InputPrompt|jp-OutputPrompt|prompt|input_prompt|output_prompt|sr-only|visually-hidden|screen-reader-text)$").unwrap()
+});
+/// An id or class token of a sidebar, header or footer band: navigation only when
+/// it is mostly links.
+static SIDEBAR_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)sidebar|side-bar|aside|masthead|site-header|site-footer").unwrap()
+});
+/// A class marking a caption (`caption`, `fig-caption`, `img-caption`, `figure-title`).
+static CAPTION_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)caption|figcap|(fig|figure|img|image|chart|graph|plot)[-_]?(title|desc|description|note|text|label|legend-text)").unwrap()
+});
+/// A file a chart component points at (`charts/sales.json`, `plot.html`, `*.vl.json`).
+static CHART_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)chart|plot|graph|vega|echarts|\.vl\.json|\.vg\.json").unwrap()
+});
+/// Script calls of chart libraries.
+static CHART_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"new\s+Chart\s*\(|\bChart\s*\(|echarts\s*\.\s*init|Plotly\s*\.\s*(newPlot|plot|react)|Highcharts\s*\.\s*(chart|stockChart)|new\s+ApexCharts|vegaEmbed\s*\(|google\s*\.\s*visualization|c3\s*\.\s*generate|\bd3\s*\.\s*select|am[45]charts|new\s+Chartist|billboard\s*\.\s*generate").unwrap()
+});
+/// Element ids a chart script draws into.
+static CHART_TARGET_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:getElementById\s*\(\s*|querySelector\s*\(\s*['"]#|(?:newPlot|Plotly\.plot|Plotly\.react|Highcharts\.chart|Highcharts\.stockChart|vegaEmbed|d3\.select)\s*\(\s*['"]#?)['"]?([A-Za-z][\w\-:.]*)['"]"#).unwrap()
+});
+/// Shapes that draw something inside an `<svg>`.
+const SVG_SHAPES: &[&str] = &[
+    "rect", "line", "polyline", "polygon", "circle", "ellipse", "path",
+];
+
+fn tokens(el: &scraper::node::Element) -> impl Iterator<Item = &str> {
+    el.id()
+        .into_iter()
+        .chain(el.attr("class").unwrap_or("").split_whitespace())
+}
+
+fn has_token(el: &scraper::node::Element, re: &Regex) -> bool {
+    tokens(el).any(|t| re.is_match(t))
+}
+
+fn text_of(el: ElementRef<'_>) -> String {
+    let mut s = String::new();
+    for node in el.descendants() {
+        if let Node::Text(t) = node.value() {
+            let skipped = node.ancestors().any(|a| {
+                a.value().as_element().is_some_and(|e| {
+                    matches!(e.name(), "script" | "style" | "noscript" | "template")
+                })
+            });
+            if !skipped {
+                s.push_str(t);
+            }
+        }
+    }
+    s
+}
+
+fn visible_chars(s: &str) -> usize {
+    s.chars().filter(|c| !c.is_whitespace()).count()
+}
+
+/// What the whole document says about its elements before the walk: which ids lie
+/// in a reference section (so anchors into them are citations) and which elements
+/// scripts draw charts into.
+#[derive(Default)]
+struct PageInfo {
+    ref_ids: HashSet<String>,
+    chart_ids: HashSet<String>,
+}
+
+impl PageInfo {
+    fn of(root: ElementRef<'_>) -> PageInfo {
+        let mut info = PageInfo::default();
+        let mut ref_heading: Option<u8> = None;
+        for node in root.descendants() {
+            let Some(el) = ElementRef::wrap(node) else {
+                continue;
+            };
+            let v = el.value();
+            let name = v.name();
+            if name == "script" {
+                let code: String = el.text().collect();
+                if CHART_SCRIPT.is_match(&code) {
+                    for c in CHART_TARGET_ID.captures_iter(&code) {
+                        info.chart_ids.insert(c[1].to_string());
+                    }
+                }
+                continue;
+            }
+            if let Some(level) = heading_level(name) {
+                if is_reference_heading(&text_of(el)) {
+                    ref_heading = Some(level);
+                } else if ref_heading.is_some_and(|l| level <= l) {
+                    ref_heading = None;
+                }
+            }
+            if let Some(id) = v.id() {
+                let in_container = std::iter::once(el)
+                    .chain(el.ancestors().filter_map(ElementRef::wrap))
+                    .any(|a| has_token(a.value(), &REF_CONTAINER));
+                if ref_heading.is_some() || in_container {
+                    info.ref_ids.insert(id.to_string());
+                }
+            }
+        }
+        info
+    }
+}
+
+fn heading_level(name: &str) -> Option<u8> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+/// Navigation a reader does not read as report text: `<nav>`, menus, tables of
+/// contents, link-only sidebars and header/footer bands, `aria-hidden` elements.
+fn is_navigation(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let name = v.name();
+    if name == "nav" || v.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    if matches!(
+        v.attr("role"),
+        Some("navigation" | "menu" | "menubar" | "tablist" | "banner" | "contentinfo")
+    ) && link_share(el) >= 0.5
+    {
+        return true;
+    }
+    if has_token(v, &HIDDEN_TOKEN) {
+        return true;
+    }
+    // A navigation class on an element that is mostly links (`class="with-toc"` on a
+    // whole layout is not navigation).
+    if has_token(v, &NAV_TOKEN) && link_share(el) >= 0.5 {
+        return true;
+    }
+    if (matches!(name, "header" | "footer" | "aside") || has_token(v, &SIDEBAR_TOKEN))
+        && link_share(el) >= 0.6
+    {
+        return true;
+    }
+    matches!(name, "ul" | "ol") && is_toc_list(el)
+}
+
+/// Share of an element's visible text that sits inside links.
+fn link_share(el: ElementRef<'_>) -> f64 {
+    let total = visible_chars(&text_of(el));
+    if total == 0 {
+        return 0.0;
+    }
+    let linked: usize = el
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "a")
+        .map(|a| visible_chars(&text_of(a)))
+        .sum();
+    linked as f64 / total as f64
+}
+
+/// A list whose every item is one in-page link: a table of contents.
+fn is_toc_list(el: ElementRef<'_>) -> bool {
+    let items: Vec<ElementRef<'_>> = el
+        .children()
+        .filter_map(ElementRef::wrap)
+        .filter(|c| c.value().name() == "li")
+        .collect();
+    items.len() >= 2
+        && items.iter().all(|li| {
+            let own = visible_chars(&text_of(*li));
+            let links: Vec<ElementRef<'_>> = li
+                .descendants()
+                .filter_map(ElementRef::wrap)
+                .filter(|e| e.value().name() == "a")
+                .collect();
+            let first = links.first();
+            first.is_some_and(|a| a.value().attr("href").is_some_and(|h| h.starts_with('#')))
+                && first.is_some_and(|a| {
+                    // Nested sub-lists of the TOC count with their item.
+                    let linked: usize = links.iter().map(|l| visible_chars(&text_of(*l))).sum();
+                    let _ = a;
+                    linked * 10 >= own * 9
+                })
+        })
+}
+
+/// An `<svg>` that draws a chart or diagram (not an icon): at least three shapes
+/// and no declared size of 48 px or less.
+fn is_drawing_svg(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let w = v.attr("width").and_then(parse_dimension);
+    let h = v.attr("height").and_then(parse_dimension);
+    if let (Some(w), Some(h)) = (w, h) {
+        if w <= 48 && h <= 48 {
+            return false;
+        }
+    }
+    if w.is_none() && h.is_none() {
+        if let Some(vb) = v.attr("viewBox").or_else(|| v.attr("viewbox")) {
+            let nums: Vec<f64> = vb
+                .split([' ', ','])
+                .filter_map(|x| x.trim().parse().ok())
+                .collect();
+            if nums.len() == 4 && nums[2] <= 48.0 && nums[3] <= 48.0 {
+                return false;
+            }
+        }
+    }
+    if tokens(v).any(|t| t.to_ascii_lowercase().contains("icon")) {
+        return false;
+    }
+    let in_control = el.ancestors().filter_map(ElementRef::wrap).any(|a| {
+        matches!(
+            a.value().name(),
+            "a" | "button" | "nav" | "label" | "summary"
+        )
+    });
+    if in_control {
+        return false;
+    }
+    el.descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|d| SVG_SHAPES.contains(&d.value().name()))
+        .take(3)
+        .count()
+        >= 3
+}
+
+/// The SVG element's source as a `data:image/svg+xml;base64,` URI the image loader
+/// rasterises: the SVG namespace added when the page left it out (HTML allows that,
+/// XML does not), and HTML-only entities rewritten as numeric ones.
+fn svg_data_uri(source: &str) -> String {
+    let mut svg = source.to_string();
+    if !svg.contains("xmlns=") {
+        svg = svg.replacen("<svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"", 1);
+    }
+    if svg.contains("xlink:") && !svg.contains("xmlns:xlink") {
+        svg = svg.replacen(
+            "<svg",
+            "<svg xmlns:xlink=\"http://www.w3.org/1999/xlink\"",
+            1,
+        );
+    }
+    let svg = svg.replace("&nbsp;", "&#160;");
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg.as_bytes())
+    )
+}
+
+/// Alt text of an inline SVG: its `aria-label`, else its `<title>`.
+fn svg_alt(el: ElementRef<'_>) -> String {
+    if let Some(l) = el.value().attr("aria-label") {
+        return l.trim().to_string();
+    }
+    el.children()
+        .filter_map(ElementRef::wrap)
+        .find(|c| c.value().name() == "title")
+        .map(|t| {
+            collapse_ws(&t.text().collect::<String>())
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// A chart drawn at view time (canvas, script target, Mermaid source, chart file):
+/// the pseudo-visual kind it is listed under.
+fn script_visual(el: ElementRef<'_>, page: &PageInfo) -> Option<&'static str> {
+    let v = el.value();
+    let name = v.name();
+    let class = v.attr("class").unwrap_or("").to_ascii_lowercase();
+    if matches!(name, "pre" | "div") && class.split_whitespace().any(|c| c == "mermaid") {
+        return Some("mermaid");
+    }
+    if name == "pre"
+        && el.children().filter_map(ElementRef::wrap).any(|c| {
+            c.value().name() == "code"
+                && c.value().attr("class").is_some_and(|k| {
+                    k.contains("language-mermaid") || k.split_whitespace().any(|t| t == "mermaid")
+                })
+        })
+    {
+        return Some("mermaid");
+    }
+    if name == "canvas" {
+        return Some("chart");
+    }
+    let empty = || visible_chars(&text_of(el)) <= 40;
+    if v.id().is_some_and(|id| page.chart_ids.contains(id)) && empty() {
+        return Some("chart");
+    }
+    let pointer = [
+        "src",
+        "data",
+        "data-src",
+        "data-chart",
+        "data-url",
+        "data-spec",
+        "data-config",
+    ]
+    .iter()
+    .filter_map(|a| v.attr(a))
+    .find(|u| CHART_FILE.is_match(u));
+    let component = matches!(name, "iframe" | "embed" | "object")
+        || name.contains('-')
+        || name.starts_with("div");
+    if pointer.is_some() && component && empty() {
+        return Some("chart");
+    }
+    None
+}
+
+/// Whether an element is a caption: `<figcaption>`, a caption class, or a numbered
+/// caption text (`Figure 3: ...`, `图 2：...`) in a short text element.
+fn is_caption_element(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    if v.name() == "figcaption" || has_token(v, &CAPTION_CLASS) {
+        // A caption never holds the picture itself (`class="captioned-image"`).
+        return !el
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .any(|d| matches!(d.value().name(), "img" | "svg" | "canvas"));
+    }
+    if !matches!(
+        v.name(),
+        "p" | "div" | "span" | "em" | "i" | "small" | "strong" | "b" | "center" | "cite"
+    ) {
+        return false;
+    }
+    // A caption line holds inline content only (a layout row whose text happens to
+    // start with a caption is no caption).
+    let has_blocks = el
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| {
+            let n = d.value().name();
+            BLOCK_CONTAINERS.contains(&n)
+                || LEAVES.contains(&n)
+                || matches!(n, "img" | "svg" | "canvas" | "div" | "p")
+        });
+    !has_blocks
+        && text_capped(el, 400).is_some_and(|t| CAPTION_LINE.is_match(collapse_ws(&t).trim()))
+}
+
+/// The element's text when it has at most `max` visible characters.
+fn text_capped(el: ElementRef<'_>, max: usize) -> Option<String> {
+    let mut s = String::new();
+    let mut n = 0;
+    for node in el.descendants() {
+        if let Node::Text(t) = node.value() {
+            n += visible_chars(t);
+            if n > max {
+                return None;
+            }
+            s.push_str(t);
+        }
+    }
+    Some(s)
+}
+
+/// A short line that is wholly emphasized (`<p><em>...</em></p>`, `<em>...</em>`):
+/// an unnumbered caption when it sits right under an image.
+fn is_emphasized_line(el: ElementRef<'_>) -> bool {
+    let name = el.value().name();
+    let Some(t) = text_capped(el, 300) else {
+        return false;
+    };
+    let n = collapse_ws(&t).trim().chars().count();
+    if !(3..=300).contains(&n) {
+        return false;
+    }
+    if matches!(name, "em" | "i" | "small") {
+        return true;
+    }
+    if !matches!(name, "p" | "div") {
+        return false;
+    }
+    let mut kids = el.children().filter(|c| match c.value() {
+        Node::Text(t) => !t.trim().is_empty(),
+        Node::Element(_) => true,
+        _ => false,
+    });
+    let only = kids.next();
+    kids.next().is_none()
+        && only
+            .and_then(ElementRef::wrap)
+            .is_some_and(|c| matches!(c.value().name(), "em" | "i" | "small"))
+}
+
+/// A visual inside an element that is a figure: a non-decorative `<img>` or a
+/// drawing `<svg>`.
+fn is_visual(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    match v.name() {
+        "img" => !is_decorative(
+            v.attr("src").unwrap_or(""),
+            v.attr("alt").unwrap_or(""),
+            v.attr("width").and_then(parse_dimension),
+            v.attr("height").and_then(parse_dimension),
+        ),
+        "svg" => is_drawing_svg(el),
+        _ => false,
+    }
+}
+
+fn visuals_in(el: ElementRef<'_>) -> usize {
+    std::iter::once(el)
+        .chain(el.descendants().skip(1).filter_map(ElementRef::wrap))
+        .filter(|e| is_visual(*e))
+        .count()
+}
+
+/// Visible text of an element outside captions and visuals, counted up to just
+/// past `max`.
+fn prose_outside_captions(el: ElementRef<'_>, max: usize) -> usize {
+    let mut n = 0;
+    for node in el.descendants() {
+        let Node::Text(t) = node.value() else {
+            continue;
+        };
+        let excluded = node.ancestors().filter_map(ElementRef::wrap).any(|a| {
+            let name = a.value().name();
+            matches!(name, "script" | "style" | "svg" | "noscript")
+                || is_caption_element(a) && a != el
+        });
+        if !excluded {
+            n += visible_chars(t);
+            if n > max {
+                break;
+            }
+        }
+    }
+    n
+}
+
+/// A caption read from the source: its inlines, the span of its inner text and the
+/// span of the whole element.
+type CaptionRead = (Vec<Inline>, Option<Range<usize>>, Option<Range<usize>>);
+
+/// The caption found for a figure wrapper.
+enum CaptionAt<'d> {
+    Inside(ElementRef<'d>),
+    Next(ElementRef<'d>),
+}
+
+/// A figure wrapper (an `<img>`/`<svg>` itself, or an element holding visuals and
+/// at most a short label besides its caption) and where its caption is.
+fn figure_caption<'d>(el: ElementRef<'d>, next: Option<ElementRef<'d>>) -> Option<CaptionAt<'d>> {
+    if matches!(el.value().name(), "figure" | "table" | "ul" | "ol" | "tr") {
+        return None;
+    }
+    if visuals_in(el) == 0 || prose_outside_captions(el, 40) > 40 || is_caption_element(el) {
+        return None;
+    }
+    // Paragraphs, list items, headings or a drawn chart besides the picture make the
+    // element a section of the report, not a figure.
+    let holds_prose = el
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| {
+            let n = d.value().name();
+            let blockish = matches!(
+                n,
+                "p" | "li"
+                    | "h1"
+                    | "h2"
+                    | "h3"
+                    | "h4"
+                    | "h5"
+                    | "h6"
+                    | "table"
+                    | "blockquote"
+                    | "pre"
+                    | "dd"
+                    | "dt"
+            );
+            if n == "canvas" {
+                return true;
+            }
+            blockish
+                && !is_caption_element(d)
+                && !d
+                    .ancestors()
+                    .filter_map(ElementRef::wrap)
+                    .take_while(|a| *a != el)
+                    .any(is_caption_element)
+                && visible_chars(&text_of(d)) > 0
+        });
+    if holds_prose {
+        return None;
+    }
+    let inside = el
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .find(|d| is_caption_element(*d) && visuals_in(*d) == 0);
+    if let Some(c) = inside {
+        return Some(CaptionAt::Inside(c));
+    }
+    let next = next?;
+    (visuals_in(next) == 0 && (is_caption_element(next) || is_emphasized_line(next)))
+        .then_some(CaptionAt::Next(next))
+}
+
+/// A reference entry's number: from its id (`ref-3`), its `value`, or its place in
+/// an `<ol>` (counting from `start`).
+fn entry_number(li: ElementRef<'_>) -> Option<u64> {
+    if let Some(c) = li.value().id().and_then(|i| REF_ID_NUMBER.captures(i)) {
+        return c[1].parse().ok();
+    }
+    if let Some(v) = li.value().attr("value").and_then(|v| v.trim().parse().ok()) {
+        return Some(v);
+    }
+    let parent = li.parent().and_then(ElementRef::wrap)?;
+    if parent.value().name() != "ol" {
+        return None;
+    }
+    let start: u64 = parent
+        .value()
+        .attr("start")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    let before = li
+        .prev_siblings()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "li")
+        .count() as u64;
+    Some(start + before)
+}
+
+static LABELLED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[\[(（【]?\d{1,4}[\])）】.]").unwrap());
+
 struct HtmlWalker<'a> {
     loc: Locator<'a>,
     blocks: Vec<Block>,
     table_count: usize,
+    page: PageInfo,
+    /// Level of the reference heading whose section the walk is in.
+    ref_heading: Option<u8>,
+    /// Depth of reference-section containers (`<section id="sources">`) around the walk.
+    ref_container: usize,
 }
 
 fn first_text_snippet(inlines: &[Inline]) -> Option<String> {
@@ -199,7 +785,10 @@ impl<'a> HtmlWalker<'a> {
     fn walk_children(&mut self, el: ElementRef<'_>) {
         // Loose text directly inside a container becomes a paragraph of its own.
         let mut loose: Vec<Inline> = Vec::new();
-        for child in el.children() {
+        let kids: Vec<_> = el.children().collect();
+        // A caption sibling already read with the figure before it.
+        let mut consumed: Option<ElementRef<'_>> = None;
+        for (k, child) in kids.iter().enumerate() {
             match child.value() {
                 Node::Text(t) if !t.trim().is_empty() => {
                     loose.push(Inline::Text {
@@ -210,10 +799,47 @@ impl<'a> HtmlWalker<'a> {
                 }
                 Node::Element(e) => {
                     let name = e.name();
-                    let Some(child_el) = ElementRef::wrap(child) else {
+                    let Some(child_el) = ElementRef::wrap(*child) else {
                         continue;
                     };
-                    if SKIPPED.contains(&name) {
+                    if consumed == Some(child_el) {
+                        continue;
+                    }
+                    if is_navigation(child_el) {
+                        continue;
+                    }
+                    if let Some(kind) = script_visual(child_el, &self.page) {
+                        self.flush_loose(&mut loose, "div");
+                        self.script_visual_block(child_el, kind);
+                        continue;
+                    }
+                    if SKIPPED.contains(&name) && name != "svg" {
+                        continue;
+                    }
+                    if name != "figure" {
+                        // The next sibling element, unless text a reader sees comes first.
+                        let next = kids[k + 1..]
+                            .iter()
+                            .find(|n| match n.value() {
+                                Node::Text(t) => !t.trim().is_empty(),
+                                Node::Comment(_) => false,
+                                _ => true,
+                            })
+                            .and_then(|n| ElementRef::wrap(*n));
+                        if let Some(cap) = figure_caption(child_el, next) {
+                            self.flush_loose(&mut loose, "div");
+                            if let CaptionAt::Next(n) = cap {
+                                consumed = Some(n);
+                            }
+                            self.figure_wrapper(child_el, cap);
+                            continue;
+                        }
+                    }
+                    if name == "svg" {
+                        if is_drawing_svg(child_el) {
+                            let inline = self.svg_inline(child_el);
+                            loose.push(inline);
+                        }
                         continue;
                     }
                     if BLOCK_CONTAINERS.contains(&name) || LEAVES.contains(&name) {
@@ -221,7 +847,7 @@ impl<'a> HtmlWalker<'a> {
                         self.element(child_el);
                     } else {
                         let mut inl = Vec::new();
-                        self.collect_inlines(child_el, false, &mut inl);
+                        self.inline_element(child_el, false, &mut inl);
                         loose.extend(inl);
                     }
                 }
@@ -229,6 +855,183 @@ impl<'a> HtmlWalker<'a> {
             }
         }
         self.flush_loose(&mut loose, "div");
+    }
+
+    fn in_ref_section(&self) -> bool {
+        self.ref_heading.is_some() || self.ref_container > 0
+    }
+
+    /// A chart drawn at view time or a Mermaid source: a code block of that kind,
+    /// which the figure stage lists as a pseudo-visual and no stage reads as text.
+    fn script_visual_block(&mut self, el: ElementRef<'_>, kind: &str) {
+        let name = el.value().name();
+        let id = el.value().id();
+        let mut from = self.loc.cursor;
+        let start = loop {
+            let Some(p) = self.loc.find_from(from, &format!("<{name}")) else {
+                break None;
+            };
+            let tag_end = self.loc.raw[p..].find('>').map(|g| p + g).unwrap_or(p);
+            let tag = &self.loc.raw[p..tag_end];
+            if id.is_none_or(|i| tag.contains(i)) {
+                break Some(p);
+            }
+            from = p + 1;
+        };
+        let span = match start {
+            Some(p) => {
+                self.loc.cursor = p;
+                self.loc.element(name).unwrap_or(p..p)
+            }
+            None => self.loc.cursor..self.loc.cursor,
+        };
+        self.loc.cursor = self.loc.cursor.max(span.end);
+        let abs = self.loc.abs(span);
+        let text: String = el.text().collect();
+        let mut block = Block::new(
+            BlockKind::Code {
+                info: kind.to_string(),
+            },
+            abs.clone(),
+        );
+        block.inlines.push(Inline::Code { text, span: abs });
+        block.from_html = true;
+        self.blocks.push(block);
+    }
+
+    /// An inline `<svg>` drawing as an image whose content is the SVG itself.
+    fn svg_inline(&mut self, el: ElementRef<'_>) -> Inline {
+        let at = self.loc.element("svg");
+        let (span, src) = match at {
+            Some(r) => {
+                let src = svg_data_uri(&self.loc.raw[r.clone()]);
+                self.loc.cursor = r.end;
+                (self.loc.abs(r), src)
+            }
+            None => (
+                self.loc.abs(self.loc.cursor..self.loc.cursor),
+                svg_data_uri(&el.html()),
+            ),
+        };
+        Inline::Image {
+            src,
+            alt: svg_alt(el),
+            span,
+            width: None,
+            height: None,
+        }
+    }
+
+    /// Read a caption element at or after the cursor: its inlines, the span of its
+    /// inner text and the span of the whole element.
+    fn read_caption(&mut self, c: ElementRef<'_>) -> CaptionRead {
+        let name = c.value().name();
+        let from = self.loc.cursor;
+        let snippet: String = collapse_ws(&text_of(c)).trim().chars().take(12).collect();
+        let open = self.loc.find_from(from, &snippet).and_then(|p| {
+            self.loc.raw[from..p]
+                .rfind(&format!("<{name}"))
+                .map(|o| from + o)
+        });
+        if let Some(o) = open {
+            self.loc.cursor = o;
+        }
+        let elem = self.loc.element(name);
+        let inner = elem.clone().map(|r| {
+            let inner_start = self.loc.raw[r.start..]
+                .find('>')
+                .map(|g| r.start + g + 1)
+                .unwrap_or(r.start)
+                .min(r.end);
+            let inner_end = self.loc.raw[..r.end]
+                .rfind(&format!("</{name}"))
+                .unwrap_or(r.end)
+                .max(inner_start);
+            self.loc.abs(inner_start..inner_end)
+        });
+        if elem.is_none() {
+            self.loc.cursor = from;
+        }
+        let mut inl = Vec::new();
+        self.collect_inlines(c, false, &mut inl);
+        if let Some(r) = &elem {
+            self.loc.cursor = self.loc.cursor.max(r.end);
+        }
+        (inl, inner, elem.map(|r| self.loc.abs(r)))
+    }
+
+    /// Visuals of a figure wrapper, in document order, with its caption when the
+    /// caption sits inside.
+    fn gather_visuals(
+        &mut self,
+        el: ElementRef<'_>,
+        caption_el: ElementRef<'_>,
+        images: &mut Vec<Inline>,
+        caption: &mut Option<CaptionRead>,
+    ) {
+        if el == caption_el {
+            *caption = Some(self.read_caption(el));
+            return;
+        }
+        match el.value().name() {
+            "img" => {
+                let inline = self.image_inline(el);
+                images.push(inline);
+                return;
+            }
+            "svg" => {
+                if is_drawing_svg(el) {
+                    let inline = self.svg_inline(el);
+                    images.push(inline);
+                }
+                return;
+            }
+            n if SKIPPED.contains(&n) => return,
+            _ => {}
+        }
+        for child in el.children().filter_map(ElementRef::wrap) {
+            self.gather_visuals(child, caption_el, images, caption);
+        }
+    }
+
+    /// A figure built from a wrapper (`<div class="figure">`, `<p>` holding an image,
+    /// a bare `<img>`) and its class- or text-marked caption.
+    fn figure_wrapper(&mut self, el: ElementRef<'_>, cap: CaptionAt<'_>) {
+        let mut images = Vec::new();
+        let mut caption = None;
+        let caption_el = match cap {
+            CaptionAt::Inside(c) | CaptionAt::Next(c) => c,
+        };
+        self.gather_visuals(el, caption_el, &mut images, &mut caption);
+        if let CaptionAt::Next(c) = cap {
+            caption = Some(self.read_caption(c));
+        }
+        let (cap_inl, caption_span, cap_elem) = caption.unwrap_or_default();
+        let mut spans: Vec<Range<usize>> = images.iter().filter_map(Inline::span).collect();
+        spans.extend(cap_elem);
+        let span = match (
+            spans.iter().map(|s| s.start).min(),
+            spans.iter().map(|s| s.end).max(),
+        ) {
+            (Some(a), Some(b)) => a..b.max(a),
+            _ => self.loc.abs(self.loc.cursor..self.loc.cursor),
+        };
+        let id = el
+            .value()
+            .id()
+            .or_else(|| caption_el.value().id())
+            .map(str::to_string);
+        let mut block = Block::new(
+            BlockKind::Figure {
+                caption: Some(cap_inl),
+                caption_span,
+                id,
+            },
+            span,
+        );
+        block.inlines = images;
+        block.from_html = true;
+        self.blocks.push(block);
     }
 
     fn flush_loose(&mut self, loose: &mut Vec<Inline>, _tag: &str) {
@@ -253,6 +1056,11 @@ impl<'a> HtmlWalker<'a> {
                 let from = self.loc.cursor;
                 let mut inl = Vec::new();
                 self.collect_inlines(el, false, &mut inl);
+                if is_reference_heading(&super::blocks::inline_text(&inl)) {
+                    self.ref_heading = Some(level);
+                } else if self.ref_heading.is_some_and(|l| level <= l) {
+                    self.ref_heading = None;
+                }
                 self.push_leaf(
                     BlockKind::Heading(level),
                     Some(name),
@@ -271,6 +1079,15 @@ impl<'a> HtmlWalker<'a> {
                 let from = self.loc.cursor;
                 let mut inl = Vec::new();
                 self.collect_inlines(el, false, &mut inl);
+                // Entries of a reference list carry their number as written text, so
+                // the list reader sees `[3] Title URL` whatever numbered it.
+                let by_id = el.value().id().is_some_and(|i| REF_ID_NUMBER.is_match(i));
+                let label = if self.in_ref_section() || by_id {
+                    let text = super::blocks::inline_text(&inl);
+                    entry_number(el).filter(|_| !LABELLED.is_match(&text))
+                } else {
+                    None
+                };
                 self.push_leaf(
                     BlockKind::ListItem { number: None },
                     Some("li"),
@@ -278,6 +1095,17 @@ impl<'a> HtmlWalker<'a> {
                     el.value().id(),
                     from,
                 );
+                if let (Some(n), Some(b)) = (label, self.blocks.last_mut()) {
+                    let at = b.span.start;
+                    b.inlines.insert(
+                        0,
+                        Inline::Text {
+                            text: format!("[{n}] "),
+                            span: at..at,
+                            sup: false,
+                        },
+                    );
+                }
                 // Nested lists are their own items.
                 for child in el.children().filter_map(ElementRef::wrap) {
                     if matches!(child.value().name(), "ul" | "ol") {
@@ -299,6 +1127,7 @@ impl<'a> HtmlWalker<'a> {
                     abs.clone(),
                 );
                 block.inlines.push(Inline::Code { text, span: abs });
+                block.from_html = true;
                 self.blocks.push(block);
             }
             "tr" => {
@@ -333,7 +1162,18 @@ impl<'a> HtmlWalker<'a> {
                 self.walk_children(el);
             }
             "figure" => self.figure(el),
-            _ => self.walk_children(el),
+            _ => {
+                let is_ref = has_token(el.value(), &REF_CONTAINER);
+                self.ref_container += usize::from(is_ref);
+                let outer = self.ref_heading;
+                self.walk_children(el);
+                self.ref_container -= usize::from(is_ref);
+                if outer.is_none()
+                    && matches!(name, "section" | "article" | "aside" | "footer" | "details")
+                {
+                    self.ref_heading = None;
+                }
+            }
         }
     }
 
@@ -343,22 +1183,28 @@ impl<'a> HtmlWalker<'a> {
         let mut caption: Option<Vec<Inline>> = None;
         let mut caption_span = None;
         let mut caption_id = None;
+        let mut chart = None;
         for node in el.descendants() {
             let Some(child) = ElementRef::wrap(node) else {
                 continue;
             };
             match child.value().name() {
                 "img" => images.push(self.image_inline(child)),
-                "figcaption" if caption.is_none() => {
+                "svg" if is_drawing_svg(child) => images.push(self.svg_inline(child)),
+                "canvas" if chart.is_none() => chart = Some(child),
+                name if caption.is_none()
+                    && (name == "figcaption" || is_caption_element(child))
+                    && visuals_in(child) == 0 =>
+                {
                     let mut inl = Vec::new();
                     let cap_start = self.loc.cursor;
-                    if let Some(open) = self.loc.element("figcaption") {
+                    if let Some(open) = self.loc.element(name) {
                         let inner_start = self.loc.raw[open.start..]
                             .find('>')
                             .map(|g| open.start + g + 1)
                             .unwrap_or(open.start);
                         let inner_end = self.loc.raw[..open.end]
-                            .rfind("</figcaption")
+                            .rfind(&format!("</{name}"))
                             .unwrap_or(open.end)
                             .max(inner_start);
                         caption_span = Some(self.loc.abs(inner_start..inner_end));
@@ -370,6 +1216,16 @@ impl<'a> HtmlWalker<'a> {
                     caption = Some(inl);
                 }
                 _ => {}
+            }
+        }
+        if images.is_empty() {
+            if let Some(c) = chart {
+                // A script-drawn chart in a `<figure>`: listed, with the figure's line.
+                let save = self.loc.cursor;
+                self.loc.cursor = fig_span.as_ref().map_or(save, |s| s.start);
+                self.script_visual_block(c, "chart");
+                self.loc.cursor = save.max(fig_span.as_ref().map_or(save, |s| s.end));
+                return;
             }
         }
         let span = fig_span
@@ -389,6 +1245,7 @@ impl<'a> HtmlWalker<'a> {
             span,
         );
         block.inlines = images;
+        block.from_html = true;
         self.blocks.push(block);
     }
 
@@ -428,77 +1285,115 @@ impl<'a> HtmlWalker<'a> {
                     };
                     out.push(Inline::Text { text, span, sup });
                 }
-                Node::Element(e) => {
-                    let Some(c) = ElementRef::wrap(child) else {
-                        continue;
-                    };
-                    let name = e.name();
-                    if SKIPPED.contains(&name) || matches!(name, "ul" | "ol") {
-                        continue;
-                    }
-                    match name {
-                        "img" => {
-                            let inline = self.image_inline(c);
-                            out.push(inline);
-                        }
-                        "br" => {
-                            let p = self.loc.cursor;
-                            out.push(Inline::Break {
-                                span: self.loc.abs(p..p),
-                                hard: true,
-                            });
-                        }
-                        "sup" => self.collect_inlines(c, true, out),
-                        "code" => {
-                            let text: String = c.text().collect();
-                            let p = self.loc.cursor;
-                            out.push(Inline::Code {
-                                text,
-                                span: self.loc.abs(p..p),
-                            });
-                        }
-                        "a" => {
-                            let href = e.attr("href").unwrap_or("");
-                            if href.is_empty() || href.starts_with('#') {
-                                self.collect_inlines(c, sup, out);
-                            } else {
-                                let text = collapse_ws(&c.text().collect::<String>());
-                                let start = self.loc.element("a");
-                                let span = start
-                                    .map(|r| self.loc.abs(r))
-                                    .unwrap_or(self.loc.abs(self.loc.cursor..self.loc.cursor));
-                                out.push(Inline::Link {
-                                    url: href.to_string(),
-                                    text: text.trim().to_string(),
-                                    span,
-                                });
-                                // Images inside the link (badges, thumbnails) still count.
-                                for img in c
-                                    .descendants()
-                                    .filter_map(ElementRef::wrap)
-                                    .filter(|d| d.value().name() == "img")
-                                {
-                                    let inline = self.image_inline(img);
-                                    out.push(inline);
-                                }
-                            }
-                        }
-                        "p" | "div" | "li" | "figcaption" => {
-                            if !out.is_empty() {
-                                let p = self.loc.cursor;
-                                out.push(Inline::Break {
-                                    span: self.loc.abs(p..p),
-                                    hard: true,
-                                });
-                            }
-                            self.collect_inlines(c, sup, out);
-                        }
-                        _ => self.collect_inlines(c, sup, out),
+                Node::Element(_) => {
+                    if let Some(c) = ElementRef::wrap(child) {
+                        self.inline_element(c, sup, out);
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// One element inside running text: images, breaks, superscripts, code, links
+    /// (in-page citation anchors included) and anything else by its content.
+    fn inline_element(&mut self, c: ElementRef<'_>, sup: bool, out: &mut Vec<Inline>) {
+        let e = c.value();
+        let name = e.name();
+        if name == "svg" && is_drawing_svg(c) {
+            let inline = self.svg_inline(c);
+            out.push(inline);
+            return;
+        }
+        if SKIPPED.contains(&name) || matches!(name, "ul" | "ol") {
+            return;
+        }
+        if name != "a" && is_navigation(c) {
+            return;
+        }
+        match name {
+            "img" => {
+                let inline = self.image_inline(c);
+                out.push(inline);
+            }
+            "br" => {
+                let p = self.loc.cursor;
+                out.push(Inline::Break {
+                    span: self.loc.abs(p..p),
+                    hard: true,
+                });
+            }
+            "sup" => self.collect_inlines(c, true, out),
+            "code" => {
+                let text: String = c.text().collect();
+                let p = self.loc.cursor;
+                out.push(Inline::Code {
+                    text,
+                    span: self.loc.abs(p..p),
+                });
+            }
+            "a" => {
+                let href = e.attr("href").unwrap_or("");
+                if is_anchor_decoration(c) {
+                    return;
+                }
+                if href.is_empty() || href.starts_with('#') {
+                    // A number pointing into the reference section cites
+                    // that entry, like a superscript.
+                    let cite = self.is_cite_anchor(c);
+                    self.collect_inlines(c, sup || cite, out);
+                } else {
+                    let text = collapse_ws(&c.text().collect::<String>());
+                    let start = self.loc.element("a");
+                    let span = start
+                        .map(|r| self.loc.abs(r))
+                        .unwrap_or(self.loc.abs(self.loc.cursor..self.loc.cursor));
+                    out.push(Inline::Link {
+                        url: href.to_string(),
+                        text: text.trim().to_string(),
+                        span,
+                    });
+                    // Images inside the link (badges, thumbnails) still count.
+                    for img in c
+                        .descendants()
+                        .filter_map(ElementRef::wrap)
+                        .filter(|d| d.value().name() == "img")
+                    {
+                        let inline = self.image_inline(img);
+                        out.push(inline);
+                    }
+                }
+            }
+            "p" | "div" | "li" | "figcaption" => {
+                if !out.is_empty() {
+                    let p = self.loc.cursor;
+                    out.push(Inline::Break {
+                        span: self.loc.abs(p..p),
+                        hard: true,
+                    });
+                }
+                self.collect_inlines(c, sup, out);
+            }
+            _ => self.collect_inlines(c, sup, out),
+        }
+    }
+
+    /// An in-page anchor whose text is a number (`3`, `[3]`) and whose target is in
+    /// the reference section, names an entry (`#ref-3`), or whose class marks a
+    /// citation.
+    fn is_cite_anchor(&self, a: ElementRef<'_>) -> bool {
+        let v = a.value();
+        let target = v.attr("href").unwrap_or("").trim_start_matches('#');
+        if NON_REF_TARGET.is_match(target) {
+            return false;
+        }
+        let Some(text) = text_capped(a, 24) else {
+            return false;
+        };
+        CITE_TEXT.is_match(&text)
+            && (self.page.ref_ids.contains(target)
+                || REF_TARGET.is_match(target)
+                || v.attr("class").is_some_and(|k| CITE_CLASS.is_match(k)))
     }
 
     fn push_leaf(
@@ -551,8 +1446,33 @@ impl<'a> HtmlWalker<'a> {
         let mut block = Block::new(kind, span);
         block.inlines = inlines;
         block.html_id = id.map(str::to_string);
+        block.from_html = true;
         self.blocks.push(block);
     }
+}
+
+/// Heading permalinks (`¶`, `#`) and footnote back-links (`↩`): not text.
+fn is_anchor_decoration(a: ElementRef<'_>) -> bool {
+    let class = a.value().attr("class").unwrap_or("");
+    if class.split_whitespace().any(|c| {
+        matches!(
+            c,
+            "anchor-link"
+                | "headerlink"
+                | "header-anchor"
+                | "anchor"
+                | "footnote-backref"
+                | "permalink"
+        )
+    }) {
+        return true;
+    }
+    text_capped(a, 3).is_some_and(|t| {
+        matches!(
+            t.trim(),
+            "¶" | "#" | "§" | "🔗" | "↩" | "↩\u{fe0e}" | "↑" | "⤴"
+        )
+    })
 }
 
 fn clamp_inline(i: Inline, outer: &Range<usize>) -> Inline {
@@ -601,6 +1521,9 @@ pub(crate) fn blocks_from_fragment(raw: &str, base: usize, _full: &str) -> Vec<B
         },
         blocks: Vec::new(),
         table_count: 10_000,
+        page: PageInfo::of(doc.root_element()),
+        ref_heading: None,
+        ref_container: 0,
     };
     walker.walk_children(doc.root_element());
     walker.blocks
@@ -617,6 +1540,9 @@ pub(crate) fn blocks_from_document(text: &str) -> Vec<Block> {
         },
         blocks: Vec::new(),
         table_count: 0,
+        page: PageInfo::of(doc.root_element()),
+        ref_heading: None,
+        ref_container: 0,
     };
     let root = doc.root_element();
     match root
@@ -628,6 +1554,143 @@ pub(crate) fn blocks_from_document(text: &str) -> Vec<Block> {
         None => walker.walk_children(root),
     }
     walker.blocks
+}
+
+/// Whether a text is an HTML document whatever its file is called: it opens (after
+/// blank lines, a BOM, an XML prolog, comments or a fenced ```` ```html ```` line)
+/// with `<!DOCTYPE html>` or `<html>`.
+pub(crate) fn looks_like_document(text: &str) -> bool {
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    loop {
+        let lower: String = rest
+            .chars()
+            .take(16)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+            return true;
+        }
+        let skip = if lower.starts_with("<?xml") {
+            rest.find("?>").map(|i| i + 2)
+        } else if lower.starts_with("<!--") {
+            rest.find("-->").map(|i| i + 3)
+        } else if lower.starts_with("```html") || lower.starts_with("~~~html") {
+            rest.find('\n').map(|i| i + 1)
+        } else {
+            None
+        };
+        match skip {
+            Some(n) => rest = rest[n..].trim_start(),
+            None => return false,
+        }
+    }
+}
+
+static HTML_REGION_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^ {0,3}<(div|section|main|article|header|footer|aside|nav|details|figure|table|body|center|blockquote)(?:[\s>/]|$)").unwrap()
+});
+/// A blank line followed by an indented tag: where CommonMark ends an HTML block and
+/// turns the rest of the markup into an indented code block.
+static BROKEN_BY_INDENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\n[ \t]*\n(?: {4,}|\t)[ \t]*<").unwrap());
+
+/// End (exclusive) of the element whose start tag `<name` is at `start`, matching
+/// nested elements of the same name; None when it is never closed.
+fn matching_close(text: &str, start: usize, name: &str) -> Option<usize> {
+    let lower_open = format!("<{name}");
+    let lower_close = format!("</{name}");
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < text.len() {
+        let lt = text[i..].find('<').map(|p| p + i)?;
+        let tail = &bytes[lt..];
+        let is = |pat: &str| {
+            tail.len() > pat.len()
+                && tail[..pat.len()].eq_ignore_ascii_case(pat.as_bytes())
+                && matches!(tail[pat.len()], b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')
+        };
+        if is(&lower_close) {
+            depth = depth.saturating_sub(1);
+            let end = text[lt..].find('>').map(|g| lt + g + 1)?;
+            if depth == 0 {
+                return Some(end);
+            }
+            i = end;
+        } else if is(&lower_open) {
+            depth += 1;
+            i = lt + 1;
+        } else {
+            i = lt + 1;
+        }
+    }
+    None
+}
+
+/// Byte ranges of HTML blocks inside Markdown that CommonMark would cut apart at a
+/// blank line followed by indented markup (deeply indented page layouts pasted into
+/// a `.md`): each runs from its opening line to the end of the line holding its
+/// matching close tag. Fenced code is left alone.
+fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut pos = 0;
+    while pos < text.len() {
+        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..line_end];
+        let trimmed = line.trim_start();
+        if let Some(f) = fence {
+            if trimmed.starts_with(f) {
+                fence = None;
+            }
+            pos = line_end;
+            continue;
+        }
+        if trimmed.starts_with("```") {
+            fence = Some("```");
+        } else if trimmed.starts_with("~~~") {
+            fence = Some("~~~");
+        } else if let Some(c) = HTML_REGION_START.captures(line) {
+            let name = c[1].to_ascii_lowercase();
+            let tag_at = pos + line.len() - trimmed.len();
+            if let Some(end) = matching_close(text, tag_at, &name) {
+                let region_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+                if BROKEN_BY_INDENT.is_match(&text[pos..region_end]) {
+                    out.push(pos..region_end);
+                    pos = region_end;
+                    continue;
+                }
+            }
+        }
+        pos = line_end;
+    }
+    out
+}
+
+/// Blocks of a Markdown report, with HTML blocks that indentation would break read
+/// as HTML: those regions are blanked (newlines kept, so offsets hold) for the
+/// Markdown parser and parsed by the HTML front end instead.
+pub(crate) fn blocks_from_markdown_with_html(text: &str) -> Vec<Block> {
+    let regions = indented_html_regions(text);
+    if regions.is_empty() {
+        return super::blocks::blocks_from_markdown(text);
+    }
+    let mut blanked = text.as_bytes().to_vec();
+    for r in &regions {
+        for b in &mut blanked[r.clone()] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Only ASCII spaces replaced whole multi-byte sequences, so this stays UTF-8.
+    let blanked = String::from_utf8(blanked).unwrap_or_default();
+    let mut blocks = super::blocks::blocks_from_markdown(&blanked);
+    for r in regions {
+        blocks.extend(blocks_from_fragment(&text[r.clone()], r.start, text));
+    }
+    blocks.sort_by_key(|b| b.span.start);
+    blocks
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use model::*;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use blocks::{Block, BlockKind, LineIndex};
+use blocks::{Block, BlockKind, Inline, LineIndex};
 use citations::{flatten, FactInput, RawCite, Resolved, Resolver};
 
 /// Errors that stop a report from being parsed at all (anything softer is a warning
@@ -50,8 +50,13 @@ pub fn load(path: &Path) -> Result<Report, ReportError> {
 /// Parse report text that is already in memory. `path` names the report in
 /// messages; `root` is where relative figure paths resolve.
 pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> Report {
+    // A `.md` whose content is an HTML page is read as the page it is.
+    let format = match format {
+        SourceFormat::Markdown if html::looks_like_document(text) => SourceFormat::Html,
+        f => f,
+    };
     let blocks = match format {
-        SourceFormat::Markdown => blocks::blocks_from_markdown(text),
+        SourceFormat::Markdown => html::blocks_from_markdown_with_html(text),
         SourceFormat::Html => html::blocks_from_document(text),
     };
     let lines = LineIndex::new(text);
@@ -67,10 +72,21 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         refscan.references = references_from_links(&blocks, &body, &lines);
     }
     let has_list = refscan.has_list;
+    // Next to a list, an inline link that names no entry is a new entry after the
+    // list's last number.
+    if has_list {
+        append_link_entries(&blocks, &body, &lines, &mut refscan.references);
+    }
     let resolver = Resolver::new(&refscan.references, has_list);
     // Bare numerals glued to sentence ends count only in reports that use no
     // explicit marker that resolves (Gemini's style); elsewhere they are numbers.
-    let allow_glued = has_list && !explicit_markers_resolve(&blocks, &body, &resolver);
+    // A report whose math or tables were mangled may carry a few explicit markers
+    // among hundreds of glued ones: the glued style wins when it is four times as
+    // frequent.
+    let allow_glued = has_list && {
+        let (explicit, glued) = marker_styles(&blocks, &body, &resolver);
+        explicit == 0 || (glued >= 20 && glued >= 4 * explicit)
+    };
 
     let figscan = figures::extract_figures(&figures::FigureInput {
         blocks: &blocks,
@@ -194,19 +210,97 @@ fn references_from_links(blocks: &[Block], body: &[usize], lines: &LineIndex) ->
         .collect()
 }
 
-fn explicit_markers_resolve(blocks: &[Block], body: &[usize], resolver: &Resolver) -> bool {
-    body.iter().any(|&i| {
-        flatten(&blocks[i].inlines, false)
-            .cites
-            .iter()
-            .flatten()
-            .any(|c| {
-                matches!(
-                    c,
-                    RawCite::Num(_) | RawCite::Foot(_) | RawCite::Linked(_, _)
-                ) && matches!(resolver.resolve(c), Resolved::Ref(_))
-            })
-    })
+/// Inline links (and bare URLs) in the body whose page is not in the reference
+/// list become entries numbered after the list's highest number, in order of first
+/// appearance, titled by the link text. Links to the report's own figures are not
+/// sources (links to images and anchors never reach here as citations).
+fn append_link_entries(
+    blocks: &[Block],
+    body: &[usize],
+    lines: &LineIndex,
+    refs: &mut Vec<Reference>,
+) {
+    let mut known: HashSet<String> = refs
+        .iter()
+        .filter_map(|r| r.url.as_deref().map(urls::url_key))
+        .collect();
+    let idxs: HashSet<String> = refs.iter().map(|r| r.idx.clone()).collect();
+    let figure_pages: HashSet<String> = blocks
+        .iter()
+        .flat_map(|b| b.images())
+        .filter_map(|i| match i {
+            Inline::Image { src, .. } => Some(urls::url_key(src)),
+            _ => None,
+        })
+        .collect();
+    let mut next = refs
+        .iter()
+        .filter_map(|r| r.idx.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    for &i in body {
+        let b = &blocks[i];
+        // Only blocks that hold a link or a URL can add an entry.
+        let has_url = b.inlines.iter().any(|inl| match inl {
+            Inline::Link { .. } => true,
+            Inline::Text { text, .. } => urls::BARE_URL.is_match(text),
+            _ => false,
+        });
+        if !has_url {
+            continue;
+        }
+        let f = flatten(&b.inlines, false);
+        for c in f.cites.iter().flatten() {
+            let url = match c {
+                RawCite::Url(u) => u,
+                RawCite::Linked(n, u) if !idxs.contains(n) => u,
+                _ => continue,
+            };
+            let key = urls::url_key(url);
+            if figure_pages.contains(&key) || !known.insert(key.clone()) {
+                continue;
+            }
+            let title = b.inlines.iter().find_map(|inl| match inl {
+                Inline::Link { url: u, text, .. }
+                    if urls::url_key(u) == key && !urls::is_web_url(text) =>
+                {
+                    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+                }
+                _ => None,
+            });
+            refs.push(Reference {
+                idx: next.to_string(),
+                url: Some(url.clone()),
+                title,
+                line: lines.line_of(b.span.start),
+            });
+            next += 1;
+        }
+    }
+}
+
+/// How many explicit markers (`[3]`, `[^3]`, numbered links) and how many glued
+/// numerals (`offspring.1`) of the body name an entry of the list.
+fn marker_styles(blocks: &[Block], body: &[usize], resolver: &Resolver) -> (usize, usize) {
+    let (mut explicit, mut glued) = (0, 0);
+    for &i in body {
+        for c in flatten(&blocks[i].inlines, true).cites.iter().flatten() {
+            let resolves = || matches!(resolver.resolve(c), Resolved::Ref(_));
+            match c {
+                RawCite::Num(_) | RawCite::Foot(_) | RawCite::Linked(_, _) if resolves() => {
+                    explicit += 1
+                }
+                RawCite::Weak(_) if resolves() => glued += 1,
+                _ => {}
+            }
+        }
+        if explicit > 0 && glued == 0 && explicit >= 50 {
+            // Plainly the explicit style; no need to read further.
+            break;
+        }
+    }
+    (explicit, glued)
 }
 
 /// One error per absent entry, with where it is first cited and how often.

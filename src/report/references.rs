@@ -9,11 +9,11 @@ use regex::Regex;
 
 use super::blocks::{Block, BlockKind, Inline, LineIndex};
 use super::model::{Reference, StructuralError};
-use super::urls::{clean_url, is_web_url, BARE_URL};
+use super::urls::{clean_url, is_web_url, loose_links, url_key, BARE_URL};
 
 static REF_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(key |main |selected |full )?(references?|sources?|citations?|works cited|bibliography|reference list|cited works|cited sources|sources (and|&) references|references (and|&) (sources|notes|further reading)|notes (and|&) references|sources cited|footnotes|endnotes|further reading|参考文献|参考资料|参考链接|参考来源|参考网址|引用的著作|引用文献|引用来源|引用资料|引用|来源|资料来源|信息来源|数据来源|文献|注释|脚注|參考文獻|參考資料)( list)?$",
+        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?$",
     )
     .unwrap()
 });
@@ -112,12 +112,6 @@ fn inline_parse(line: &str) -> (String, Vec<(String, String)>) {
     (plain, links)
 }
 
-/// Strip `[text](url with spaces)` links that Markdown does not accept as links
-/// (text fragments `#:~:text=` hold spaces) into (text, url) pairs.
-static LOOSE_LINK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[([^\[\]\n]*)\]\((https?://[^\n]*?)\)(?:[\s,;.，。]|$)").unwrap()
-});
-
 /// Parse one line of a reference list.
 pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
     let mut s = line.trim();
@@ -151,28 +145,30 @@ pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
         labels.push(c[1].to_string());
         s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
     }
+    // Links whose target holds spaces, which the Markdown parser refuses.
     let mut rest = s.to_string();
-    let mut loose_links = Vec::new();
-    if rest.contains("](http") {
-        for c in LOOSE_LINK.captures_iter(s) {
-            if c[2].contains(' ') {
-                loose_links.push((c[2].to_string(), c[1].to_string()));
+    let mut loose = Vec::new();
+    if rest.contains("](") {
+        let found: Vec<_> = loose_links(s)
+            .into_iter()
+            .filter(|l| l.url.contains(char::is_whitespace))
+            .collect();
+        if !found.is_empty() {
+            let mut out = String::new();
+            let mut last = 0;
+            for l in &found {
+                out.push_str(&s[last..l.range.start]);
+                out.push_str(&l.text.replace(['[', ']'], ""));
+                out.push(' ');
+                last = l.range.end;
             }
-        }
-        if !loose_links.is_empty() {
-            rest = LOOSE_LINK
-                .replace_all(s, |c: &regex::Captures| {
-                    if c[2].contains(' ') {
-                        format!("{} ", &c[1])
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            out.push_str(&s[last..]);
+            rest = out;
+            loose = found.into_iter().map(|l| (l.url, l.text)).collect();
         }
     }
     let (plain, mut links) = inline_parse(&rest);
-    links.extend(loose_links);
+    links.extend(loose);
     let mut title_from_link = None;
     // A whole entry wrapped in one link: `[3. Title](url)`.
     if labels.is_empty() {
@@ -288,7 +284,7 @@ fn url_only_block(block: &Block, text: &str, from_html: bool) -> Option<String> 
 /// or for HTML (whose source lines are tags) the block's content rewritten as
 /// Markdown-like text with `[text](url)` links.
 fn block_lines(block: &Block, text: &str, from_html: bool) -> Vec<String> {
-    if !from_html {
+    if !from_html && !block.from_html {
         return text
             .get(block.span.clone())
             .unwrap_or("")
@@ -326,6 +322,246 @@ fn block_has_entry(block: &Block, text: &str, from_html: bool) -> bool {
         .any(|l| parse_entry_line(l).is_some())
 }
 
+/// A paragraph whose first line is a reference label and whose next lines are
+/// entries (`Citations:` then `[1] https://...` lines, with no blank line between).
+fn label_paragraph(block: &Block, text: &str, from_html: bool) -> bool {
+    let plain = block.plain_text();
+    let Some(first) = plain.lines().next() else {
+        return false;
+    };
+    if plain.lines().nth(1).is_none() || !is_reference_heading(first) {
+        return false;
+    }
+    block_lines(block, text, from_html)
+        .iter()
+        .skip(1)
+        .any(|l| parse_entry_line(l).is_some())
+}
+
+/// Whether one line reads as a reference entry that shows its URL: a bare URL, a
+/// link whose text is the URL, or an entry that is one link and little else
+/// (`- [Title](url)`, `2. [Title](url), 2024`). Body sentences that cite with an
+/// inline link (`Sales rose ([site](url)).`) are not entries.
+/// In a paragraph (not a list item) the line must also start with a label such
+/// as `[3]` or `3.`, or hold little besides its link.
+fn url_entry_line(line: &str, paragraph: bool) -> bool {
+    let Some(entry) = parse_entry_line(line) else {
+        return false;
+    };
+    if entry.url.is_none() {
+        return false;
+    }
+    let mut s = line.trim();
+    s = &s[BULLET.find(s).map(|m| m.end()).unwrap_or(0)..];
+    let mut labelled = false;
+    for re in [
+        &*BRACKET_LABEL,
+        &*NUMBER_LABEL,
+        &*LENTICULAR_LABEL,
+        &*PAREN_LABEL,
+    ] {
+        if let Some(m) = re.find(s) {
+            s = &s[m.end()..];
+            labelled = true;
+            break;
+        }
+    }
+    // Citation tags (`[网页: URL]`) cite; they do not show an entry's URL.
+    let untagged = URL_TAG.replace_all(s, "");
+    let s: &str = &untagged;
+    // Links the Markdown parser refused (spaces in the target) count as links.
+    let mut owned = String::new();
+    let mut last = 0;
+    let mut links = Vec::new();
+    for l in loose_links(s) {
+        owned.push_str(&s[last..l.range.start]);
+        owned.push_str(&l.text);
+        links.push((l.url, l.text));
+        last = l.range.end;
+    }
+    owned.push_str(&s[last..]);
+    let (plain, parsed) = inline_parse(&owned);
+    links.extend(parsed);
+    let mut rest = BARE_URL.replace_all(&plain, "").into_owned();
+    let mut visible = rest.len() != plain.len();
+    for (url, t) in &links {
+        if is_web_url(t) {
+            visible = true;
+        }
+        if is_web_url(url) {
+            rest = rest.replacen(t.as_str(), "", 1);
+        }
+    }
+    if !visible && !links.iter().any(|(u, _)| is_web_url(u)) {
+        return false;
+    }
+    let cjk = rest.chars().filter(|&c| super::language::is_cjk(c)).count();
+    let latin = rest
+        .chars()
+        .filter(|&c| c.is_alphabetic() && !super::language::is_cjk(c))
+        .count();
+    let short = latin <= 12 && cjk <= 6;
+    if paragraph && !labelled {
+        return short;
+    }
+    visible || short
+}
+
+static URL_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*[^\]\s]+\]")
+        .unwrap()
+});
+
+static SOURCE_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(sources?|references?|bibliography|citations?|reading|resources|links|literature)(?-u:\b)|来源|参考|文献|资料|链接|出处").unwrap()
+});
+
+/// Whether a block holds a web link or a bare URL (a cheap test before reading
+/// it as entries).
+fn has_url(b: &Block) -> bool {
+    b.inlines.iter().any(|i| match i {
+        Inline::Link { url, .. } => is_web_url(url),
+        Inline::Text { text, .. } => BARE_URL.is_match(text),
+        _ => false,
+    })
+}
+
+/// A block made only of URL entries (one per line), or a list item holding one
+/// entry over two lines (a title, then its URL after a line break).
+fn url_entry_block(block: &Block, text: &str, from_html: bool) -> bool {
+    if !matches!(
+        block.kind,
+        BlockKind::Paragraph | BlockKind::ListItem { .. }
+    ) {
+        return false;
+    }
+    let lines: Vec<String> = block_lines(block, text, from_html)
+        .into_iter()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let paragraph = matches!(block.kind, BlockKind::Paragraph);
+    if lines.is_empty() || lines.len() > 40 {
+        return false;
+    }
+    if lines.iter().all(|l| url_entry_line(l, paragraph)) {
+        return true;
+    }
+    // A list item that opens with its entry and goes on with notes (an annotated
+    // bibliography): `1. **Title** (2021)` / `https://...` / `Useful for ...`.
+    !paragraph
+        && (url_entry_line(&lines[0], false)
+            || lines.len() >= 2
+                && parse_entry_line(&lines[1]).is_some_and(|e| e.url_only())
+                && url_entry_line(
+                    &format!("{} {}", lines[0].trim_end(), lines[1].trim()),
+                    false,
+                ))
+}
+
+/// The trailing run of URL entries with no label: blocks at the end of the report
+/// (after at most two closing paragraphs without a URL) that are all entries
+/// showing their URL, at least two of them.
+fn unlabeled_tail(
+    blocks: &[Block],
+    text: &str,
+    from_html: bool,
+    in_region: &[bool],
+) -> Option<std::ops::Range<usize>> {
+    let mut end = blocks.len();
+    let mut skipped = 0;
+    while end > 0 && skipped < 2 {
+        let b = &blocks[end - 1];
+        let closing = matches!(b.kind, BlockKind::Paragraph)
+            && !in_region[end - 1]
+            && !url_entry_block(b, text, from_html)
+            && !b.inlines.iter().any(|i| match i {
+                Inline::Link { url, .. } => is_web_url(url),
+                Inline::Text { text, .. } => BARE_URL.is_match(text),
+                _ => false,
+            })
+            && b.plain_text().chars().count() <= 400;
+        if !closing {
+            break;
+        }
+        end -= 1;
+        skipped += 1;
+    }
+    let mut start = end;
+    let mut entries = 0;
+    while start > 0 && !in_region[start - 1] && blocks[start - 1].footnote.is_none() {
+        let b = &blocks[start - 1];
+        if url_entry_block(b, text, from_html) {
+            entries += block_lines(b, text, from_html)
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .count();
+        } else {
+            break;
+        }
+        start -= 1;
+    }
+    (entries >= 2).then_some(start..end)
+}
+
+static LINK_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"^ {0,3}\[(\d{1,4})\]:\s*(?:<([^>\n]*)>|(\S+))(?:\s+(?:"([^"\n]*)"|'([^'\n]*)'|\(([^)\n]*)\)))?\s*$"#,
+    )
+    .unwrap()
+});
+
+/// Numbered link reference definitions outside every block (the Markdown parser
+/// turns them into nothing): (line, label, URL, title).
+fn link_definitions(
+    blocks: &[Block],
+    text: &str,
+    lines: &LineIndex,
+) -> Vec<(usize, String, String, Option<String>)> {
+    if !text.contains("]:") {
+        return Vec::new();
+    }
+    let mut spans: Vec<std::ops::Range<usize>> = blocks.iter().map(|b| b.span.clone()).collect();
+    spans.sort_by_key(|r| r.start);
+    let inside = |off: usize| {
+        let i = spans.partition_point(|r| r.start <= off);
+        spans[..i].iter().rev().take(8).any(|r| r.contains(&off))
+    };
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let l = line.trim_end_matches(['\n', '\r']);
+        if !l.contains("]:") {
+            continue;
+        }
+        let Some(c) = LINK_DEFINITION.captures(l) else {
+            continue;
+        };
+        let url = c
+            .get(2)
+            .or_else(|| c.get(3))
+            .map(|m| m.as_str())
+            .unwrap_or("");
+        if !is_web_url(url) || inside(start) {
+            continue;
+        }
+        let title = c
+            .get(4)
+            .or_else(|| c.get(5))
+            .or_else(|| c.get(6))
+            .map(|m| m.as_str().trim().to_string())
+            .filter(|t| !t.is_empty());
+        out.push((
+            lines.line_of(start),
+            c[1].to_string(),
+            clean_url(url),
+            title,
+        ));
+    }
+    out
+}
+
 /// Find every reference list in the report and read its entries.
 pub(crate) fn scan(
     blocks: &[Block],
@@ -355,12 +591,15 @@ pub(crate) fn scan(
                 j += 1;
             }
             i = j;
-        } else if matches!(b.kind, BlockKind::Paragraph) && is_reference_heading(&b.plain_text()) {
+        } else if matches!(b.kind, BlockKind::Paragraph)
+            && (is_reference_heading(&b.plain_text()) || label_paragraph(b, text, from_html))
+        {
             // A bold or plain line such as `**References**` or `参考文献：` heads a
-            // list only if entries follow it; the list ends where entries stop.
+            // list only if entries follow it (in the same paragraph or after it);
+            // the list ends where entries stop.
             let mut j = i + 1;
             let mut skipped = 0;
-            let mut found = false;
+            let mut found = label_paragraph(b, text, from_html);
             while j < blocks.len() {
                 if block_has_entry(&blocks[j], text, from_html) {
                     found = true;
@@ -408,6 +647,60 @@ pub(crate) fn scan(
             }
         }
         j = k.max(j + 1);
+    }
+
+    // 2b. A section whose heading speaks of sources ("Official sources", "Most
+    // useful references", "延伸阅读资料") and whose content is mostly URL entries.
+    let mut h = 0;
+    while h < blocks.len() {
+        let BlockKind::Heading(level) = blocks[h].kind else {
+            h += 1;
+            continue;
+        };
+        if in_region[h] || !SOURCE_WORD.is_match(&blocks[h].plain_text()) {
+            h += 1;
+            continue;
+        }
+        let mut end = h + 1;
+        while end < blocks.len() && !matches!(blocks[end].kind, BlockKind::Heading(l) if l <= level)
+        {
+            end += 1;
+        }
+        let (mut entries, mut other) = (0, 0);
+        let size = end - h - 1;
+        for b in &blocks[h + 1..end] {
+            if other * 3 > size {
+                // Entries can no longer be two thirds of the section.
+                break;
+            }
+            match b.kind {
+                BlockKind::Paragraph | BlockKind::ListItem { .. } => {
+                    if has_url(b) && url_entry_block(b, text, from_html) {
+                        entries += 1;
+                    } else {
+                        other += 1;
+                    }
+                }
+                BlockKind::Heading(_) => {}
+                _ => other += 1,
+            }
+        }
+        if entries >= 3 && entries >= 2 * other && !in_region[h..end].iter().any(|r| *r) {
+            for r in in_region.iter_mut().take(end).skip(h) {
+                *r = true;
+            }
+            h = end;
+        } else {
+            h += 1;
+        }
+    }
+
+    // 3. No label at all: a trailing run of numbered or bulleted entries that carry
+    // URLs (after at most two closing remarks).
+    if let Some(run) = unlabeled_tail(blocks, text, from_html, &in_region) {
+        for r in in_region.iter_mut().take(run.end).skip(run.start) {
+            *r = true;
+        }
     }
 
     let mut scan = ReferenceScan::default();
@@ -468,13 +761,31 @@ pub(crate) fn scan(
             }
             _ => {
                 let base_line = lines.line_of(block.span.start);
+                // A title line without URL, then the URL alone on the next line.
+                let mut pending_title: Option<String> = None;
                 for (off, line) in block_lines(block, text, from_html).iter().enumerate() {
-                    let Some(entry) = parse_entry_line(line) else {
+                    let Some(mut entry) = parse_entry_line(line) else {
+                        let t = tidy_title(
+                            &inline_parse(line.trim_start_matches(['-', '*', '+', ' '])).0,
+                        );
+                        pending_title = (!t.is_empty()).then_some(t);
                         continue;
                     };
+                    if let Some(t) = pending_title.take() {
+                        if entry.url_only() && collector.last_group_has_url() {
+                            entry.title = Some(t);
+                        }
+                    }
                     collector.push_line(entry, base_line + off);
                 }
             }
+        }
+    }
+    // 4. Link reference definitions (`[3]: https://... "Title"`), which the Markdown
+    // parser consumes without a trace: entries when their label is a number.
+    if !from_html {
+        for (line, label, url, title) in link_definitions(blocks, text, lines) {
+            collector.push_labeled(vec![label], Some(url), title, line);
         }
     }
     scan.has_list = !collector.refs.is_empty();
@@ -516,6 +827,16 @@ impl Collector {
         }
     }
 
+    /// Whether a following URL-only line is a new entry rather than the URL of
+    /// the last labelled group.
+    fn last_group_has_url(&self) -> bool {
+        self.last_group.is_empty()
+            || self
+                .last_group
+                .iter()
+                .any(|&g| self.refs[g].1.url.is_some())
+    }
+
     fn push_unnumbered(&mut self, url: Option<String>, title: Option<String>, line: usize) {
         self.last_group.clear();
         self.refs.push((
@@ -549,7 +870,7 @@ impl Collector {
                     return;
                 }
             }
-            self.push_unnumbered(url, None, line);
+            self.push_unnumbered(url, entry.title, line);
             return;
         }
         if entry.labels.is_empty() {
@@ -579,7 +900,7 @@ impl Collector {
                 Some(l) => r.idx = l,
                 None => {
                     // The same unnumbered URL listed twice is one entry.
-                    if r.url.is_some() && !seen_unnumbered.insert(r.url.clone()) {
+                    if r.url.is_some() && !seen_unnumbered.insert(r.url.as_deref().map(url_key)) {
                         continue;
                     }
                     r.idx = next.to_string();
@@ -587,16 +908,26 @@ impl Collector {
                 }
             }
             if let Some(&first) = seen.get(&r.idx) {
-                let prev: &Reference = &out[first];
-                if prev.url != r.url {
-                    errors.push(StructuralError {
-                        code: "duplicate_reference_number".into(),
-                        line: Some(r.line),
-                        reason: format!(
-                            "reference [{}] is defined again (first at line {}) with a different target; the first is kept",
-                            r.idx, prev.line
-                        ),
-                    });
+                // Several lists of the same entries (a title-only list and a URL
+                // list, a list repeated in two sections) are one list: keep the URL
+                // and title wherever they appear.
+                let prev: &mut Reference = &mut out[first];
+                match (&prev.url, &r.url) {
+                    (None, Some(_)) => prev.url = r.url.clone(),
+                    (Some(a), Some(b)) if url_key(a) != url_key(b) => {
+                        errors.push(StructuralError {
+                            code: "duplicate_reference_number".into(),
+                            line: Some(r.line),
+                            reason: format!(
+                                "reference [{}] has two different URLs: line {} gives {} and line {} gives {}; the first is kept",
+                                r.idx, prev.line, a, r.line, b
+                            ),
+                        });
+                    }
+                    _ => {}
+                }
+                if prev.title.is_none() {
+                    prev.title = r.title.clone();
                 }
                 continue;
             }

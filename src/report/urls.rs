@@ -62,8 +62,44 @@ pub(crate) fn clean_url(raw: &str) -> String {
     s
 }
 
-/// Key for comparing two URLs loosely (scheme, `www.`, trailing slash and case of
-/// the host ignored), used to match inline links to reference entries.
+/// Query parameters that only track where a click came from; they never change
+/// the page a reader (or a judge) gets.
+const TRACKING_PARAMS: &[&str] = &[
+    "fbclid",
+    "gclid",
+    "dclid",
+    "gclsrc",
+    "msclkid",
+    "yclid",
+    "igshid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "_gl",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+    "oly_anon_id",
+    "oly_enc_id",
+    "vero_id",
+    "wickedid",
+    "srsltid",
+    "spm",
+    "share_source",
+    "share_medium",
+    "ved",
+    "ei",
+];
+
+fn is_tracking_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("utm_") || TRACKING_PARAMS.contains(&n.as_str())
+}
+
+/// Key for comparing two URLs as the page a judge would read: scheme, `www.`, host
+/// case, the fragment, tracking parameters (`utm_*`, `fbclid`, ...) and a trailing
+/// slash do not matter. Used to match inline links to reference entries and to
+/// merge repeated entries.
 pub(crate) fn url_key(url: &str) -> String {
     let u = url.trim();
     let lower = u.to_ascii_lowercase();
@@ -74,14 +110,118 @@ pub(crate) fn url_key(url: &str) -> String {
     } else {
         u
     };
+    let rest = match rest.find('#') {
+        Some(i) => &rest[..i],
+        None => rest,
+    };
+    let (rest, query) = match rest.find('?') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
     let (host, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, ""),
     };
     let host = host.to_ascii_lowercase();
-    let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
+    let host = host.strip_prefix("www.").unwrap_or(&host);
+    let host = host
+        .strip_suffix(":443")
+        .or_else(|| host.strip_suffix(":80"))
+        .unwrap_or(host);
     let path = path.trim_end_matches('/');
-    format!("{host}{path}")
+    let kept: Vec<&str> = query
+        .unwrap_or("")
+        .split(['&', ';'])
+        .filter(|p| !p.is_empty())
+        .filter(|p| !is_tracking_param(p.split('=').next().unwrap_or("")))
+        .collect();
+    if kept.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{host}{path}?{}", kept.join("&"))
+    }
+}
+
+/// Whether a URL points at a picture file (a link to an image is not a source).
+pub(crate) fn is_image_url(url: &str) -> bool {
+    let key = url_key(url).to_ascii_lowercase();
+    let path = key.split('?').next().unwrap_or("");
+    [
+        ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".tif", ".tiff", ".avif",
+    ]
+    .iter()
+    .any(|ext| path.ends_with(ext))
+}
+
+/// A Markdown link `[text](http...)` that the Markdown parser refused (its target
+/// holds spaces, as text fragments `#:~:text=a b` do): byte range of the whole
+/// link, its text and its target.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LooseLink {
+    pub range: std::ops::Range<usize>,
+    pub text: String,
+    pub url: String,
+}
+
+/// Find `[text](http...)` links in one piece of text, taking the target whole up
+/// to the parenthesis that closes the one after `]` (parentheses inside the target,
+/// as in `Sturgeon_(fish)` or `#:~:text=a (b) c`, are balanced), never across a
+/// line break. The text may hold balanced brackets (`[Report [PDF]](...)`).
+pub(crate) fn loose_links(s: &str) -> Vec<LooseLink> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(rel) = s[from..].find("](") {
+        let close_bracket = from + rel;
+        let url_start = close_bracket + 2;
+        from = url_start;
+        let tail = &s[url_start..];
+        let tl = tail.get(..8).unwrap_or(tail).to_ascii_lowercase();
+        if !(tl.starts_with("http://") || tl.starts_with("https://")) {
+            continue;
+        }
+        // The opening bracket, balancing nested brackets, on the same line.
+        let mut depth = 0usize;
+        let mut open = None;
+        for (i, c) in s[..close_bracket].char_indices().rev() {
+            match c {
+                ']' => depth += 1,
+                '[' if depth == 0 => {
+                    open = Some(i);
+                    break;
+                }
+                '[' => depth -= 1,
+                '\n' => break,
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        // The closing parenthesis, balancing parentheses inside the target.
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, &b) in bytes.iter().enumerate().skip(url_start) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                b'\n' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        out.push(LooseLink {
+            range: open..end + 1,
+            text: s[open + 1..close_bracket].to_string(),
+            url: s[url_start..end].trim().to_string(),
+        });
+        from = end + 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -107,6 +247,46 @@ mod tests {
         let t = "见 https://zh.wikipedia.org/wiki/南京汤包，以及其他";
         let m = BARE_URL.find(t).unwrap();
         assert_eq!(m.as_str(), "https://zh.wikipedia.org/wiki/南京汤包");
+    }
+
+    #[test]
+    fn url_keys_ignore_fragment_tracking_and_host_case() {
+        assert_eq!(
+            url_key("https://WWW.Example.com/a/?utm_source=chatgpt.com#x"),
+            url_key("http://example.com/a")
+        );
+        assert_eq!(
+            url_key("https://e.com/p?id=3&utm_medium=mail&fbclid=z"),
+            url_key("https://e.com/p?id=3")
+        );
+        assert_ne!(
+            url_key("https://e.com/p?id=3"),
+            url_key("https://e.com/p?id=4")
+        );
+        assert_ne!(url_key("https://e.com/Path"), url_key("https://e.com/path"));
+        assert!(is_image_url("https://e.com/photos/a.JPG?w=300"));
+        assert!(!is_image_url("https://e.com/photos/a.html"));
+    }
+
+    #[test]
+    fn loose_links_balance_parentheses_and_brackets() {
+        let t = "x ([delta](https://e.org/d#:~:text=over 300 (incl. pelicans) nest)). y";
+        let l = loose_links(t);
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            l[0].url,
+            "https://e.org/d#:~:text=over 300 (incl. pelicans) nest"
+        );
+        assert_eq!(l[0].text, "delta");
+        assert_eq!(
+            &t[l[0].range.clone()],
+            "[delta](https://e.org/d#:~:text=over 300 (incl. pelicans) nest)"
+        );
+        let l =
+            loose_links("[Report [PDF]](https://e.org/a b) and [c](#x) [d](https://e.org/(open");
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].text, "Report [PDF]");
+        assert_eq!(l[0].url, "https://e.org/a b");
     }
 
     #[test]

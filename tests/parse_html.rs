@@ -1,0 +1,286 @@
+//! HTML reports as a browser shows them (issue #12, requirement 6): whole pages with
+//! head, scripts, navigation and nested layout, the same page saved as `report.md`,
+//! Markdown with deeply indented HTML blocks, a Bootstrap-like layout and a notebook
+//! export. Every fixture is our own and is scored against its `gold.json`.
+
+use std::path::PathBuf;
+
+use tvir_eval::report::gold::{self, Gold};
+use tvir_eval::report::{self, FigureKind, Report, SourceFormat};
+
+fn dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(name)
+}
+
+fn load(name: &str) -> Report {
+    report::load(&dir(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+fn fact_refs(r: &Report) -> Vec<Vec<String>> {
+    r.facts.iter().map(|f| f.ref_idxs.clone()).collect()
+}
+
+fn codes(r: &Report) -> Vec<String> {
+    let e = &r.structural_errors;
+    e.traceability
+        .iter()
+        .chain(&e.consistency)
+        .chain(&e.completeness)
+        .map(|x| x.code.clone())
+        .collect()
+}
+
+/// Gold scoring over the figures that have a file path (inline SVG and `data:`
+/// images are checked by the tests themselves): references and figures exact, the
+/// cited-unit count exact.
+fn assert_gold(name: &str, r: &Report) {
+    let g = Gold::load(&dir(name).join("gold.json")).unwrap();
+    let mut files = r.clone();
+    files.figures.retain(|f| !f.content.starts_with("data:"));
+    let score = gold::score(&files, &g);
+    assert_eq!(score.references.f1, 1.0, "{name} references: {score:?}");
+    assert_eq!(score.figures.f1, 1.0, "{name} figures: {score:?}");
+    assert_eq!(
+        score.cited_sentences.predicted, score.cited_sentences.gold,
+        "{name} cited units: {:#?}",
+        r.facts
+    );
+    for gf in &g.figures {
+        let f = files
+            .figures
+            .iter()
+            .find(|f| f.content == gf.src)
+            .unwrap_or_else(|| panic!("{name}: no figure {}", gf.src));
+        assert_eq!(f.caption, gf.caption, "{name}: caption of {}", gf.src);
+        assert_eq!(f.ref_idxs, gf.ref_idxs, "{name}: sources of {}", gf.src);
+    }
+}
+
+/// No fact comes from navigation, scripts, styles or the reference list.
+fn assert_clean_facts(r: &Report) {
+    for f in &r.facts {
+        for bad in [
+            "Home",
+            "Contents",
+            "Privacy",
+            "window.",
+            "font-family",
+            "http",
+            "Chart(",
+            "In [",
+        ] {
+            assert!(!f.fact.contains(bad), "fact {:?} contains {bad:?}", f.fact);
+        }
+    }
+}
+
+fn check_report_page(r: &Report) {
+    assert_eq!(r.format, SourceFormat::Html);
+    assert_eq!(
+        fact_refs(r),
+        vec![
+            s(&["1"]),
+            s(&["2"]),
+            s(&["3"]),
+            s(&["4"]),
+            s(&["5"]),
+            s(&["3"]),
+            s(&["2"])
+        ]
+    );
+    assert!(r.facts[0].fact.starts_with("Installed rooftop capacity"));
+    assert!(r.facts[0].fact.ends_with("in 2024."), "{}", r.facts[0].fact);
+    assert_clean_facts(r);
+    // The logo in the header is no figure; five figures with class-marked captions.
+    assert_eq!(r.figures.len(), 5);
+    assert!(r.figures.iter().all(|f| f.caption.is_some()));
+    let numbers: Vec<_> = r.figures.iter().map(|f| f.number.clone()).collect();
+    assert_eq!(
+        numbers,
+        ["1", "2", "3", "4", "5"]
+            .map(|n| Some(n.to_string()))
+            .to_vec()
+    );
+    // Each caption span points at the caption text in the source.
+    for f in &r.figures {
+        let cap = &r.text[f.caption_span.clone().unwrap()];
+        assert!(cap.starts_with("Figure "), "{cap}");
+        assert!(r.text[f.span.clone()].starts_with("<img"));
+    }
+    // The Chart.js canvas is a pseudo-visual of kind chart on its own line.
+    assert_eq!(r.pseudo_visuals.len(), 1);
+    assert_eq!(r.pseudo_visuals[0].kind, "chart");
+    let canvas_line = r.text.lines().position(|l| l.contains("<canvas")).unwrap() + 1;
+    assert_eq!(r.pseudo_visuals[0].line, canvas_line);
+    assert!(!codes(r).contains(&"missing_image_file".to_string()));
+    assert!(!codes(r).contains(&"marker_without_entry".to_string()));
+}
+
+#[test]
+fn whole_page_with_class_captions_and_citation_anchors() {
+    let r = load("html-report-page");
+    check_report_page(&r);
+    assert_gold("html-report-page", &r);
+}
+
+#[test]
+fn html_page_saved_as_markdown_is_read_as_html() {
+    let r = load("html-report-md");
+    assert!(r.path.ends_with("report.md"));
+    check_report_page(&r);
+    assert_gold("html-report-md", &r);
+    // Same elements as the .html copy, line for line.
+    let html = load("html-report-page");
+    assert_eq!(r.facts, html.facts);
+    assert_eq!(r.references, html.references);
+}
+
+#[test]
+fn markdown_with_indented_html_blocks() {
+    let r = load("html-md-indented");
+    assert_eq!(r.format, SourceFormat::Markdown);
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["3"]), s(&["3"])]
+    );
+    assert!(r.facts[1].fact.contains("turnaround by 11%"));
+    assert_eq!(r.figures.len(), 2);
+    assert_eq!(r.figures[1].kind, FigureKind::Chart);
+    // Facts and figures keep their place in the source.
+    let line_of = |needle: &str| r.text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert_eq!(r.facts[1].line, line_of("Remote crane operation"));
+    assert_eq!(r.figures[0].line, line_of("figs/harbour.png"));
+    assert_gold("html-md-indented", &r);
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}
+
+#[test]
+fn bootstrap_layout_svg_chart_and_script_charts() {
+    let r = load("html-bootstrap");
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["3", "4"]), s(&["2"])]
+    );
+    assert_clean_facts(&r);
+    assert!(r.facts.iter().all(|f| !f.fact.contains('¶')));
+    assert_gold("html-bootstrap", &r);
+    // The inline SVG bar chart is a figure whose content the image loader reads.
+    let svg: Vec<_> = r
+        .figures
+        .iter()
+        .filter(|f| f.content.starts_with("data:image/svg+xml;base64,"))
+        .collect();
+    assert_eq!(svg.len(), 1);
+    let f = svg[0];
+    assert_eq!(f.kind, FigureKind::Chart);
+    assert_eq!(f.ref_idxs, s(&["1"]));
+    assert_eq!(f.number.as_deref(), Some("4"));
+    let bytes = tvir_eval::images::inputs::data_uri_bytes(&f.content).unwrap();
+    let img = tvir_eval::images::load::decode_svg(
+        &bytes,
+        "inline svg",
+        &tvir_eval::images::ImageLimits::default(),
+    )
+    .unwrap();
+    assert_eq!((img.width(), img.height()), (300, 160));
+    // ECharts target, Mermaid source and a chart file component are pseudo-visuals.
+    let kinds: Vec<&str> = r.pseudo_visuals.iter().map(|p| p.kind.as_str()).collect();
+    assert_eq!(kinds, ["chart", "mermaid", "chart"]);
+    let line_of = |needle: &str| r.text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert_eq!(r.pseudo_visuals[0].line, line_of("id=\"costChart\""));
+    assert_eq!(r.pseudo_visuals[2].line, line_of("<iframe"));
+}
+
+#[test]
+fn notebook_export_prompts_code_and_data_images() {
+    let r = load("html-notebook");
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert_clean_facts(&r);
+    assert_eq!(r.figures.len(), 2);
+    assert!(r
+        .figures
+        .iter()
+        .all(|f| f.content.starts_with("data:image/png;base64,")));
+    assert_eq!(
+        r.figures[0].caption.as_deref(),
+        Some("Figure 1: Combined storage of the five reservoirs, January to September.")
+    );
+    assert_eq!(r.figures[1].number.as_deref(), Some("2"));
+    assert_gold("html-notebook", &r);
+    // The heading permalink does not hide the reference heading.
+    assert_eq!(r.references.len(), 3);
+}
+
+/// The inline SVG chart of an HTML page goes through the whole evaluation: the image
+/// loader rasterises its `data:` content and the chart is judged (chart quality and
+/// source consistency) like a chart file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn svg_chart_scored_end_to_end_with_mock_judge() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tvir_eval::eval::record::UnitStatus;
+    use tvir_eval::eval::{discover, ClientJudge, Engine, EvalSettings, Judge};
+    use tvir_eval::judge::{JudgeClient, JudgeConfig};
+    use tvir_eval::rubric::RubricSet;
+    use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+    let root = tempfile::tempdir().unwrap();
+    let report_dir = root.path().join("html-system").join("t001");
+    std::fs::create_dir_all(report_dir.join("assets")).unwrap();
+    let src = dir("html-bootstrap");
+    std::fs::copy(src.join("report.html"), report_dir.join("report.html")).unwrap();
+    for f in std::fs::read_dir(src.join("assets")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), report_dir.join("assets").join(f.file_name())).unwrap();
+    }
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let config = JudgeConfig {
+        base_url: mock.base_url(),
+        model: "mock-model".into(),
+        concurrency: 4,
+        timeout: Duration::from_secs(10),
+        ..JudgeConfig::default()
+    };
+    let client = JudgeClient::new(config, None).unwrap();
+    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
+    let engine = Engine::new(
+        Arc::new(RubricSet::builtin().unwrap()),
+        Some(judge),
+        None,
+        EvalSettings {
+            judge_model: "mock-model".into(),
+            ..EvalSettings::default()
+        },
+    );
+    let jobs = discover(root.path())
+        .unwrap()
+        .into_iter()
+        .map(|j| (j, None))
+        .collect();
+    let records = engine.evaluate_all(jobs, &|_| {}).await;
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert!(r.load_error().is_none(), "{:?}", r.load_error());
+    assert_eq!((r.n_charts, r.n_figures), (1, 4));
+    // figure:4 is the inline SVG: judged, not rejected as an invalid visual.
+    for metric in ["chart_quality", "chart_source_consistency"] {
+        let u = r
+            .units
+            .iter()
+            .find(|u| u.metric == metric && u.unit == "figure:4")
+            .unwrap_or_else(|| panic!("no {metric} unit for the SVG chart: {:#?}", r.units));
+        assert_eq!(u.status, UnitStatus::Scored, "{metric}: {:?}", u.reason);
+    }
+    assert!(
+        r.units.iter().all(|u| u.detail["rule"] != "invalid_visual"),
+        "{:#?}",
+        r.units
+    );
+    mock.shutdown().await;
+}

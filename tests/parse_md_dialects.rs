@@ -1,0 +1,308 @@
+//! Markdown dialects of reports from systems outside the corpus (issue #12, reqs
+//! 1-5): reference lists wherever they are, several lists of the same entries,
+//! markers wherever writers put them, inline links next to a list, URLs as
+//! written. Every fixture is our own small report with a hand-made gold file in
+//! `tests/gold/fixtures/` (references, figures, the number of cited units a
+//! careful reader counts); each is scored exactly, then checked for what the
+//! dialect is about.
+
+use std::path::PathBuf;
+
+use tvir_eval::report::{self, gold, Report};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load(name: &str) -> Report {
+    let dir = root().join("tests/fixtures/reports").join(name);
+    report::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn fact_refs(r: &Report) -> Vec<Vec<String>> {
+    r.facts.iter().map(|f| f.ref_idxs.clone()).collect()
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+fn codes(r: &Report) -> Vec<String> {
+    let e = &r.structural_errors;
+    e.traceability
+        .iter()
+        .chain(&e.consistency)
+        .chain(&e.completeness)
+        .map(|x| x.code.clone())
+        .collect()
+}
+
+/// Line (1-based) of the first line of the report that starts with `prefix`.
+fn line_of(r: &Report, prefix: &str) -> usize {
+    r.text
+        .lines()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?}"))
+        + 1
+}
+
+/// Scores a fixture against its gold file and demands an exact match.
+fn check_gold(name: &str) -> Report {
+    let r = load(name);
+    let g = gold::Gold::load(&root().join(format!("tests/gold/fixtures/{name}.json"))).unwrap();
+    let sc = gold::score(&r, &g);
+    let got: Vec<(String, Option<String>)> = r
+        .references
+        .iter()
+        .map(|x| (x.idx.clone(), x.url.clone()))
+        .collect();
+    assert_eq!(sc.references.f1, 1.0, "{name}: references {got:?}");
+    assert_eq!(sc.figures.f1, 1.0, "{name}: figures {:?}", sc.figures);
+    let facts: Vec<(usize, &str, &Vec<String>)> = r
+        .facts
+        .iter()
+        .map(|f| (f.line, f.fact.as_str(), &f.ref_idxs))
+        .collect();
+    assert_eq!(
+        sc.cited_sentences.predicted, sc.cited_sentences.gold,
+        "{name}: cited units {facts:#?}"
+    );
+    r
+}
+
+/// No fact may start at or after the given line (the reference lists sit there).
+fn no_fact_from(r: &Report, line: usize) {
+    for f in &r.facts {
+        assert!(f.line < line, "fact from a reference list: {f:?}");
+    }
+}
+
+#[test]
+fn every_dialect_fixture_matches_its_gold_file() {
+    let dir = root().join("tests/gold/fixtures");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        check_gold(&name);
+        n += 1;
+    }
+    assert!(n >= 10, "only {n} gold files in {}", dir.display());
+}
+
+#[test]
+fn label_line_in_the_same_paragraph_as_its_entries() {
+    let r = check_gold("md-label-in-paragraph");
+    no_fact_from(&r, line_of(&r, "Citations:"));
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2", "3"]), s(&["4"])]);
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}
+
+#[test]
+fn bold_cjk_label_heads_an_unnumbered_list() {
+    let r = check_gold("md-cjk-bold-label");
+    no_fact_from(&r, line_of(&r, "**关键引用**"));
+    assert_eq!(r.facts[0].fact, "口袋公园的平均面积约为0.4公顷。");
+    assert_eq!(r.facts[1].ref_idxs, s(&["3"]));
+    assert_eq!(r.facts[2].ref_idxs, s(&["4", "5"]));
+    assert_eq!(r.references[5].title.as_deref(), Some("居民满意度调查"));
+}
+
+#[test]
+fn unlabeled_trailing_block_of_url_entries_is_a_list() {
+    let r = check_gold("md-unlabeled-tail");
+    no_fact_from(&r, line_of(&r, "1. Nanoplastics"));
+    assert_eq!(fact_refs(&r)[4], s(&["4"]));
+    assert!(r.references[0]
+        .title
+        .as_deref()
+        .unwrap()
+        .starts_with("Nanoplastics in bottled water"));
+    // Markers resolve, so nothing dangles.
+    assert!(r.structural_errors.consistency.is_empty());
+}
+
+#[test]
+fn title_list_and_url_lists_merge_by_number() {
+    let r = check_gold("md-merged-lists");
+    no_fact_from(&r, line_of(&r, "## References"));
+    assert_eq!(r.references.len(), 4);
+    // The title comes from the first list, the URL from the second.
+    assert_eq!(
+        r.references[0].title.as_deref(),
+        Some("NOAA Coral Reef Watch: global bleaching events")
+    );
+    assert_eq!(
+        r.references[0].url.as_deref(),
+        Some("https://example.gov/coral/global-events")
+    );
+    // Same page written with a tracking parameter or a trailing slash: no conflict,
+    // and no citation lacks a URL.
+    assert!(codes(&r).is_empty(), "{:?}", r.structural_errors);
+    assert_eq!(r.facts.len(), 4);
+}
+
+#[test]
+fn conflicting_urls_for_one_number_name_both_lines() {
+    let r = check_gold("md-list-conflict");
+    let errs: Vec<_> = r
+        .structural_errors
+        .consistency
+        .iter()
+        .filter(|e| e.code == "duplicate_reference_number")
+        .collect();
+    assert_eq!(errs.len(), 1, "{:?}", r.structural_errors);
+    let first = line_of(&r, "[2] https://example.org/desal-energy");
+    let second = line_of(&r, "[2] https://example.com/a-different-page");
+    let e = errs[0];
+    assert_eq!(e.line, Some(second));
+    assert!(e.reason.contains(&format!("line {first}")), "{}", e.reason);
+    assert!(e.reason.contains(&format!("line {second}")), "{}", e.reason);
+    assert!(e.reason.contains("https://example.org/desal-energy"));
+    assert!(e.reason.contains("https://example.com/a-different-page"));
+    // The first URL is kept.
+    assert_eq!(
+        r.references[1].url.as_deref(),
+        Some("https://example.org/desal-energy")
+    );
+}
+
+#[test]
+fn markers_apart_from_their_sentence_belong_to_it() {
+    let r = check_gold("md-spaced-markers");
+    no_fact_from(&r, line_of(&r, "## References"));
+    let by_text = |needle: &str| {
+        r.facts
+            .iter()
+            .find(|f| f.fact.contains(needle))
+            .unwrap_or_else(|| panic!("no fact with {needle:?}: {:#?}", r.facts))
+    };
+    assert_eq!(by_text("Attrition fell").ref_idxs, s(&["2", "3"]));
+    assert_eq!(by_text("call-centre").ref_idxs, s(&["4"]));
+    assert_eq!(by_text("Managers remained").ref_idxs, s(&["5"]));
+    assert_eq!(by_text("survey authors").ref_idxs, s(&["7"]));
+    // A paragraph of markers alone cites the paragraph before it, not the last fact.
+    assert_eq!(by_text("Office attendance").ref_idxs, s(&["8", "9"]));
+    assert_eq!(by_text("survey authors").ref_idxs, s(&["7"]));
+    // A marker after a hard line break cites the sentence before the break.
+    assert_eq!(by_text("Commute time").ref_idxs, s(&["13"]));
+    assert_eq!(by_text("shorter breaks").ref_idxs, s(&["12"]));
+    assert_eq!(by_text("Three factors").ref_idxs, s(&["10", "11"]));
+}
+
+#[test]
+fn marker_forms_from_other_writers() {
+    let r = check_gold("md-marker-forms");
+    let refs = fact_refs(&r);
+    assert_eq!(
+        refs,
+        vec![
+            s(&["1"]),
+            s(&["2"]),
+            s(&["3"]),
+            s(&["1"]),
+            s(&["4"]),
+            s(&["5"]),
+            s(&["6"]),
+            s(&["1", "3", "4", "5"]),
+            s(&["2"]),
+            s(&["7"]),
+        ]
+    );
+    // Marker syntax never leaks into the fact text.
+    assert_eq!(
+        r.facts[0].fact,
+        "Global lithium output reached 180,000 tonnes in 2023."
+    );
+    assert_eq!(r.facts[1].fact, "Australia mined almost half of it.");
+    assert_eq!(r.facts[3].fact, "Prices fell by 80% during 2023.");
+    assert!(!r.facts.iter().any(|f| f.fact.contains("cm")));
+    assert!(r.structural_errors.consistency.is_empty());
+}
+
+#[test]
+fn inline_links_cite_list_entries_or_new_ones() {
+    let r = check_gold("md-inline-links-with-list");
+    no_fact_from(&r, line_of(&r, "## References"));
+    assert_eq!(
+        fact_refs(&r),
+        vec![
+            s(&["1"]),
+            s(&["2"]),
+            s(&["4"]),
+            s(&["3"]),
+            s(&["5"]),
+            s(&["3"]),
+        ]
+    );
+    // The table cited by its source line is one fact holding the whole table.
+    assert!(r.facts[4].fact.contains("2023 | 16.0"));
+    // New entries come after the list's last number, with the link text as title.
+    assert_eq!(r.references[3].title.as_deref(), Some("industry survey"));
+    assert_eq!(r.references[4].line, line_of(&r, "Source: [EIA"));
+    // The image link, the anchor, the figure file and the link to the report's own
+    // remote figure are no citations (the sentence citing only its figure is no fact).
+    assert_eq!(r.references.len(), 5);
+    assert_eq!(r.figures.len(), 2);
+    assert!(!r
+        .facts
+        .iter()
+        .any(|f| f.fact.contains("retired gas plants")));
+}
+
+#[test]
+fn urls_are_taken_as_written() {
+    let r = check_gold("md-urls-as-written");
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["4"]), s(&["2"]), s(&["3"]), s(&["6"])]
+    );
+    assert_eq!(
+        r.facts[1].fact,
+        "Its delta hosts over 300 bird species (delta survey)."
+    );
+    // Stored as written, fragments and parentheses whole.
+    let urls: Vec<&str> = r
+        .references
+        .iter()
+        .map(|x| x.url.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        vec![
+            "https://en.wikipedia.org/wiki/Danube_(river)",
+            "https://example.net/discharge_(annual)",
+            "https://example.com/danube/countries",
+            "https://example.org/delta#:~:text=over 300 species (including pelicans) nest",
+            "https://example.org/sturgeon?a=1&b=(2)",
+            "https://en.wikipedia.org/wiki/Sturgeon_(fish)#Danube population",
+        ]
+    );
+}
+
+#[test]
+fn image_source_lists_make_no_facts() {
+    let r = check_gold("md-image-sources");
+    no_fact_from(&r, line_of(&r, "## References"));
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert_eq!(
+        r.figures[1].caption.as_deref(),
+        Some("Figure 2: A grey heron feeding in the shallow zone.")
+    );
+}
+
+#[test]
+fn link_reference_definitions_are_the_list() {
+    let r = check_gold("md-link-definitions");
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["2"]), s(&["1"]), s(&["3", "1"]), s(&["2"])]
+    );
+    assert_eq!(
+        r.references[0].title.as_deref(),
+        Some("European electric bus market")
+    );
+    assert_eq!(r.references[2].title.as_deref(), Some("Charging guide"));
+    assert_eq!(r.references[0].line, line_of(&r, "[1]: "));
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}

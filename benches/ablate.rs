@@ -137,6 +137,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         n_images: 4,
         n_charts: 2,
         n_figures: 6,
+        extraction: None,
         error: None,
     };
     LoadedRecord {

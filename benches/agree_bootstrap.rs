@@ -56,6 +56,7 @@ fn records() -> Vec<LoadedRecord> {
                     n_images: 1,
                     n_charts: 1,
                     n_figures: 2,
+                    extraction: None,
                     error: None,
                 };
                 out.push(LoadedRecord {

@@ -182,6 +182,7 @@ fn record(system: &str, task: &str, s: &Spec) -> ReportRecord {
         n_images: n,
         n_charts: s.charts.len(),
         n_figures: n + s.charts.len(),
+        extraction: None,
         error: None,
     };
     rescore(&rec, &rubrics, &ScoreOptions::default())

@@ -325,6 +325,7 @@ impl Builder {
             pseudo_visuals: vec![],
             structural_errors: StructuralErrors::default(),
             warnings: vec![],
+            extraction: Default::default(),
         }
     }
 }

@@ -61,6 +61,7 @@ fn report_figures_in_order() {
         pseudo_visuals: Vec::new(),
         structural_errors: StructuralErrors::default(),
         warnings: Vec::new(),
+        extraction: Default::default(),
     };
     let limits = ImageLimits::default();
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -68,6 +68,7 @@ fn record(r: &Rec) -> ReportRecord {
         n_images: usize::from(r.va.is_some()),
         n_charts: 0,
         n_figures: usize::from(r.va.is_some()),
+        extraction: None,
         error: None,
     }
 }

@@ -248,6 +248,9 @@ fn judge_section(j: &JudgeSummary) -> String {
     );
     out.push_str(&html_table(&leaderboard_table(j), "leaderboard"));
     out.push_str(&html_table(&metrics_table(j), "metrics"));
+    if let Some(t) = super::render::suspect_table(j) {
+        out.push_str(&html_table(&t, "suspect"));
+    }
 
     out.push_str("<h3>Charts</h3>\n<div class=\"charts\">\n");
     let mut levels: Vec<(String, String)> = vec![
@@ -497,6 +500,27 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
         pct(rec.va),
         rec.effective_citations.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()),
     );
+    if let Some(e) = &rec.extraction {
+        let method = match e.method {
+            crate::report::ExtractionMethod::Rules => "rules",
+            crate::report::ExtractionMethod::Judge => "judge",
+        };
+        let verdict = if e.is_suspect() { "suspect" } else { "ok" };
+        let _ = write!(
+            out,
+            "<p class=\"extraction {verdict}\">Extraction: {verdict} (references and facts by {method})"
+        );
+        for reason in &e.reasons {
+            let _ = write!(out, "; {}", esc(reason));
+        }
+        if let Some(j) = &e.judge {
+            let _ = write!(out, "; judge extraction {}", esc(&j.status));
+            if let Some(why) = &j.reason {
+                let _ = write!(out, ": {}", esc(why));
+            }
+        }
+        out.push_str("</p>\n");
+    }
     out.push_str("<table class=\"report-metrics\"><thead><tr><th>Metric</th><th>Score</th><th>Status</th><th>Items</th><th>Scored</th><th>Failed</th><th>Skipped</th><th>Note</th></tr></thead><tbody>\n");
     for (name, m) in &rec.metrics {
         let _ = writeln!(

@@ -146,6 +146,7 @@ pub fn leaderboard_table(j: &JudgeSummary) -> TextTable {
         "Compl.",
         "Text-only",
         "Failed units",
+        "Suspect parses",
     ];
     TextTable {
         title: format!("Leaderboard (judge {}, {})", j.judge_model, runs_label(j)),
@@ -168,6 +169,7 @@ pub fn leaderboard_table(j: &JudgeSummary) -> TextTable {
                     fmt_count(&s.structural_errors.completeness),
                     s.text_only_reports.to_string(),
                     s.units.failed.to_string(),
+                    s.suspect_parses.len().to_string(),
                 ]
             })
             .collect(),
@@ -259,8 +261,37 @@ pub fn difficulty_tables(j: &JudgeSummary) -> Vec<TextTable> {
         .collect()
 }
 
+/// Which reports of each system the extraction self-check called suspect (None when
+/// no report was).
+pub fn suspect_table(j: &JudgeSummary) -> Option<TextTable> {
+    let rows: Vec<Vec<String>> = j
+        .systems
+        .iter()
+        .filter(|s| !s.suspect_parses.is_empty())
+        .map(|s| {
+            vec![
+                s.system.clone(),
+                s.suspect_parses.len().to_string(),
+                s.suspect_parses.join(", "),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| TextTable {
+        title: format!(
+            "Suspect parses (extraction self-check, judge {})",
+            j.judge_model
+        ),
+        headers: ["System", "Reports", "Tasks"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows,
+    })
+}
+
 fn all_tables(j: &JudgeSummary) -> Vec<TextTable> {
     let mut v = vec![leaderboard_table(j), metrics_table(j)];
+    v.extend(suspect_table(j));
     v.extend(breakdown_tables(j));
     v.extend(difficulty_tables(j));
     v
@@ -360,6 +391,7 @@ pub fn to_csv(s: &Summary) -> String {
             "failed_units",
             "skipped_units",
             "text_only_reports",
+            "suspect_parses",
             "judge_calls",
             "cost_usd",
         ]
@@ -402,6 +434,7 @@ pub fn to_csv(s: &Summary) -> String {
         row.push(st.units.failed.to_string());
         row.push(st.units.skipped.to_string());
         row.push(st.text_only_reports.to_string());
+        row.push(st.suspect_parses.len().to_string());
         row.push(st.usage.calls.to_string());
         row.push(st.usage.cost_usd.map(|c| c.to_string()).unwrap_or_default());
         let _ = w.write_record(&row);

@@ -92,6 +92,10 @@ pub struct SystemStats {
     /// (report, metric) pairs not evaluated (`--no-judge`, budget, all units failed).
     pub metrics_not_evaluated: usize,
     pub usage: UsageRecord,
+    /// Tasks whose rules parse the extraction self-check called suspect (once per
+    /// task, over all runs), sorted.
+    #[serde(default)]
+    pub suspect_parses: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,6 +221,9 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
                 UnitStatus::Skipped => out.units.skipped += 1,
             }
         }
+        if rec.extraction_suspect() && !out.suspect_parses.contains(&r.task_id) {
+            out.suspect_parses.push(r.task_id.clone());
+        }
         let u = &rec.usage;
         out.usage.calls += u.calls;
         out.usage.cache_hits += u.cache_hits;
@@ -228,6 +235,7 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
             *out.usage.cost_usd.get_or_insert(0.0) += c;
         }
     }
+    out.suspect_parses.sort();
     out.tasks = tasks.len();
     out.runs = runs.len();
     out.ta = Stat::over_runs(&ta);

@@ -12,8 +12,8 @@ use serde_json::json;
 use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use crate::eval::output;
 use crate::eval::{
-    discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, Judge,
-    JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
+    discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, ExtractionMode,
+    Judge, JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
 };
 use crate::judge::JudgeClient;
 use crate::rubric::RubricSet;
@@ -115,6 +115,11 @@ pub struct EvalOptions {
     /// Longest side (pixels) of figures sent to vision judges.
     #[arg(long, default_value_t = 1024)]
     pub judge_image_max_side: u32,
+    /// Who extracts references and facts: rules (the parser), judge (the judge for
+    /// every report), auto (the judge only for reports whose parse the self-check
+    /// calls suspect). Default: auto when a judge is configured, else rules.
+    #[arg(long, value_enum)]
+    pub extraction: Option<ExtractionMode>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -269,6 +274,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     } else {
         JudgeMode::Judge
     };
+    let extraction = match (args.extraction, mode) {
+        (Some(ExtractionMode::Rules) | None, JudgeMode::NoJudge) => ExtractionMode::Rules,
+        (Some(m), JudgeMode::NoJudge) => {
+            anyhow::bail!("--extraction {m:?} needs a judge (none is configured, or --no-judge)")
+        }
+        (Some(m), _) => m,
+        (None, _) => ExtractionMode::Auto,
+    };
     let judge_model = judge_config
         .as_ref()
         .map(|c| c.model.clone())
@@ -329,6 +342,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         caption_revision: !args.no_caption_revision,
         revision_scope: args.revision_scope,
         judge_image_max_side: args.judge_image_max_side,
+        extraction,
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
             ..ScoreOptions::default()
@@ -338,7 +352,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let settings_json = json!({
         "judge_model": judge_model, "runs": args.runs, "mode": mode, "dedup": args.dedup,
         "caption_revision": !args.no_caption_revision, "revision_scope": args.revision_scope,
-        "score": settings.score,
+        "score": settings.score, "extraction": extraction,
     });
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -481,6 +495,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             stats.spend_usd()
         ),
     }
+    print!("{}", suspect_lines(&records));
     println!("{time_line}");
     println!("results: {}", out_dir.display());
     if failed_units > 0 || broken_reports > 0 {
@@ -492,4 +507,45 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reports whose rules parse the self-check called suspect, with why and what
+/// was done about it (printed at the end of `tvir eval`).
+fn suspect_lines(records: &[crate::eval::record::ReportRecord]) -> String {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = String::new();
+    let suspect: Vec<_> = records
+        .iter()
+        .filter(|r| r.extraction_suspect())
+        .filter(|r| seen.insert((r.system.clone(), r.task_id.clone())))
+        .collect();
+    if suspect.is_empty() {
+        return out;
+    }
+    out.push_str(&format!(
+        "{} report(s) with a suspect parse (extraction self-check):\n",
+        suspect.len()
+    ));
+    for r in suspect {
+        let Some(e) = &r.extraction else { continue };
+        let used = match (&e.method, &e.judge) {
+            (crate::report::ExtractionMethod::Judge, _) => "judge extraction used".to_string(),
+            (_, Some(j)) => format!(
+                "judge extraction {}{}; rules parse kept",
+                j.status,
+                j.reason
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
+            ),
+            _ => "rules parse kept (--extraction rules)".to_string(),
+        };
+        out.push_str(&format!(
+            "  {}/{}: {} [{used}]\n",
+            r.system,
+            r.task_id,
+            e.reasons.join("; ")
+        ));
+    }
+    out
 }

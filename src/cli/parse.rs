@@ -125,6 +125,7 @@ pub fn render_summary(r: &Report, show: usize) -> String {
         errors.consistency.len(),
         errors.completeness.len()
     ));
+    render_extraction(&mut out, &r.extraction);
     out.push_str("\nReferences\n");
     for x in r.references.iter().take(show) {
         out.push_str(&format!(
@@ -178,6 +179,44 @@ pub fn render_summary(r: &Report, show: usize) -> String {
     render_errors(&mut out, "consistency", &errors.consistency, show);
     render_errors(&mut out, "completeness", &errors.completeness, show);
     out
+}
+
+/// The self-check block of the readable summary.
+pub fn render_extraction(out: &mut String, e: &report::Extraction) {
+    let c = &e.counts;
+    let verdict = if e.is_suspect() { "SUSPECT" } else { "ok" };
+    let method = match e.method {
+        report::ExtractionMethod::Rules => "rules",
+        report::ExtractionMethod::Judge => "judge",
+    };
+    out.push_str(&format!("extraction: {verdict} (method: {method})\n"));
+    out.push_str(&format!(
+        "  markers: {} seen, {} resolved, {} pointing nowhere, {} outside cited units\n",
+        c.markers_seen, c.markers_resolved, c.markers_unresolved, c.markers_unattached
+    ));
+    out.push_str(&format!(
+        "  list entries: {} ({} never cited); cited units: {}; uncited quantitative: {}\n",
+        c.list_entries, c.entries_never_cited, c.cited_units, c.uncited_quantitative
+    ));
+    out.push_str(&format!(
+        "  entry-like lines outside lists: {}; units that look like entries: {}; <img> tags: {}\n",
+        c.unlisted_reference_lines, c.facts_like_entries, c.img_tags
+    ));
+    for reason in &e.reasons {
+        out.push_str(&format!("  suspect: {reason}\n"));
+    }
+    if let Some(j) = &e.judge {
+        out.push_str(&format!(
+            "  judge extraction: {} ({} window(s), {} call(s)){}\n",
+            j.status,
+            j.windows,
+            j.calls,
+            j.reason
+                .as_deref()
+                .map(|r| format!(": {}", clip(r, 120)))
+                .unwrap_or_default()
+        ));
+    }
 }
 
 fn render_score(r: &Report, s: &gold::GoldScore) -> String {

@@ -3,6 +3,7 @@
 //! through [`score::rescore`], and writing outputs.
 
 pub mod dedup;
+pub mod extract;
 pub mod figures;
 pub mod input;
 pub mod output;
@@ -13,6 +14,7 @@ pub mod text;
 pub mod timing;
 
 pub use dedup::DedupMode;
+pub use extract::ExtractionMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
     ClientJudge, Engine, EvalSettings, FigureFailure, FigureOps, ImagePipeline, Judge, JudgeMode,

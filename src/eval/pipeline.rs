@@ -307,6 +307,9 @@ pub struct EvalSettings {
     /// Longest side of figures sent to vision judges.
     pub judge_image_max_side: u32,
     pub score: ScoreOptions,
+    /// Who extracts references and facts: the parser, the judge, or the judge for
+    /// suspect parses only.
+    pub extraction: super::extract::ExtractionMode,
 }
 
 impl Default for EvalSettings {
@@ -323,6 +326,7 @@ impl Default for EvalSettings {
             image_limits: ImageLimits::default(),
             judge_image_max_side: 1024,
             score: ScoreOptions::default(),
+            extraction: super::extract::ExtractionMode::Rules,
         }
     }
 }
@@ -414,7 +418,7 @@ pub struct Engine {
 
 /// The result of asking for one unit.
 #[derive(Debug, Clone)]
-enum Outcome {
+pub(super) enum Outcome {
     Answer { value: Value, usage: UsageRecord },
     Failed(String),
     Skipped(String),
@@ -599,6 +603,7 @@ impl Engine {
                 })
                 .collect(),
             Ok(report) => {
+                let (report, extraction_usage) = self.extract_with_judge(report, &label).await;
                 let report = Arc::new(report);
                 let evidence = self.gather_evidence(&report, &mut timing).await;
                 let judging = Instant::now();
@@ -611,12 +616,16 @@ impl Engine {
                             .await
                     }
                 });
-                let records = join_all(runs).await;
+                let mut records = join_all(runs).await;
                 timing.judge_wait = StageTime::new(judging.elapsed(), None);
                 for f in &evidence.figures {
                     if let Some(r) = &f.data_uri {
                         self.images.release(r);
                     }
+                }
+                // Extraction is done once per report: its calls count in the first run.
+                if let Some(first) = records.first_mut() {
+                    add_usage(&mut first.usage, &extraction_usage);
                 }
                 records
             }
@@ -672,6 +681,7 @@ impl Engine {
             n_charts: count(FigureKind::Chart),
             n_figures: report.map_or(0, |r| r.figures.len()),
             error: None,
+            extraction: report.map(|r| r.extraction.clone()),
         }
     }
 
@@ -929,7 +939,7 @@ impl Engine {
 
     /// Ask the judge about one unit, honouring the mode, the shared concurrency bound
     /// and answer validation.
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         rubric: &Rubric,
         inputs: &UnitInputs,
@@ -1956,6 +1966,18 @@ fn iq_inputs(report: &Report, bytes: &[Result<Arc<Vec<u8>>, FigureFailure>]) -> 
             })
         })
         .collect()
+}
+
+fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {
+    total.calls += more.calls;
+    total.cache_hits += more.cache_hits;
+    total.failed_calls += more.failed_calls;
+    total.prompt_tokens += more.prompt_tokens;
+    total.completion_tokens += more.completion_tokens;
+    total.cached_tokens += more.cached_tokens;
+    if let Some(c) = more.cost_usd {
+        total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + c);
+    }
 }
 
 fn no_task_reason(label: &str) -> String {

@@ -141,6 +141,11 @@ pub struct ReportRecord {
     /// failed `report_load` unit says the same.
     #[serde(default)]
     pub error: Option<String>,
+    /// The parse's self-check and which method produced the references and facts
+    /// (null for a report that could not be read, and in results written before it
+    /// existed).
+    #[serde(default)]
+    pub extraction: Option<crate::report::Extraction>,
 }
 
 /// Metric name of the unit recording that a report could not be read at all; its
@@ -183,6 +188,11 @@ impl ReportRecord {
     /// a text-only report (null VA and Overall).
     pub fn figure_count(&self) -> usize {
         self.n_figures
+    }
+
+    /// Whether the self-check called the rules parse of this report suspect.
+    pub fn extraction_suspect(&self) -> bool {
+        self.extraction.as_ref().is_some_and(|e| e.is_suspect())
     }
 }
 

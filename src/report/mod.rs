@@ -7,6 +7,7 @@
 
 mod blocks;
 mod citations;
+mod extraction;
 mod figures;
 pub mod gold;
 mod html;
@@ -137,6 +138,25 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     }
 
     let language = detect_language(&body_text(&blocks, &body));
+    let extraction = extraction::check(&extraction::CheckInput {
+        text,
+        format,
+        has_list,
+        list_spans: refscan
+            .ref_blocks
+            .iter()
+            .map(|&i| blocks[i].span.clone())
+            .collect(),
+        skip_spans: blocks
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::Code { .. }))
+            .map(|b| b.span.clone())
+            .collect(),
+        references: &refscan.references,
+        facts: &facts,
+        figures: &figscan.figures,
+        errors: &errors,
+    });
     Report {
         path: path.to_path_buf(),
         root: root.to_path_buf(),
@@ -149,6 +169,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         pseudo_visuals: figscan.pseudo_visuals,
         structural_errors: errors,
         warnings: Vec::new(),
+        extraction,
     }
 }
 

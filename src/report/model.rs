@@ -110,4 +110,98 @@ pub struct Report {
     pub structural_errors: StructuralErrors,
     /// Non-fatal problems met while loading (lossy UTF-8, etc.), each naming the file.
     pub warnings: Vec<String>,
+    /// The parse's self-check: counts, `ok`/`suspect` verdict with reasons, and
+    /// which method produced the references and facts.
+    #[serde(default)]
+    pub extraction: Extraction,
+}
+
+/// Which extractor produced a report's references and fact-citation pairs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtractionMethod {
+    /// The deterministic parser.
+    #[default]
+    Rules,
+    /// The judge (`--extraction judge|auto`); figures stay deterministic.
+    Judge,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtractionVerdict {
+    #[default]
+    Ok,
+    /// The rules parse looks wrong from the inside; `reasons` say why.
+    Suspect,
+}
+
+/// What the self-check counted in the rules parse (see `docs/parser.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractionCounts {
+    /// Citation-like numbers in the body: `[N]`, `[N, M]`, `[N-M]`, `[^N]`, `【N】`,
+    /// `<sup>N</sup>`, `<a href="#...">N</a>` (one per number named).
+    pub markers_seen: usize,
+    /// ... of which name an entry of the reference list.
+    pub markers_resolved: usize,
+    /// ... of which name no entry (pointing nowhere).
+    pub markers_unresolved: usize,
+    /// Resolving markers that sit in no cited unit and no figure caption.
+    pub markers_unattached: usize,
+    /// Entries of the reference list (0 when the report has no list).
+    pub list_entries: usize,
+    /// List entries that no fact and no figure cites.
+    pub entries_never_cited: usize,
+    /// Fact-citation pairs.
+    pub cited_units: usize,
+    /// Body sentences with a quantity and no citation (`uncited_quantitative`).
+    pub uncited_quantitative: usize,
+    /// Lines outside any reference list that look like reference entries (in runs
+    /// of three or more).
+    pub unlisted_reference_lines: usize,
+    /// Cited units that look like reference entries (URL or `[N] Title. Site. URL`).
+    pub facts_like_entries: usize,
+    /// `<img>` tags in the source (logos and icons aside).
+    pub img_tags: usize,
+    /// Cited units with (almost) no text of their own: bare markers or a label such
+    /// as "Sources:".
+    #[serde(default)]
+    pub units_without_text: usize,
+}
+
+/// The judge extraction attempt of one report (`--extraction judge|auto`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgeExtraction {
+    /// `used`, `rejected` (validation failed, rules parse kept), `failed` (a call
+    /// failed), `skipped` (dry run, no judge, budget).
+    pub status: String,
+    pub windows: usize,
+    /// Judge requests made (cached answers included).
+    pub calls: usize,
+    /// Why the answer was not used, when it was not.
+    pub reason: Option<String>,
+    /// Where the reference list came from: `rules` or `judge`.
+    pub references_from: Option<String>,
+    pub references: usize,
+    pub facts: usize,
+}
+
+/// The `extraction` block of `tvir parse` and `report.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// Which method produced the references and facts in use.
+    pub method: ExtractionMethod,
+    /// The self-check's verdict on the rules parse.
+    pub verdict: ExtractionVerdict,
+    pub reasons: Vec<String>,
+    pub counts: ExtractionCounts,
+    /// Present when the judge was asked to extract.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeExtraction>,
+}
+
+impl Extraction {
+    pub fn is_suspect(&self) -> bool {
+        self.verdict == ExtractionVerdict::Suspect
+    }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::model::{FigureKind, Language, PseudoVisual, Report, StructuralErrors};
+use super::model::{Extraction, FigureKind, Language, PseudoVisual, Report, StructuralErrors};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ParseOutput {
@@ -17,6 +17,8 @@ pub struct ParseOutput {
     pub pseudo_visuals: Vec<PseudoVisual>,
     /// Additive: non-fatal loading problems.
     pub warnings: Vec<String>,
+    /// Additive: the parse's self-check (method, counts, `ok`/`suspect` with reasons).
+    pub extraction: Extraction,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,6 +83,7 @@ impl ParseOutput {
             structural_errors: r.structural_errors.clone(),
             pseudo_visuals: r.pseudo_visuals.clone(),
             warnings: r.warnings.clone(),
+            extraction: r.extraction.clone(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{AnswerSpec, InputKind, Rubric, RubricError, RubricSet};
+use super::{AnswerSpec, ExtractionPart, InputKind, Rubric, RubricError, RubricSet};
 use crate::judge::{JudgeRequest, Message, Part, Role};
 
 /// One checklist item of a task, in checklist order.
@@ -172,6 +172,41 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             add("justification", reasoning);
             add(field, json!({"type": "boolean"}));
         }
+        AnswerSpec::Extraction { part, .. } => {
+            // Bounded like every other schema (grammar-constrained servers need it):
+            // a window of 12 000 characters holds far fewer items than these caps.
+            let s =
+                |d: &str, max: u64| json!({"type": "string", "maxLength": max, "description": d});
+            match part {
+                ExtractionPart::References => add(
+                    "references",
+                    json!({"type": "array", "maxItems": 500, "items": {
+                        "type": "object",
+                        "properties": {
+                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", 20),
+                            "url": s("The entry's URL exactly as written; empty when it has none.", 2000),
+                            "title": s("The entry's title; empty when it has none.", 500),
+                        },
+                        "required": ["idx", "url", "title"],
+                        "additionalProperties": false,
+                    }}),
+                ),
+                ExtractionPart::Facts => add(
+                    "facts",
+                    json!({"type": "array", "maxItems": 300, "items": {
+                        "type": "object",
+                        "properties": {
+                            "fact": s("The citing sentence copied exactly from the report text.", 4000),
+                            "ref_idxs": {"type": "array", "maxItems": 50,
+                                         "items": {"type": "string", "maxLength": 20},
+                                         "description": "Labels of the reference entries it cites."},
+                        },
+                        "required": ["fact", "ref_idxs"],
+                        "additionalProperties": false,
+                    }}),
+                ),
+            }
+        }
     }
     for extra in &rubric.extra_fields {
         add(
@@ -218,6 +253,9 @@ pub fn validate_answer(
                         format!("`{}` is not a string", extra.name),
                     ));
                 }
+            }
+            if let AnswerSpec::Extraction { part, .. } = &rubric.answer {
+                return validate_extraction_shape(rubric, *part, answer);
             }
             if let AnswerSpec::Boolean { field } = &rubric.answer {
                 return get(field)?
@@ -307,7 +345,42 @@ pub fn unit_score(rubric: &Rubric, answer: &Value) -> Result<f64, AnswerError> {
             Ok(map_issue_count(table, count as u64) / scale)
         }
         AnswerSpec::Boolean { .. } => Err(answer_error(rubric, "a yes/no rubric has no score")),
+        AnswerSpec::Extraction { .. } => {
+            Err(answer_error(rubric, "an extraction rubric has no score"))
+        }
     }
+}
+
+/// The shape of an extraction answer (types only; whether each fact is a span of the
+/// report and each index names an entry is checked by the extractor, which has the
+/// text).
+fn validate_extraction_shape(
+    rubric: &Rubric,
+    part: ExtractionPart,
+    answer: &Value,
+) -> Result<(), AnswerError> {
+    let (field, keys): (&str, &[&str]) = match part {
+        ExtractionPart::References => ("references", &["idx", "url", "title"]),
+        ExtractionPart::Facts => ("facts", &["fact", "ref_idxs"]),
+    };
+    let list = answer[field]
+        .as_array()
+        .ok_or_else(|| answer_error(rubric, format!("`{field}` is not an array")))?;
+    for (i, item) in list.iter().enumerate() {
+        for key in keys {
+            let ok = match (*key, &item[*key]) {
+                ("ref_idxs", Value::Array(xs)) => xs.iter().all(Value::is_string),
+                (_, v) => v.is_string(),
+            };
+            if !ok {
+                return Err(answer_error(
+                    rubric,
+                    format!("{field}[{i}].{key} is missing or has the wrong type"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Integers may arrive as `7` or `7.0`; anything fractional is not an integer.

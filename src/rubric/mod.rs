@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Rubrics shipped in the binary, keyed by file stem.
-const BUILTIN_RUBRICS: [(&str, &str); 11] = [
+const BUILTIN_RUBRICS: [(&str, &str); 13] = [
     (
         "citation_support",
         include_str!("../../rubrics/citation_support.toml"),
@@ -55,10 +55,18 @@ const BUILTIN_RUBRICS: [(&str, &str); 11] = [
         include_str!("../../rubrics/chart_source_consistency.toml"),
     ),
     ("fact_dedup", include_str!("../../rubrics/fact_dedup.toml")),
+    (
+        "extract_references",
+        include_str!("../../rubrics/extract_references.toml"),
+    ),
+    (
+        "extract_facts",
+        include_str!("../../rubrics/extract_facts.toml"),
+    ),
 ];
 
 /// Prompt templates shipped in the binary, keyed by rubric id.
-const BUILTIN_PROMPTS: [(&str, &str); 11] = [
+const BUILTIN_PROMPTS: [(&str, &str); 13] = [
     (
         "citation_support",
         include_str!("../../prompts/citation_support.j2"),
@@ -100,10 +108,19 @@ const BUILTIN_PROMPTS: [(&str, &str); 11] = [
         include_str!("../../prompts/chart_source_consistency.j2"),
     ),
     ("fact_dedup", include_str!("../../prompts/fact_dedup.j2")),
+    (
+        "extract_references",
+        include_str!("../../prompts/extract_references.j2"),
+    ),
+    (
+        "extract_facts",
+        include_str!("../../prompts/extract_facts.j2"),
+    ),
 ];
 
-/// Rubric ids the evaluation needs (the ten judged metrics plus `fact_dedup`).
-pub const REQUIRED_RUBRICS: [&str; 11] = [
+/// Rubric ids the evaluation needs (the ten judged metrics, `fact_dedup` and the two
+/// judge-extraction rubrics).
+pub const REQUIRED_RUBRICS: [&str; 13] = [
     "citation_support",
     "instruction_alignment",
     "writing_quality",
@@ -115,6 +132,8 @@ pub const REQUIRED_RUBRICS: [&str; 11] = [
     "figure_context_integration",
     "chart_source_consistency",
     "fact_dedup",
+    "extract_references",
+    "extract_facts",
 ];
 
 #[derive(Debug, thiserror::Error)]

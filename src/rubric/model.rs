@@ -22,6 +22,8 @@ pub enum UnitKind {
     Chart,
     /// Two facts citing the same sources (`fact_dedup`).
     FactPair,
+    /// One window of the report text (judge extraction, `extract_*`).
+    Window,
 }
 
 /// Inputs a rubric may ask for; the engine refuses to render a prompt whose inputs
@@ -114,6 +116,23 @@ pub enum AnswerSpec {
         #[serde(default = "default_boolean_field")]
         field: String,
     },
+    /// Extraction of a report's structure (no score): the reference list or the
+    /// fact-citation pairs of one window of the text. The window is at most
+    /// `max_report_chars` long; consecutive windows share `overlap_chars`.
+    Extraction {
+        part: ExtractionPart,
+        overlap_chars: usize,
+    },
+}
+
+/// What an extraction rubric asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtractionPart {
+    /// `{"references": [{"idx", "url", "title"}]}`.
+    References,
+    /// `{"facts": [{"fact", "ref_idxs"}]}`.
+    Facts,
 }
 
 fn default_verdict_field() -> String {
@@ -265,6 +284,14 @@ impl Rubric {
                 return Err("mapping table must end with an open band (no max)".into());
             }
             AnswerSpec::Boolean { .. } => {}
+            AnswerSpec::Extraction { overlap_chars, .. } => {
+                let window = self.max_report_chars.unwrap_or(0);
+                if window < 1000 || *overlap_chars * 2 > window {
+                    return Err(format!(
+                        "an extraction rubric needs max_report_chars >= 1000 and overlap_chars <= half of it (got {window} and {overlap_chars})"
+                    ));
+                }
+            }
         }
         if let Some(rev) = &self.revision {
             if !self.extra_fields.iter().any(|f| f.name == rev.field) {

@@ -128,6 +128,7 @@ mod tests {
             pseudo_visuals: vec![],
             structural_errors: StructuralErrors::default(),
             warnings: vec![],
+            extraction: Default::default(),
         }
     }
 

@@ -1,0 +1,655 @@
+//! The parse's self-check: does the rules parse look right from the inside?
+//!
+//! A wrong parse has tell-tale signs the parser can count cheaply: bracketed numbers
+//! that name no entry (the list was missed), numbers that name entries but sit in no
+//! cited sentence (markers written where the parser did not look), a list nobody
+//! cites, cited "sentences" that are really reference entries, runs of entry-like
+//! lines that were not taken as a list, `<img>` tags without figures, and many
+//! quantitative sentences without a citation in a report that otherwise cites
+//! heavily. Each sign with its threshold is one reason; any reason makes the report
+//! `suspect`. Only generic inputs are used (text, spans, the model), so the check
+//! holds as the grammar grows.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::model::{
+    Extraction, ExtractionCounts, ExtractionMethod, ExtractionVerdict, Fact, Figure, Reference,
+    SourceFormat, StructuralErrors,
+};
+
+/// What the check reads: the report's text and model, plus the spans the parser
+/// took as reference lists and as code (neither is body text).
+pub(crate) struct CheckInput<'a> {
+    pub text: &'a str,
+    pub format: SourceFormat,
+    pub has_list: bool,
+    pub list_spans: Vec<Range<usize>>,
+    pub skip_spans: Vec<Range<usize>>,
+    pub references: &'a [Reference],
+    pub facts: &'a [Fact],
+    pub figures: &'a [Figure],
+    pub errors: &'a StructuralErrors,
+}
+
+/// Thresholds of the verdict (calibrated on the corpus and `tests/fixtures/reports/check-*`;
+/// see `docs/parser.md`).
+const MIN_MARKERS: usize = 5;
+const UNRESOLVED_SHARE: f64 = 0.5;
+const UNATTACHED_SHARE: f64 = 0.15;
+const MIN_UNATTACHED: usize = 3;
+const MIN_LIST_FOR_CITED_SHARE: usize = 5;
+const CITED_ENTRY_SHARE: f64 = 0.2;
+const MIN_FACTS_LIKE_ENTRIES: usize = 2;
+const MIN_UNLISTED_LINES: usize = 3;
+const HEAVY_CITING_UNITS: usize = 10;
+const UNCITED_QUANT_MIN: usize = 10;
+const UNCITED_QUANT_RATIO: f64 = 1.0;
+const LONG_BODY_CHARS: usize = 3000;
+const MIN_UNITS_WITHOUT_TEXT: usize = 3;
+const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.1;
+
+static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
+});
+/// `[3]`, `[3, 4]`, `[3-5]`, `\[3\]`, `[^3]`, `[^1_4]`, `【3】`, `【3†source】`.
+static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\\?\[\s*(\d{1,4}(?:\s*(?:,|，|、|-|–|—)\s*\d{1,4})*)\s*\\?\]|\[\^([^\]\s]{1,20})\]|【\s*(\d{1,4})(?:†[^】]*)?\s*】",
+    )
+    .unwrap()
+});
+/// Unbracketed numbers as HTML citations: `<sup>3</sup>`, `<a href="#src">3</a>`.
+static HTML_NUM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?is)<sup\b[^>]*>\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\s*</sup>|<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*(\d{1,3})\s*</a>"#)
+        .unwrap()
+});
+static IMG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)<img\b[^>]*>").unwrap());
+static LOGO: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)logo|icon|badge|avatar|favicon|sprite|pixel").unwrap());
+static URL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)https?://[^\s)\]>]+|www\.[^\s)\]>]+").unwrap());
+/// How a reference entry line starts: `[3]`, `3.`, `3)`, `- `, `* `, `[^3]:`, `【3】`.
+static ENTRY_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\\?\[\^?\d{1,4}\\?\]:?|\d{1,4}[.)、]|[-*+•]|【\d{1,4}】)\s*").unwrap()
+});
+static LINK_SYNTAX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\([^)]*\)").unwrap());
+static MARKUP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[[^\]]*\]|【[^】]*】|<[^>]*>").unwrap());
+
+/// A citation-like number in the body text.
+struct Marker {
+    pos: usize,
+    label: String,
+}
+
+/// Run the self-check.
+pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
+    let text = input.text;
+    let mut skip: Vec<Range<usize>> = input
+        .list_spans
+        .iter()
+        .chain(&input.skip_spans)
+        .cloned()
+        .collect();
+    if input.format == SourceFormat::Html || text.contains("<script") || text.contains("<style") {
+        skip.extend(SCRIPT_STYLE.find_iter(text).map(|m| m.range()));
+    }
+    let skip = merge_spans(skip);
+    // Binary search over sorted, disjoint spans: the check stays linear in the text.
+    let skipped = |pos: usize| {
+        let i = skip.partition_point(|r| r.end <= pos);
+        skip.get(i).is_some_and(|r| r.contains(&pos))
+    };
+
+    let idxs: HashSet<&str> = input.references.iter().map(|r| r.idx.as_str()).collect();
+    let markers = find_markers(text, &skipped, &idxs);
+    let mut counts = ExtractionCounts {
+        markers_seen: markers.len(),
+        cited_units: input.facts.len(),
+        list_entries: if input.has_list {
+            input.references.len()
+        } else {
+            0
+        },
+        ..Default::default()
+    };
+    let mut fact_spans: Vec<Range<usize>> = input.facts.iter().map(|f| f.span.clone()).collect();
+    fact_spans.sort_by_key(|r| (r.start, r.end));
+    let figure_spans: Vec<Range<usize>> = input
+        .figures
+        .iter()
+        .flat_map(|f| [Some(f.span.clone()), f.caption_span.clone()])
+        .flatten()
+        .collect();
+    for m in &markers {
+        if !input.has_list || !idxs.contains(m.label.as_str()) {
+            counts.markers_unresolved += 1;
+            continue;
+        }
+        counts.markers_resolved += 1;
+        let in_figure = figure_spans
+            .iter()
+            .any(|r| r.start <= m.pos && m.pos <= r.end);
+        if !in_figure && !attached(text, &fact_spans, m.pos) {
+            counts.markers_unattached += 1;
+        }
+    }
+    if input.has_list {
+        let cited: HashSet<&str> = input
+            .facts
+            .iter()
+            .flat_map(|f| f.ref_idxs.iter())
+            .chain(input.figures.iter().flat_map(|f| f.ref_idxs.iter()))
+            .map(String::as_str)
+            .collect();
+        counts.entries_never_cited = input
+            .references
+            .iter()
+            .filter(|r| !cited.contains(r.idx.as_str()))
+            .count();
+    }
+    counts.uncited_quantitative = input
+        .errors
+        .traceability
+        .iter()
+        .filter(|e| e.code == "uncited_quantitative")
+        .count();
+    counts.unlisted_reference_lines = unlisted_entry_lines(text, &skipped);
+    counts.facts_like_entries = input
+        .facts
+        .iter()
+        .filter(|f| looks_like_entry(&f.fact, text.get(f.span.clone()).unwrap_or("")))
+        .count();
+    counts.img_tags = IMG
+        .find_iter(text)
+        .filter(|m| !skipped(m.start()))
+        .filter(|m| !LOGO.is_match(m.as_str()))
+        .count();
+
+    counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
+    let body_chars = body_chars(text, &skipped);
+    let numbered = numbered_list(text, input.references, input.has_list);
+    let reasons = reasons(&counts, input, body_chars, numbered);
+    Extraction {
+        method: ExtractionMethod::Rules,
+        verdict: if reasons.is_empty() {
+            ExtractionVerdict::Ok
+        } else {
+            ExtractionVerdict::Suspect
+        },
+        reasons,
+        counts,
+        judge: None,
+    }
+}
+
+fn reasons(
+    c: &ExtractionCounts,
+    input: &CheckInput<'_>,
+    body_chars: usize,
+    numbered: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    if c.markers_seen >= MIN_MARKERS
+        && share(c.markers_unresolved, c.markers_seen) > UNRESOLVED_SHARE
+    {
+        let why = if input.has_list {
+            "name no entry of the reference list"
+        } else {
+            "point nowhere: no reference list was found"
+        };
+        out.push(format!(
+            "{} of {} bracketed citation numbers {why}",
+            c.markers_unresolved, c.markers_seen
+        ));
+    }
+    if c.markers_unattached >= MIN_UNATTACHED
+        && share(c.markers_unattached, c.markers_resolved) > UNATTACHED_SHARE
+    {
+        out.push(format!(
+            "{} of {} citation markers that name an entry belong to no cited sentence",
+            c.markers_unattached, c.markers_resolved
+        ));
+    }
+    // An unnumbered list ("Key Citations" bullets) in a report that writes no
+    // marker at all is a bibliography, not a parse failure; a numbered list, or a
+    // report that does cite, is expected to be cited.
+    let cites_expected = numbered || c.markers_seen > 0 || c.cited_units > 0;
+    if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
+        let cited = c.list_entries - c.entries_never_cited;
+        if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
+            out.push(format!(
+                "a reference list of {} entries exists but only {cited} of them is cited",
+                c.list_entries
+            ));
+        }
+    }
+    if c.list_entries >= 3 && numbered && c.cited_units == 0 && body_chars >= LONG_BODY_CHARS {
+        let msg = format!(
+            "a long report ({body_chars} characters) with a reference list of {} entries has no cited sentence",
+            c.list_entries
+        );
+        if !out.iter().any(|r| r.starts_with("a reference list")) {
+            out.push(msg);
+        }
+    }
+    if c.facts_like_entries >= MIN_FACTS_LIKE_ENTRIES {
+        out.push(format!(
+            "{} cited units look like reference entries (a URL, or \"[N] Title. Site. URL\")",
+            c.facts_like_entries
+        ));
+    }
+    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES {
+        out.push(format!(
+            "{} lines outside any reference list look like reference entries (numbered or bulleted, with a URL)",
+            c.unlisted_reference_lines
+        ));
+    }
+    if c.cited_units >= HEAVY_CITING_UNITS
+        && c.uncited_quantitative >= UNCITED_QUANT_MIN
+        && c.uncited_quantitative as f64 > UNCITED_QUANT_RATIO * c.cited_units as f64
+    {
+        out.push(format!(
+            "{} quantitative sentences carry no citation although the report cites elsewhere ({} cited units)",
+            c.uncited_quantitative, c.cited_units
+        ));
+    }
+    if c.units_without_text >= MIN_UNITS_WITHOUT_TEXT
+        && share(c.units_without_text, c.cited_units) > UNITS_WITHOUT_TEXT_SHARE
+    {
+        out.push(format!(
+            "{} of {} cited units have no text of their own (bare markers or a label such as \"Sources:\")",
+            c.units_without_text, c.cited_units
+        ));
+    }
+    if c.img_tags >= 2 && input.figures.is_empty() {
+        out.push(format!(
+            "{} <img> tags in the source but no figure was found",
+            c.img_tags
+        ));
+    }
+    out
+}
+
+fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str>) -> Vec<Marker> {
+    let mut out = Vec::new();
+    let push_numbers = |out: &mut Vec<Marker>, pos: usize, group: &str| {
+        for label in expand(group) {
+            // Large numbers that name no entry are years and quantities, not markers.
+            let big = label.parse::<u64>().map_or(true, |v| v == 0 || v > 300);
+            if big && !idxs.contains(label.as_str()) {
+                continue;
+            }
+            out.push(Marker { pos, label });
+        }
+    };
+    for c in BRACKET.captures_iter(text) {
+        let m = c.get(0).expect("whole match");
+        if skipped(m.start()) {
+            continue;
+        }
+        let after = &text[m.end()..];
+        // `[1]: url` at a line start is a link definition (an entry), not a marker;
+        // `[3](#ref3)` and `[3](url)` are markers.
+        if after.starts_with(':') && line_start(text, m.start()) {
+            continue;
+        }
+        if let Some(n) = c.get(1).or_else(|| c.get(3)) {
+            push_numbers(&mut out, m.start(), n.as_str());
+        } else if let Some(label) = c.get(2) {
+            if after.starts_with(':') {
+                continue;
+            }
+            out.push(Marker {
+                pos: m.start(),
+                label: label.as_str().to_string(),
+            });
+        }
+    }
+    for c in HTML_NUM.captures_iter(text) {
+        let m = c.get(0).expect("whole match");
+        if skipped(m.start()) {
+            continue;
+        }
+        if let Some(n) = c.get(1).or_else(|| c.get(2)) {
+            push_numbers(&mut out, m.start(), n.as_str());
+        }
+    }
+    out.sort_by_key(|m| m.pos);
+    out
+}
+
+fn line_start(text: &str, pos: usize) -> bool {
+    text[..pos]
+        .rsplit('\n')
+        .next()
+        .is_none_or(|l| l.trim().is_empty())
+}
+
+/// Numbers named by a marker group: `3, 4` -> 3, 4; `3-5` -> 3, 4, 5 (ranges up to
+/// 50 long; longer ones count their ends).
+fn expand(group: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in group.split([',', '，', '、']) {
+        let ends: Vec<u64> = part
+            .split(['-', '–', '—'])
+            .filter_map(|x| x.trim().parse().ok())
+            .collect();
+        match ends.as_slice() {
+            [a, b] if a < b && b - a <= 50 => out.extend((*a..=*b).map(|n| n.to_string())),
+            xs => out.extend(xs.iter().map(|n| n.to_string())),
+        }
+    }
+    out
+}
+
+/// A marker belongs to a cited unit when it lies inside one, or follows one with
+/// nothing but markup, whitespace and punctuation in between.
+fn attached(text: &str, facts: &[Range<usize>], pos: usize) -> bool {
+    let mut best: Option<&Range<usize>> = None;
+    for r in facts {
+        if r.start <= pos && pos < r.end.max(r.start + 1) {
+            return true;
+        }
+        if r.end <= pos && best.is_none_or(|b| r.end > b.end) {
+            best = Some(r);
+        }
+    }
+    // Markers may also open the unit they cite (table citation columns, leading
+    // markers): the next unit starting right after.
+    let next = facts
+        .iter()
+        .filter(|r| r.start > pos)
+        .map(|r| r.start)
+        .min();
+    let gap_ok = |gap: &str| {
+        let gap = MARKUP.replace_all(gap, "");
+        gap.chars().all(|c| !c.is_alphanumeric()) && gap.matches('\n').count() <= 2
+    };
+    if let Some(b) = best {
+        if let Some(gap) = text.get(b.end..pos) {
+            if gap_ok(gap) {
+                return true;
+            }
+        }
+    }
+    if let Some(n) = next {
+        if let Some(gap) = text.get(pos..n) {
+            if gap_ok(gap) && !gap.contains("\n\n") {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Lines outside lists and code that look like reference entries, counted only in
+/// runs of three or more such lines (blank lines between them allowed).
+fn unlisted_entry_lines(text: &str, skipped: &dyn Fn(usize) -> bool) -> usize {
+    let mut total = 0;
+    let mut run = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if !skipped(start + (line.len() - line.trim_start().len())) && entry_line(trimmed) {
+            run += 1;
+        } else {
+            if run >= MIN_UNLISTED_LINES {
+                total += run;
+            }
+            run = 0;
+        }
+    }
+    if run >= MIN_UNLISTED_LINES {
+        total += run;
+    }
+    total
+}
+
+/// A numbered or bulleted line whose substance is a URL: the text left once URLs,
+/// link syntax and the enumerator are gone is short, and it does not read as a
+/// cited sentence (no marker at its end).
+fn entry_line(line: &str) -> bool {
+    let Some(m) = ENTRY_START.find(line) else {
+        return false;
+    };
+    let rest = &line[m.end()..];
+    if !URL.is_match(rest) {
+        return false;
+    }
+    let words = URL.replace_all(rest, "");
+    let words = LINK_SYNTAX.replace_all(&words, "]");
+    let words = words.trim();
+    let ends_with_marker = words.ends_with(']') && !words.ends_with("]]") && words.len() > 3 && {
+        let tail = words.trim_end_matches(']');
+        tail.rsplit('[')
+            .next()
+            .is_some_and(|n| n.trim().parse::<u32>().is_ok())
+    };
+    !ends_with_marker && words.chars().count() <= 160
+}
+
+/// A cited unit that is really a reference entry: its text holds a URL and it starts
+/// like an entry (`[3] Title. Site. URL`), or little is left once URLs go.
+fn looks_like_entry(fact: &str, source: &str) -> bool {
+    if !URL.is_match(fact) {
+        return false;
+    }
+    let src = source.trim();
+    if ENTRY_START.find(src).is_some_and(|m| {
+        let head = &src[m.as_str().len()..];
+        // `[3] Title` / `3. Title`, not a bullet that happens to carry a link.
+        !m.as_str().trim_start().starts_with(['-', '*', '+', '•']) && !head.is_empty()
+    }) {
+        return true;
+    }
+    let words = URL.replace_all(fact, "");
+    let words = LINK_SYNTAX.replace_all(&words, "]");
+    words.chars().filter(|c| c.is_alphanumeric()).count() <= 40
+}
+
+/// A unit whose text is bare markers or a short label ending in a colon.
+fn without_text(fact: &str) -> bool {
+    let t = MARKUP.replace_all(fact, "");
+    let t = t.trim();
+    let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
+    letters < 2
+        || (t
+            .trim_end_matches([',', '，', ' ', '.'])
+            .ends_with([':', '：'])
+            && t.split_whitespace().count() <= 2
+            && letters <= 20)
+}
+
+/// Whether the list's entries are written with numbers (`[3]`, `3.`, `[^3]:`, `【3】`)
+/// in the source, rather than as plain bullets.
+fn numbered_list(text: &str, refs: &[Reference], has_list: bool) -> bool {
+    if !has_list || refs.is_empty() {
+        return false;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let numbered = refs
+        .iter()
+        .filter(|r| {
+            lines.get(r.line.saturating_sub(1)).is_some_and(|l| {
+                ENTRY_START
+                    .find(l)
+                    .is_some_and(|m| m.as_str().chars().any(|c| c.is_ascii_digit()))
+            })
+        })
+        .count();
+    numbered * 2 >= refs.len()
+}
+
+/// Sorted, disjoint spans covering the same bytes.
+fn merge_spans(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for r in spans {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+fn body_chars(text: &str, skipped: &dyn Fn(usize) -> bool) -> usize {
+    text.char_indices()
+        .filter(|(i, c)| !c.is_whitespace() && !skipped(*i))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_merge() {
+        assert_eq!(
+            merge_spans(vec![5..9, 0..2, 1..3, 8..12]),
+            vec![0..3, 5..12]
+        );
+    }
+
+    #[test]
+    fn ranges_and_lists_expand() {
+        assert_eq!(expand("3-5"), ["3", "4", "5"]);
+        assert_eq!(expand("1, 7"), ["1", "7"]);
+        assert_eq!(expand("1-900"), ["1", "900"]);
+    }
+
+    #[test]
+    fn entry_lines_and_entry_facts() {
+        assert!(entry_line("[3] Some Title. Site. https://example.org/a"));
+        assert!(entry_line("- [Title](https://example.org/a)"));
+        assert!(!entry_line("Revenue grew https://example.org/a"));
+        assert!(!entry_line(
+            "- Revenue grew 5 % in 2024 according to [Site](https://example.org/a) [3]"
+        ));
+        assert!(without_text("Sources:"));
+        assert!(without_text(""));
+        assert!(!without_text("结论：增长很快"));
+        assert!(!without_text("Revenue grew 5 %."));
+        assert!(looks_like_entry(
+            "Some Title. Site. https://example.org/a",
+            "[3] Some Title. Site. https://example.org/a"
+        ));
+        assert!(!looks_like_entry(
+            "Revenue grew by five percent over the year as the company expanded.",
+            "Revenue grew by five percent over the year as the company expanded. [3]"
+        ));
+    }
+
+    fn input_with<'a>(
+        has_list: bool,
+        figures: &'a [Figure],
+        errors: &'a StructuralErrors,
+    ) -> CheckInput<'a> {
+        CheckInput {
+            text: "",
+            format: SourceFormat::Markdown,
+            has_list,
+            list_spans: Vec::new(),
+            skip_spans: Vec::new(),
+            references: &[],
+            facts: &[],
+            figures,
+            errors,
+        }
+    }
+
+    #[test]
+    fn each_reason_has_its_threshold() {
+        let errors = StructuralErrors::default();
+        let input = input_with(true, &[], &errors);
+        let base = ExtractionCounts {
+            markers_seen: 20,
+            markers_resolved: 20,
+            list_entries: 10,
+            entries_never_cited: 2,
+            cited_units: 15,
+            ..Default::default()
+        };
+        assert!(reasons(&base, &input, 5000, true).is_empty());
+        let case = |f: &dyn Fn(&mut ExtractionCounts), needle: &str| {
+            let mut c = base.clone();
+            f(&mut c);
+            let r = reasons(&c, &input, 5000, true);
+            assert!(r.iter().any(|x| x.contains(needle)), "{needle}: {r:?}");
+        };
+        case(
+            &|c| {
+                c.markers_resolved = 8;
+                c.markers_unresolved = 12;
+            },
+            "name no entry",
+        );
+        case(&|c| c.markers_unattached = 5, "belong to no cited sentence");
+        case(&|c| c.entries_never_cited = 9, "only 1 of them");
+        case(&|c| c.facts_like_entries = 2, "look like reference entries");
+        case(
+            &|c| c.unlisted_reference_lines = 4,
+            "outside any reference list",
+        );
+        case(&|c| c.uncited_quantitative = 16, "quantitative sentences");
+        case(
+            &|c| {
+                c.cited_units = 0;
+                c.entries_never_cited = 3;
+                c.list_entries = 3;
+                c.markers_seen = 0;
+                c.markers_resolved = 0;
+            },
+            "has no cited sentence",
+        );
+        case(&|c| c.img_tags = 3, "<img> tags");
+        case(&|c| c.units_without_text = 3, "no text of their own");
+        // Just under each threshold stays ok.
+        let mut c = base.clone();
+        c.markers_unattached = 3; // 15 % of 20
+        c.facts_like_entries = 1;
+        c.unlisted_reference_lines = 2;
+        c.uncited_quantitative = 15;
+        c.entries_never_cited = 8; // 2 of 10 cited = 20 %
+        assert!(
+            reasons(&c, &input, 5000, true).is_empty(),
+            "{:?}",
+            reasons(&c, &input, 5000, true)
+        );
+        // An unnumbered bibliography in a report that writes no marker is fine.
+        let mut c = base.clone();
+        c.markers_seen = 0;
+        c.markers_resolved = 0;
+        c.cited_units = 0;
+        c.entries_never_cited = 10;
+        assert!(reasons(&c, &input, 5000, false).is_empty());
+        assert!(!reasons(&c, &input, 5000, true).is_empty());
+        // No list: bracketed numbers point nowhere.
+        let no_list = input_with(false, &[], &errors);
+        let c = ExtractionCounts {
+            markers_seen: 6,
+            markers_unresolved: 6,
+            ..Default::default()
+        };
+        assert!(reasons(&c, &no_list, 100, false)[0].contains("no reference list"));
+    }
+
+    #[test]
+    fn markers_follow_units_across_markup() {
+        let text = "A claim.  [1][2] Next claim.";
+        let facts: Vec<Range<usize>> = std::iter::once(0..8).collect();
+        assert!(attached(text, &facts, 10));
+        assert!(!attached("A claim. Other words [1]", &facts, 21));
+    }
+}

@@ -79,7 +79,8 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// Every output file except the journal and `run.json` (this process's counters and timings).
+/// Every output file except the journal, `run.json` and `timing.json` (this process's
+/// counters and timings).
 fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -90,7 +91,10 @@ fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 stack.push(p);
             } else {
                 let name = p.file_name().unwrap().to_string_lossy().to_string();
-                if name != "judge-journal.jsonl" && name != "run.json" {
+                if !matches!(
+                    name.as_str(),
+                    "judge-journal.jsonl" | "run.json" | "timing.json"
+                ) {
                     files.insert(
                         p.strip_prefix(dir).unwrap().to_path_buf(),
                         std::fs::read(&p).unwrap(),
@@ -472,6 +476,26 @@ async fn export_then_import_round_trip_matches_live() {
         let files = jsonl_files(&wave_dir);
         assert!(!files.is_empty(), "{}", text(&o));
         if waves == 1 {
+            // Figures travel as images (not as the references cache keys use).
+            let mut images = 0;
+            for f in &files {
+                for line in std::fs::read_to_string(f).unwrap().lines() {
+                    let v: Value = serde_json::from_str(line).unwrap();
+                    for m in v["body"]["messages"].as_array().unwrap() {
+                        for p in m["content"].as_array().into_iter().flatten() {
+                            if let Some(url) = p.pointer("/image_url/url").and_then(Value::as_str) {
+                                assert!(
+                                    url.starts_with("data:image/"),
+                                    "{}",
+                                    &url[..url.len().min(80)]
+                                );
+                                images += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(images > 0, "the first wave asks vision judges");
             // Exporting again gives the same custom_ids (stable across runs).
             let first_wave_ids = custom_ids(&files);
             let again = dir.path().join("again");

@@ -226,9 +226,15 @@ impl BatchEngine {
             .store
             .with_conn(|c| rows::get(c, &key))
             .map_err(store_err)?;
-        let body = self.client.request_body(&request);
+        // Built only when a new line is needed: resolving images is CPU work.
+        let make_body = || {
+            self.client
+                .request_body(&request)
+                .map_err(|e| JudgeError::Failed(format!("cannot build the batch line: {e}")))
+        };
         match row {
             None => {
+                let body = make_body()?;
                 self.accept(&key, &body)?;
                 let schema = request.schema.to_string();
                 self.store
@@ -262,11 +268,16 @@ impl BatchEngine {
                     Ok(answer)
                 }
                 "queued" | "exported" => {
-                    self.accept(&key, &serde_json::from_str(&r.body).unwrap_or(body))?;
+                    let body = match serde_json::from_str(&r.body) {
+                        Ok(b) => b,
+                        Err(_) => make_body()?,
+                    };
+                    self.accept(&key, &body)?;
                     Err(JudgeError::Pending)
                 }
                 "answered" => {
                     // The answer is gone from the cache (or no longer valid): ask again.
+                    let body = make_body()?;
                     self.accept(&key, &body)?;
                     let mut r = r;
                     r.state = "queued".into();
@@ -593,6 +604,12 @@ impl Judge for BatchJudge {
     }
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         self.priced.judgment_cost(answer)
+    }
+    /// Image references stay references in cache keys (as in a live run); the
+    /// client resolves them when a batch line is written.
+    fn set_image_resolver(&self, resolver: crate::judge::ImageResolver) -> bool {
+        self.engine.client.set_image_resolver(resolver);
+        true
     }
     /// The client's vision check (a few live calls, remembered in the store), so a
     /// judge that cannot read images gets no vision request in any wave.

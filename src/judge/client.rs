@@ -394,7 +394,10 @@ impl Inner {
 
     /// The request as sent: image parts that name their content get their data URI
     /// (the cache key was computed from the names, so a cache hit never encodes).
-    fn resolve_images(&self, request: &JudgeRequest) -> Result<Option<JudgeRequest>, String> {
+    pub(crate) fn resolve_images(
+        &self,
+        request: &JudgeRequest,
+    ) -> Result<Option<JudgeRequest>, String> {
         let resolver = self
             .image_resolver
             .lock()

@@ -315,13 +315,17 @@ impl JudgeClient {
 
     /// Chat-completions body of a request's first attempt with the default
     /// parameters (`json_schema` structured output), as a batch line carries it.
-    pub fn request_body(&self, request: &JudgeRequest) -> serde_json::Value {
+    /// Image references are resolved to data URIs first (see
+    /// [`Self::set_image_resolver`]); `Err` names an image that cannot be encoded.
+    pub fn request_body(&self, request: &JudgeRequest) -> Result<serde_json::Value, String> {
+        let resolved = self.inner.resolve_images(request)?;
+        let request = resolved.as_ref().unwrap_or(request);
         let conversation: Vec<protocol::WireMessage> = request
             .messages
             .iter()
             .map(protocol::WireMessage::from)
             .collect();
-        protocol::build_body(
+        Ok(protocol::build_body(
             &self.inner.config.model,
             &request.metric,
             &request.schema,
@@ -329,6 +333,6 @@ impl JudgeClient {
             &protocol::Adaptations::default().current(),
             self.inner.config.seed,
             Some(self.inner.token_limit(request)),
-        )
+        ))
     }
 }

@@ -61,6 +61,7 @@ impl Judge for SlowJudge {
                 latency_ms: self.delay.as_millis() as u64,
                 cost_usd: None,
                 attempts: 1,
+                batch: false,
             })
         })
     }

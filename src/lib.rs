@@ -8,6 +8,7 @@
 pub mod ablate;
 pub mod aggregate;
 pub mod agree;
+pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod eval;

@@ -58,6 +58,7 @@ impl Judge for SchemaJudge {
                 latency_ms: 0,
                 cost_usd: None,
                 attempts: 1,
+                batch: false,
             })
         })
     }

@@ -73,6 +73,7 @@ impl Judge for ScriptedJudge {
                 latency_ms: 0,
                 cost_usd: Some(0.001),
                 attempts: 1,
+                batch: false,
             })
         })
     }

@@ -425,7 +425,8 @@ fn status_label(s: UnitStatus) -> &'static str {
     }
 }
 
-/// Cited sources whose text came back empty (failed fetch), from unit details.
+/// Cited sources whose text came back empty, with how their fetch ended and why
+/// (`refused`, `blocked`, `failed`, `unavailable`, ...), from unit details.
 fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
     let mut out = BTreeSet::new();
     for u in &rec.units {
@@ -434,7 +435,16 @@ fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
                 if s.get("chars").and_then(|c| c.as_u64()) == Some(0) {
                     let idx = s.get("idx").and_then(|v| v.as_str()).unwrap_or("?");
                     let url = s.get("url").and_then(|v| v.as_str()).unwrap_or("(no URL)");
-                    out.insert(format!("[{idx}] {url}"));
+                    // The fetch outcome and its reason, as the eval recorded them.
+                    let outcome = match (
+                        s.get("fetch").and_then(|v| v.as_str()),
+                        s.get("reason").and_then(|v| v.as_str()),
+                    ) {
+                        (Some(f), Some(r)) => format!(": {f} ({r})"),
+                        (Some(f), None) => format!(": {f}"),
+                        (None, _) => String::new(),
+                    };
+                    out.insert(format!("[{idx}] {url}{outcome}"));
                 }
             }
         }
@@ -764,6 +774,32 @@ mod tests {
         )
         .unwrap();
         assert!(p.contains("<svg") && p.contains("polyline"));
+    }
+
+    #[test]
+    fn unread_sources_show_their_fetch_outcome() {
+        let rec: ReportRecord = serde_json::from_value(serde_json::json!({
+            "system": "s", "task_id": "t", "judge_model": "j", "run": 1,
+            "language": null, "complexity": null, "domain": null, "metrics": {},
+            "ta": null, "va": null, "overall": null, "effective_citations": null,
+            "structural_error_counts": {"traceability": 0, "consistency": 0, "completeness": 0},
+            "structural_errors": {"traceability": [], "consistency": [], "completeness": []},
+            "units": [{"metric": "citation_support", "unit": "fact:1", "status": "scored",
+                "reason": null, "score": 0.0, "answer": null, "justification": null,
+                "detail": {"sources": [
+                    {"idx": "1", "url": "http://10.0.0.1/x", "chars": 0,
+                     "fetch": "refused", "reason": "private address"},
+                    {"idx": "2", "url": "https://e.org/a", "chars": 120, "fetch": "ok",
+                     "reason": null}]}}],
+            "usage": {"calls": 0, "cache_hits": 0, "failed_calls": 0, "prompt_tokens": 0,
+                "completion_tokens": 0, "cached_tokens": 0, "cost_usd": null},
+            "n_images": 0, "n_charts": 0
+        }))
+        .unwrap();
+        assert_eq!(
+            fetch_failures(&rec),
+            ["[1] http://10.0.0.1/x: refused (private address)"]
+        );
     }
 
     #[test]

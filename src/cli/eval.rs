@@ -11,7 +11,6 @@ use serde_json::json;
 
 use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use crate::eval::output;
-use crate::eval::record::UnitStatus;
 use crate::eval::{
     discover, load_tasks, match_task, ClientJudge, DedupMode, Engine, EvalSettings, ExtractionMode,
     Judge, JudgeMode, Pages, Progress, RevisionScope, ScoreOptions,
@@ -124,6 +123,8 @@ pub struct EvalOptions {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::batch::cli::BatchArgs,
 }
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
@@ -195,6 +196,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if args.concurrency == 0 {
         anyhow::bail!("--concurrency must be at least 1");
     }
+    args.batch.check(args.no_judge, args.dry_run)?;
     let rubrics = Arc::new(
         RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
             .context("loading rubrics and prompts")?,
@@ -299,8 +301,24 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
+    let batch_prices = judge_config
+        .as_ref()
+        .map(|c| crate::batch::cli::price_of(&c.model, c.price_table_path.as_deref()));
+    let mut batch_engine = None;
     let judge: Option<Arc<dyn Judge>> = match (mode, judge_config) {
         (JudgeMode::NoJudge, _) => None,
+        (JudgeMode::Judge, Some(mut config)) if args.batch.active() => {
+            config.metric_max_tokens = rubrics
+                .rubrics()
+                .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
+                .collect();
+            let client = JudgeClient::new(config, store.clone())?;
+            let engine = args.batch.engine(client)?;
+            batch_engine = Some(engine.clone());
+            Some(Arc::new(
+                crate::batch::BatchJudge::new(engine).map_err(anyhow::Error::msg)?,
+            ))
+        }
         (_, Some(mut config)) => {
             config.metric_max_tokens = rubrics
                 .rubrics()
@@ -337,7 +355,35 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         "score": settings.score, "extraction": extraction,
     });
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    if let Some(batch) = &batch_engine {
+        // Batch passes until nothing is pending; then the run below writes the
+        // outputs from the cache exactly as a live run does.
+        let make = || {
+            Engine::new(
+                rubrics.clone(),
+                judge.clone(),
+                Some(pages.clone()),
+                settings.clone(),
+            )
+        };
+        let complete = runtime.block_on(crate::batch::cli::drive(
+            batch,
+            &args.batch,
+            make,
+            planned.clone(),
+        ))?;
+        if !complete {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
+    if let Some(store) = &store {
+        engine = engine.with_figure_store(store.clone());
+    }
     let show_bar = !args.quiet && std::io::stderr().is_terminal();
     if show_bar {
         let bar = indicatif::ProgressBar::new(0);
@@ -355,22 +401,47 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let write_errors = std::sync::Mutex::new(Vec::<String>::new());
     let out = out_dir.clone();
-    let records = runtime.block_on(engine.evaluate_all(planned, &|recs| {
-        for r in recs {
-            if let Err(e) = output::write_report(&out, r) {
-                write_errors
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(e.to_string());
+    // Each report's records are written as soon as they are final and dropped; only
+    // compact rows (scores, counts, usage) stay for the summary and the table.
+    let failed_units = std::sync::atomic::AtomicUsize::new(0);
+    let mut records: Vec<_> = runtime
+        .block_on(engine.evaluate_each(planned, &|recs, mut report_timing| {
+            let mut rows = Vec::with_capacity(recs.len());
+            let started = Instant::now();
+            let (written, cpu) = crate::eval::timing::with_cpu(|| {
+                recs.iter()
+                    .map(|r| output::write_report(&out, r))
+                    .collect::<Vec<_>>()
+            });
+            report_timing.write = crate::eval::timing::StageTime::new(started.elapsed(), cpu);
+            engine
+                .timing
+                .add(crate::eval::timing::Stage::Write, report_timing.write);
+            for (r, w) in recs.iter().zip(written) {
+                let w = w.and_then(|()| output::write_timing(&out, r, &report_timing));
+                if let Err(e) = w {
+                    write_errors
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(e.to_string());
+                }
             }
-        }
-    }));
+            for r in recs {
+                if r.load_error().is_none() {
+                    failed_units
+                        .fetch_add(r.failed_unit_count(), std::sync::atomic::Ordering::Relaxed);
+                }
+                rows.push(r.compact());
+            }
+            rows
+        }))
+        .into_iter()
+        .flatten()
+        .collect();
+    records.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
+    let failed_units = failed_units.into_inner();
     let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = errors.first() {
         anyhow::bail!("writing results: {e}");
@@ -391,29 +462,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "spend_usd": stats.spend_usd(),
             "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
             "estimated_cost_usd": stats.estimated_cost_usd(),
+            "reports": records.len(),
+            "figures": {
+                "encoded": engine.images.encoded.load(Relaxed),
+                "facts_reused": engine.figure_facts.hits.load(Relaxed),
+                "facts_computed": engine.figure_facts.computed.load(Relaxed),
+            },
+            "timing": engine.timing.to_json(started.elapsed(), crate::eval::timing::process_cpu()),
         }),
     )?;
+    let time_line = engine
+        .timing
+        .line(started.elapsed(), crate::eval::timing::process_cpu());
 
     print!("{}", output::table(&summary));
-    let failed_units: usize = records
-        .iter()
-        .filter(|r| r.load_error().is_none())
-        .map(|r| {
-            r.units
-                .iter()
-                .filter(|u| u.status == UnitStatus::Failed && u.metric != "image_quality")
-                .count()
-        })
-        .sum();
     let broken_reports = records.iter().filter(|r| r.load_error().is_some()).count();
     match mode {
         JudgeMode::DryRun => println!(
             "dry run: {} judge requests, about {} prompt tokens{}; nothing was called",
             stats.requests.load(Relaxed),
             stats.estimated_prompt_tokens(),
-            stats
-                .estimated_cost_usd()
-                .map_or_else(String::new, |c| format!(", about ${c:.4}"))
+            stats.estimated_cost_usd().map_or_else(String::new, |c| {
+                crate::batch::cli::dry_run_costs(c, batch_prices.flatten(), args.max_cost)
+            })
         ),
         JudgeMode::NoJudge => println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}"),
         JudgeMode::Judge => println!(
@@ -424,6 +495,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             stats.spend_usd()
         ),
     }
+    println!("{time_line}");
     print!("{}", suspect_lines(&records));
     println!("results: {}", out_dir.display());
     if failed_units > 0 || broken_reports > 0 {

@@ -4,18 +4,20 @@
 
 pub mod dedup;
 pub mod extract;
+pub mod figures;
 pub mod input;
 pub mod output;
 pub mod pipeline;
 pub mod record;
 pub mod score;
 pub mod text;
+pub mod timing;
 
 pub use dedup::DedupMode;
 pub use extract::ExtractionMode;
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use pipeline::{
-    ClientJudge, Engine, EvalSettings, FigureOps, ImagePipeline, Judge, JudgeMode, NoProgress,
-    Pages, Progress, ReportLoader, RevisionScope, RunStats,
+    ClientJudge, Engine, EvalSettings, FigureFailure, FigureOps, ImagePipeline, Judge, JudgeMode,
+    NoProgress, Pages, Progress, ReportLoader, RevisionScope, RunStats, PENDING_REASON,
 };
 pub use score::{rescore, IqWeights, ScoreOptions};

@@ -109,6 +109,17 @@ pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError
     write_json(&dir.join("report.json"), record)
 }
 
+/// `timing.json` beside a report's `report.json`: wall and CPU time by stage. Kept
+/// apart from `report.json`, which is a pure function of the answers (a run resumed
+/// from the cache writes it byte for byte the same); timings never are.
+pub fn write_timing(
+    out: &Path,
+    record: &ReportRecord,
+    timing: &super::timing::ReportTiming,
+) -> Result<(), OutputError> {
+    write_json(&report_dir(out, record).join("timing.json"), timing)
+}
+
 fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }

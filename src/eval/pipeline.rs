@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures::future::{join_all, BoxFuture};
 use futures::{FutureExt, StreamExt};
@@ -14,10 +15,12 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use super::dedup::{self, DedupMode, PairCall};
+use super::figures::{content_hash, image_ref, Encoder, FactsMemo, ImageRegistry};
 use super::input::{ReportJob, Task};
 use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
 use super::score::{rescore, ScoreOptions};
 use super::text::{apply_edits, blank_figure, revise_caption};
+use super::timing::{with_cpu, ReportTiming, Stage, StageTime};
 use crate::images::{ImageInput, ImageLimits, IqResult};
 use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
 use crate::report::{Figure, FigureKind, Report};
@@ -46,6 +49,13 @@ pub trait Judge: Send + Sync {
     /// it came from the cache (results are reproducible byte for byte).
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         (!answer.cached).then_some(answer.cost_usd).flatten()
+    }
+
+    /// Take over turning image references into data URIs for requests that are
+    /// sent (so cache hits never encode). Returns false when the judge cannot; the
+    /// pipeline then resolves every reference before asking.
+    fn set_image_resolver(&self, _resolver: crate::judge::ImageResolver) -> bool {
+        false
     }
 
     /// `Some(reason)` when the judge cannot read images: every vision metric is then
@@ -86,6 +96,11 @@ impl Judge for ClientJudge {
         ))
     }
 
+    fn set_image_resolver(&self, resolver: crate::judge::ImageResolver) -> bool {
+        self.client.set_image_resolver(resolver);
+        true
+    }
+
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         // The server's model name when priced, else the configured one (as the client
         // does for fresh answers).
@@ -94,7 +109,7 @@ impl Judge for ClientJudge {
         } else {
             self.client.config().model.as_str()
         };
-        self.prices.cost(model, &answer.usage)
+        self.prices.cost_via(model, &answer.usage, answer.batch)
     }
 
     fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
@@ -113,6 +128,27 @@ impl Judge for ClientJudge {
 pub trait Pages: Send + Sync {
     fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome>;
     fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>>;
+
+    /// Bytes of a remote figure, telling a broken figure (refused address, HTTP
+    /// 404, not an image) from one that was simply not fetched (`--offline`, a
+    /// transient network failure). By default every failure is a broken figure.
+    fn figure_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, FigureFailure>> {
+        Box::pin(
+            self.image_bytes(url)
+                .map(|r| r.map_err(|e| FigureFailure::Broken(format!("broken link: {e}")))),
+        )
+    }
+}
+
+/// Why a figure has no usable bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FigureFailure {
+    /// A property of the report: missing file, refused or dead link, not an image.
+    /// Scores 0 where METRICS.md says so.
+    Broken(String),
+    /// Not fetched in this run (`--offline`, a transient failure): its units are
+    /// skipped and the metrics they feed are not evaluated.
+    Unavailable(String),
 }
 
 impl Pages for Fetcher {
@@ -122,6 +158,32 @@ impl Pages for Fetcher {
     fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
         Box::pin(Fetcher::image_bytes(self, url).map(|r| r.map_err(|e| e.to_string())))
     }
+    fn figure_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, FigureFailure>> {
+        Box::pin(Fetcher::image_bytes(self, url).map(|r| {
+            r.map_err(|e| match &e {
+                crate::sources::FetchError::Offline { .. } => {
+                    FigureFailure::Unavailable(format!("remote figure not fetched: {e}"))
+                }
+                crate::sources::FetchError::Failed { reason, .. } if transient(reason) => {
+                    FigureFailure::Unavailable(format!(
+                        "remote figure not fetched (transient failure): {e}"
+                    ))
+                }
+                _ => FigureFailure::Broken(format!("broken link: {e}")),
+            })
+        }))
+    }
+}
+
+/// Failures that say nothing about the figure: timeouts, connection errors, server
+/// errors and rate limits (the fetcher's own wording).
+fn transient(reason: &str) -> bool {
+    reason.starts_with("timed out")
+        || reason.starts_with("connection failed")
+        || reason.starts_with("request failed")
+        || reason.starts_with("HTTP 5")
+        || reason.starts_with("HTTP 429")
+        || reason.starts_with("HTTP 408")
 }
 
 /// Decoding, judge encoding and IQ of figures. [`ImagePipeline`] is the real one
@@ -134,25 +196,73 @@ pub trait FigureOps: Send + Sync {
     fn score(&self, inputs: &[ImageInput]) -> IqResult;
 }
 
-/// The `images` module behind [`FigureOps`].
+/// The `images` module behind [`FigureOps`]. Whether a figure decodes and its IQ
+/// analysis come from `facts` (by content hash and decoding limits) when known, so an
+/// unchanged image is decoded once, across runs when `facts` has a store.
 pub struct ImagePipeline {
     pub limits: ImageLimits,
     pub max_side: u32,
+    pub facts: Arc<FactsMemo>,
+}
+
+impl ImagePipeline {
+    pub fn new(limits: ImageLimits, max_side: u32, store: Option<crate::store::Store>) -> Self {
+        Self {
+            limits,
+            max_side,
+            facts: Arc::new(FactsMemo::new(store)),
+        }
+    }
+
+    fn facts_of(&self, bytes: &[u8], name: &str) -> super::figures::FigureFacts {
+        let key = FactsMemo::key(bytes, &format!("{:?}", self.limits));
+        self.facts.get_or_compute(&key, || {
+            match crate::images::analyze_bytes(bytes, name, &self.limits) {
+                Ok(a) => super::figures::FigureFacts {
+                    error: None,
+                    analysis: Some((&a).into()),
+                },
+                Err(e) => super::figures::FigureFacts {
+                    error: Some(e.to_string()),
+                    analysis: None,
+                },
+            }
+        })
+    }
 }
 
 impl FigureOps for ImagePipeline {
     fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String> {
+        if !want_uri {
+            return match self.facts_of(bytes, name).error {
+                Some(e) => Err(format!("does not decode as an image: {e}")),
+                None => Ok(None),
+            };
+        }
         let img = crate::images::decode(bytes, name, &self.limits)
             .map_err(|e| format!("does not decode as an image: {e}"))?;
-        if !want_uri {
-            return Ok(None);
-        }
         crate::images::to_png_data_uri(&img, self.max_side)
             .map(Some)
             .map_err(|e| format!("cannot encode for the judge: {e}"))
     }
     fn score(&self, inputs: &[ImageInput]) -> IqResult {
-        crate::images::score_images(inputs, &self.limits)
+        use rayon::prelude::*;
+        let analyses: Vec<Result<crate::images::ImageAnalysis, String>> = inputs
+            .par_iter()
+            .map(|input| {
+                let bytes = input
+                    .bytes
+                    .as_ref()
+                    .map_err(|e| format!("{}: {e}", input.label))?;
+                let facts = self.facts_of(bytes, &input.label);
+                match (facts.error, facts.analysis.and_then(|a| a.to_analysis())) {
+                    (Some(e), _) => Err(e),
+                    (None, Some(a)) => Ok(a),
+                    (None, None) => Err(format!("{}: no analysis", input.label)),
+                }
+            })
+            .collect();
+        crate::images::iq_from_analyses(inputs, &analyses, &crate::images::IqParams::paper())
     }
 }
 
@@ -238,6 +348,9 @@ pub struct RunStats {
     pub est_prompt_tokens: AtomicU64,
     pub est_completion_tokens: AtomicU64,
     pub est_cost_micro_usd: AtomicU64,
+    /// Batch mode: units waiting for a batch wave (their own request, or one they
+    /// depend on). A run with pending units is not complete.
+    pub pending: AtomicU64,
 }
 
 impl RunStats {
@@ -265,6 +378,14 @@ impl RunStats {
     }
 }
 
+/// Reason of a unit that waits for a batch wave (batch mode; never written to
+/// final outputs, which are only written once nothing is pending).
+pub const PENDING_REASON: &str = "pending: waiting for a batch wave";
+
+fn is_pending(unit: &UnitRecord) -> bool {
+    unit.status == UnitStatus::Skipped && unit.reason.as_deref() == Some(PENDING_REASON)
+}
+
 /// Progress reporting seam (the CLI shows a bar; tests ignore it).
 pub trait Progress: Send + Sync {
     fn planned(&self, _units: u64) {}
@@ -286,6 +407,13 @@ pub struct Engine {
     pub figure_ops: Arc<dyn FigureOps>,
     pub loader: ReportLoader,
     slots: Arc<Semaphore>,
+    /// Figures of the reports in flight, by the reference their requests carry.
+    pub images: Arc<ImageRegistry>,
+    /// Whether the judge resolves image references itself (after its cache lookup).
+    judge_resolves: bool,
+    pub timing: Arc<super::timing::RunTiming>,
+    /// Figure facts of the built-in image pipeline (reused vs computed counts).
+    pub figure_facts: Arc<FactsMemo>,
 }
 
 /// The result of asking for one unit.
@@ -302,12 +430,25 @@ struct Evidence {
     iq: IqResult,
     /// By reference idx; None when sources were not fetched (no judge, dry run).
     sources: Option<BTreeMap<String, SourceText>>,
+    /// By reference idx: how its page fetch ended (`ok`, `refused`, `blocked`,
+    /// `failed`, `unavailable`, or `no_url` / `no_reference`) and why.
+    fetch: BTreeMap<String, (String, Option<String>)>,
 }
 
 struct FigureEvidence {
     /// Why the figure is unusable (missing file, broken link, undecodable, empty path).
     invalid: Option<String>,
+    /// Why the figure was not fetched in this run (offline, transient failure): its
+    /// units are skipped, not scored 0.
+    unavailable: Option<String>,
+    /// The image reference vision requests carry (see [`super::figures`]).
     data_uri: Option<String>,
+}
+
+impl FigureEvidence {
+    fn usable(&self) -> bool {
+        self.invalid.is_none() && self.unavailable.is_none()
+    }
 }
 
 impl Engine {
@@ -318,11 +459,22 @@ impl Engine {
         settings: EvalSettings,
     ) -> Self {
         let slots = Arc::new(Semaphore::new(settings.concurrency.max(1)));
-        let figure_ops = Arc::new(ImagePipeline {
-            limits: settings.image_limits.clone(),
-            max_side: settings.judge_image_max_side,
+        let figure_ops = Arc::new(ImagePipeline::new(
+            settings.image_limits.clone(),
+            settings.judge_image_max_side,
+            None,
+        ));
+        let figure_facts = figure_ops.facts.clone();
+        let images = Arc::new(ImageRegistry::default());
+        let judge_resolves = judge.as_ref().is_some_and(|j| {
+            let registry = images.clone();
+            j.set_image_resolver(Arc::new(move |part: &str| registry.resolve(part)))
         });
         Self {
+            images,
+            judge_resolves,
+            figure_facts,
+            timing: Arc::new(super::timing::RunTiming::new(settings.concurrency.max(1))),
             rubrics,
             judge,
             pages,
@@ -333,6 +485,18 @@ impl Engine {
             loader: Arc::new(|p: &Path| crate::report::load(p).map_err(|e| e.to_string())),
             slots,
         }
+    }
+
+    /// Keep figure facts (decodability, IQ analyses) in `store` across runs.
+    pub fn with_figure_store(mut self, store: crate::store::Store) -> Self {
+        let ops = ImagePipeline::new(
+            self.settings.image_limits.clone(),
+            self.settings.judge_image_max_side,
+            Some(store),
+        );
+        self.figure_facts = ops.facts.clone();
+        self.figure_ops = Arc::new(ops);
+        self
     }
 
     pub fn with_figure_ops(mut self, ops: Arc<dyn FigureOps>) -> Self {
@@ -362,26 +526,62 @@ impl Engine {
         jobs: Vec<(ReportJob, Option<Task>)>,
         on_report: &(dyn Fn(&[ReportRecord]) + Sync),
     ) -> Vec<ReportRecord> {
-        let parallel = self.settings.report_parallelism.max(1);
-        let mut stream = futures::stream::iter(jobs)
-            .map(|(job, task)| async move { self.evaluate_report(&job, task.as_ref()).await })
-            .buffer_unordered(parallel);
-        let mut all = Vec::new();
-        while let Some(records) = stream.next().await {
-            on_report(&records);
-            all.extend(records);
-        }
+        let mut all: Vec<ReportRecord> = self
+            .evaluate_each(jobs, &|records, _timing| {
+                on_report(&records);
+                records
+            })
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
         all.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
         all
     }
 
+    /// Evaluate every job, handing each report's records (one per run) to `keep` as
+    /// soon as they are final; only what `keep` returns stays in memory, so a caller
+    /// that writes the records and keeps compact rows runs in memory flat in the
+    /// number of reports. Results come in completion order.
+    pub async fn evaluate_each<T: Send>(
+        &self,
+        jobs: Vec<(ReportJob, Option<Task>)>,
+        keep: &(dyn Fn(Vec<ReportRecord>, ReportTiming) -> T + Sync),
+    ) -> Vec<T> {
+        let parallel = self.settings.report_parallelism.max(1);
+        let mut stream = futures::stream::iter(jobs)
+            .map(|(job, task)| async move { self.evaluate_report_timed(&job, task.as_ref()).await })
+            .buffer_unordered(parallel);
+        let mut kept = Vec::new();
+        while let Some((records, timing)) = stream.next().await {
+            kept.push(keep(records, timing));
+        }
+        kept
+    }
+
     /// Evaluate one report for every run.
     pub async fn evaluate_report(&self, job: &ReportJob, task: Option<&Task>) -> Vec<ReportRecord> {
+        self.evaluate_report_timed(job, task).await.0
+    }
+
+    /// [`Self::evaluate_report`] with the report's stage times (also added to the
+    /// run totals in [`Engine::timing`]; writing is the caller's).
+    pub async fn evaluate_report_timed(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+    ) -> (Vec<ReportRecord>, ReportTiming) {
+        let mut timing = ReportTiming::default();
         let label = format!("{}/{}", job.system, job.folder);
         let path = job.path.clone();
         let loader = self.loader.clone();
-        let loaded = tokio::task::spawn_blocking(move || loader(&path))
+        let started = Instant::now();
+        let loaded = tokio::task::spawn_blocking(move || with_cpu(|| loader(&path)))
             .await
+            .map(|(r, cpu)| {
+                timing.parse = StageTime::new(started.elapsed(), cpu);
+                r
+            })
             .map_err(|e| format!("parser crashed: {e}"))
             .and_then(|r| r);
         let records = match loaded {
@@ -405,7 +605,8 @@ impl Engine {
             Ok(report) => {
                 let (report, extraction_usage) = self.extract_with_judge(report, &label).await;
                 let report = Arc::new(report);
-                let evidence = self.gather_evidence(&report).await;
+                let evidence = self.gather_evidence(&report, &mut timing).await;
+                let judging = Instant::now();
                 let runs = (1..=self.settings.runs).map(|run| {
                     let report = report.clone();
                     let evidence = &evidence;
@@ -416,6 +617,12 @@ impl Engine {
                     }
                 });
                 let mut records = join_all(runs).await;
+                timing.judge_wait = StageTime::new(judging.elapsed(), None);
+                for f in &evidence.figures {
+                    if let Some(r) = &f.data_uri {
+                        self.images.release(r);
+                    }
+                }
                 // Extraction is done once per report: its calls count in the first run.
                 if let Some(first) = records.first_mut() {
                     add_usage(&mut first.usage, &extraction_usage);
@@ -424,7 +631,10 @@ impl Engine {
             }
         };
         self.progress.report_done(&label);
-        records
+        for stage in [Stage::Parse, Stage::Fetch, Stage::Images, Stage::Judge] {
+            self.timing.add(stage, *timing.get_mut(stage));
+        }
+        (records, timing)
     }
 
     fn empty_record(
@@ -488,81 +698,112 @@ impl Engine {
         self.settings.mode == JudgeMode::Judge
     }
 
-    async fn gather_evidence(&self, report: &Arc<Report>) -> Evidence {
-        let (figures, sources) =
-            futures::join!(self.figure_evidence(report), self.source_texts(report));
-        let (figures, iq) = figures;
+    async fn gather_evidence(&self, report: &Arc<Report>, timing: &mut ReportTiming) -> Evidence {
+        let timed = |started: Instant| started.elapsed();
+        let (figures, sources) = futures::join!(
+            async {
+                let t = Instant::now();
+                let r = self.figure_evidence(report).await;
+                (r, timed(t))
+            },
+            async {
+                let t = Instant::now();
+                let r = self.source_texts(report).await;
+                (r, timed(t))
+            }
+        );
+        let (((figures, iq), images_cpu), images_wall) = figures;
+        let (sources, fetch_wall) = sources;
+        timing.images = StageTime::new(images_wall, images_cpu);
+        timing.fetch = StageTime::new(fetch_wall, None);
+        let (sources, fetch) = match sources {
+            Some((s, f)) => (Some(s), f),
+            None => (None, BTreeMap::new()),
+        };
         Evidence {
             figures,
             iq,
             sources,
+            fetch,
         }
     }
 
     /// Bytes of every figure (local files inside the report folder, or remote), then
-    /// decoding, judge encodings and IQ on the blocking pool (rayon inside).
-    async fn figure_evidence(&self, report: &Arc<Report>) -> (Vec<FigureEvidence>, IqResult) {
+    /// decodability and IQ on the blocking pool (rayon inside), from the figure facts
+    /// memo when the content is known. Usable figures are registered under the image
+    /// reference their requests carry; nothing is encoded here. Also returns the CPU
+    /// time of that work.
+    async fn figure_evidence(
+        &self,
+        report: &Arc<Report>,
+    ) -> ((Vec<FigureEvidence>, IqResult), Option<std::time::Duration>) {
         let limits = self.settings.image_limits.clone();
-        let bytes: Vec<Result<Vec<u8>, String>> = join_all(
+        let bytes: Vec<Result<Arc<Vec<u8>>, FigureFailure>> = join_all(
             report
                 .figures
                 .iter()
                 .map(|f| self.figure_bytes(report, f, &limits)),
         )
-        .await;
+        .await
+        .into_iter()
+        .map(|r| r.map(Arc::new))
+        .collect();
         let n = report.figures.len();
-        let report = report.clone();
-        let want_uri = self.settings.mode != JudgeMode::NoJudge;
+        let figures_report = report.clone();
+        let want_ref = self.settings.mode != JudgeMode::NoJudge;
+        let max_side = self.settings.judge_image_max_side;
         let ops = self.figure_ops.clone();
         let work = move || {
             use rayon::prelude::*;
+            let report = figures_report;
+            let cpu_us = AtomicU64::new(0);
             let evidence: Vec<FigureEvidence> = bytes
                 .par_iter()
                 .zip(report.figures.par_iter())
                 .map(|(b, f)| {
-                    let prepared = b
-                        .as_ref()
-                        .map_err(Clone::clone)
-                        .and_then(|b| ops.prepare(b, &f.content, want_uri));
-                    match prepared {
-                        Ok(data_uri) => FigureEvidence {
-                            invalid: None,
-                            data_uri,
-                        },
-                        Err(reason) => FigureEvidence {
-                            invalid: Some(reason),
-                            data_uri: None,
-                        },
+                    let (e, cpu) =
+                        with_cpu(|| figure_check(ops.as_ref(), b, f, want_ref, max_side));
+                    if let Some(c) = cpu {
+                        cpu_us.fetch_add(c.as_micros() as u64, Ordering::Relaxed);
                     }
+                    e
                 })
                 .collect();
-            let inputs: Vec<ImageInput> = report
-                .figures
-                .iter()
-                .zip(&bytes)
-                .filter(|(f, _)| f.kind == FigureKind::Image)
-                .map(|(f, b)| ImageInput {
-                    label: f.content.clone(),
-                    bytes: b.clone(),
-                })
-                .collect();
-            let iq = ops.score(&inputs);
-            (evidence, iq)
+            let (iq, score_cpu) = with_cpu(|| ops.score(&iq_inputs(&report, &bytes)));
+            let cpu = score_cpu.map(|c| c + std::time::Duration::from_micros(cpu_us.into_inner()));
+            (evidence, iq, bytes, cpu)
         };
         match tokio::task::spawn_blocking(work).await {
-            Ok(x) => x,
+            Ok((evidence, iq, bytes, cpu)) => {
+                let ops = self.figure_ops.clone();
+                let encode: Encoder = Arc::new(move |b: &[u8], name: &str| {
+                    ops.prepare(b, name, true)
+                        .and_then(|u| u.ok_or_else(|| "no image produced".to_string()))
+                });
+                for ((e, b), f) in evidence.iter().zip(&bytes).zip(&report.figures) {
+                    if let (Some(r), Ok(b)) = (&e.data_uri, b) {
+                        self.images
+                            .register(r, b.clone(), &f.content, encode.clone());
+                    }
+                }
+                ((evidence, iq), cpu)
+            }
             Err(e) => (
-                (0..n)
-                    .map(|_| FigureEvidence {
-                        invalid: Some(format!("image processing crashed: {e}")),
-                        data_uri: None,
-                    })
-                    .collect(),
-                IqResult {
-                    images: Vec::new(),
-                    duplicate_penalty: 0.0,
-                    iq: 0.0,
-                },
+                (
+                    (0..n)
+                        .map(|_| FigureEvidence {
+                            invalid: Some(format!("image processing crashed: {e}")),
+                            unavailable: None,
+                            data_uri: None,
+                        })
+                        .collect(),
+                    IqResult {
+                        images: Vec::new(),
+                        duplicate_penalty: 0.0,
+                        iq: 0.0,
+                    },
+                ),
+                None,
             ),
         }
     }
@@ -572,28 +813,34 @@ impl Engine {
         report: &Report,
         figure: &Figure,
         limits: &ImageLimits,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, FigureFailure> {
         let content = figure.content.trim();
         if content.is_empty() {
-            return Err("empty image path".into());
+            return Err(FigureFailure::Broken("empty image path".into()));
         }
         if content.starts_with("http://") || content.starts_with("https://") {
             return match &self.pages {
-                Some(p) => p
-                    .image_bytes(content)
-                    .await
-                    .map_err(|e| format!("broken link: {e}")),
-                None => Err("remote image not fetched (no network)".into()),
+                Some(p) => p.figure_bytes(content).await,
+                None => Err(FigureFailure::Unavailable(
+                    "remote image not fetched (no network)".into(),
+                )),
             };
         }
         if content.starts_with("data:") {
-            return decode_data_uri(content);
+            return decode_data_uri(content).map_err(FigureFailure::Broken);
         }
-        read_local(&report.root, content, limits.max_file_bytes)
+        read_local(&report.root, content, limits.max_file_bytes).map_err(FigureFailure::Broken)
     }
 
     /// Text of every reference cited by a fact or a chart, fetched once per URL.
-    async fn source_texts(&self, report: &Report) -> Option<BTreeMap<String, SourceText>> {
+    #[allow(clippy::type_complexity)]
+    async fn source_texts(
+        &self,
+        report: &Report,
+    ) -> Option<(
+        BTreeMap<String, SourceText>,
+        BTreeMap<String, (String, Option<String>)>,
+    )> {
         if !self.judging() {
             return None;
         }
@@ -618,46 +865,76 @@ impl Engine {
             .iter()
             .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
             .collect();
-        let pages: BTreeMap<String, String> = match &self.pages {
-            None => BTreeMap::new(),
+        // URL -> (text, status, reason).
+        let pages: BTreeMap<String, (String, String, Option<String>)> = match &self.pages {
+            None => urls
+                .into_iter()
+                .map(|u| {
+                    let why = Some("no fetcher in this run".to_string());
+                    (u, (String::new(), "unavailable".into(), why))
+                })
+                .collect(),
             Some(p) => {
                 futures::stream::iter(urls)
                     .map(|u| async move {
                         let page = p.page(&u).await;
+                        let status = page.status.as_str().to_string();
+                        let mut reason = page.reason;
                         let text = if page.status == PageStatus::Ok {
                             page.text
                         } else {
                             String::new()
                         };
-                        (u, text)
+                        if text.trim().is_empty() && reason.is_none() {
+                            reason = Some(if page.status == PageStatus::Ok {
+                                "the page has no readable text".to_string()
+                            } else {
+                                format!("fetch ended {status}")
+                            });
+                        }
+                        (u, (text, status, reason))
                     })
                     .buffer_unordered(16)
                     .collect()
                     .await
             }
         };
-        Some(
-            cited
-                .into_iter()
-                .map(|idx| {
-                    let r = refs.get(idx);
-                    let url = r.and_then(|r| r.url.clone());
-                    let text = url
-                        .as_ref()
-                        .and_then(|u| pages.get(u).cloned())
-                        .unwrap_or_default();
+        let mut texts = BTreeMap::new();
+        let mut fetch = BTreeMap::new();
+        for idx in cited {
+            let r = refs.get(idx);
+            let url = r.and_then(|r| r.url.clone());
+            let (text, note) = match (r, url.as_ref().and_then(|u| pages.get(u))) {
+                (None, _) => (
+                    String::new(),
                     (
-                        idx.to_string(),
-                        SourceText {
-                            idx: idx.to_string(),
-                            url,
-                            title: r.and_then(|r| r.title.clone()),
-                            text,
-                        },
-                    )
-                })
-                .collect(),
-        )
+                        "no_reference".to_string(),
+                        Some(format!("no reference [{idx}] in the report")),
+                    ),
+                ),
+                (Some(_), None) => (
+                    String::new(),
+                    (
+                        "no_url".to_string(),
+                        Some("the reference has no URL".to_string()),
+                    ),
+                ),
+                (Some(_), Some((text, status, reason))) => {
+                    (text.clone(), (status.clone(), reason.clone()))
+                }
+            };
+            fetch.insert(idx.to_string(), note);
+            texts.insert(
+                idx.to_string(),
+                SourceText {
+                    idx: idx.to_string(),
+                    url,
+                    title: r.and_then(|r| r.title.clone()),
+                    text,
+                },
+            );
+        }
+        Some((texts, fetch))
     }
 
     /// Ask the judge about one unit, honouring the mode, the shared concurrency bound
@@ -731,8 +1008,18 @@ impl Engine {
             return Outcome::Skipped("no judge configured".into());
         };
         let item_count = inputs.checklist.len();
+        // A judge that cannot resolve image references gets the data URIs now.
+        let request = if self.judge_resolves {
+            request
+        } else {
+            match self.resolve_images(request) {
+                Ok(r) => r,
+                Err(e) => return Outcome::Failed(e),
+            }
+        };
         let answer = {
             let _slot = self.slots.acquire().await;
+            let _busy = self.timing.call();
             judge.ask(request).await
         };
         match answer {
@@ -764,6 +1051,10 @@ impl Engine {
                 }
             }
             Err(JudgeError::DryRun) => Outcome::Skipped("dry run: not called".into()),
+            Err(JudgeError::Pending) => {
+                self.stats.pending.fetch_add(1, Ordering::Relaxed);
+                Outcome::Skipped(PENDING_REASON.into())
+            }
             Err(JudgeError::BudgetExhausted) => {
                 self.stats.skipped_calls.fetch_add(1, Ordering::Relaxed);
                 Outcome::Skipped("--max-cost reached: not judged".into())
@@ -773,6 +1064,21 @@ impl Engine {
                 Outcome::Failed(e.to_string())
             }
         }
+    }
+
+    fn resolve_images(&self, mut request: JudgeRequest) -> Result<JudgeRequest, String> {
+        for m in &mut request.messages {
+            for p in &mut m.parts {
+                if let crate::judge::Part::Image { data_uri } = p {
+                    if let Some(uri) = self.images.resolve(data_uri) {
+                        *data_uri = uri.map_err(|e| {
+                            format!("the figure could not be prepared for the judge: {e}")
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(request)
     }
 
     /// All judged units of one run of one report, then the scores.
@@ -791,17 +1097,46 @@ impl Engine {
             .figures
             .iter()
             .zip(&ev.figures)
-            .filter(|(_, e)| e.invalid.is_some())
+            .filter(|(_, e)| !e.usable())
             .filter_map(|(f, _)| blank_figure(&report.text, f))
             .collect::<Vec<_>>();
         let base_text = apply_edits(&report.text, blank_edits.clone());
-        let any_valid_figure = ev.figures.iter().any(|e| e.invalid.is_none());
+        let any_valid_figure = ev.figures.iter().any(FigureEvidence::usable);
+        let any_unavailable = ev.figures.iter().any(|e| e.unavailable.is_some());
         self.progress.planned(planned_units(report, task));
 
         let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
         // Chain A: FCQ -> caption revision -> IA, MC (and WQ, ADB, FLC in reference scope).
         let chain_a = async {
             let fcq = self.fcq_units(report, ev, label, sample).await;
+            if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
+                // The revised text depends on answers still in a batch: so does
+                // every judge that reads it.
+                let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
+                let waiting = |id: &str, unit: &str| {
+                    self.unit_from(
+                        id,
+                        unit.into(),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                };
+                let ia = vec![waiting("instruction_alignment", "checklist")];
+                let mc = waiting("multimodal_composition", "report");
+                let text = if reference_scope {
+                    [
+                        "writing_quality",
+                        "analytical_depth_breadth",
+                        "factual_logical_consistency",
+                    ]
+                    .iter()
+                    .map(|id| waiting(id, "report"))
+                    .collect()
+                } else {
+                    Vec::new()
+                };
+                return (fcq, ia, mc, text);
+            }
             let revised_text = if self.settings.caption_revision {
                 let mut edits = blank_edits.clone();
                 for (i, (_, revision)) in fcq.iter().enumerate() {
@@ -822,7 +1157,14 @@ impl Engine {
             };
             let (ia, mc, text) = futures::join!(
                 self.ia_units(&revised_text, task, label, sample),
-                self.mc_unit(&revised_text, task, any_valid_figure, label, sample),
+                self.mc_unit(
+                    &revised_text,
+                    task,
+                    any_valid_figure,
+                    any_unavailable,
+                    label,
+                    sample
+                ),
                 text_units
             );
             (
@@ -850,7 +1192,7 @@ impl Engine {
         let ((fcq, ia, mc, text_a), text_b, (cs, dedup_units), (fci, (cq, csc))) =
             futures::join!(chain_a, chain_b, chain_c, chain_d);
 
-        let iq_units = self.iq_units(&ev.iq);
+        let iq_units = self.iq_units(report, ev);
         let mut units: JudgedUnits = Vec::new();
         let text_units = if reference_scope { text_a } else { text_b };
         for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
@@ -936,23 +1278,38 @@ impl Engine {
         rescore(&record, &self.rubrics, &self.settings.score)
     }
 
-    fn iq_units(&self, iq: &IqResult) -> Vec<UnitRecord> {
-        iq.images
+    /// One unit per image figure: its IQ components (a broken image is scored with
+    /// Q = 0 and its reason: a property of the report), or skipped when the image
+    /// was not fetched in this run.
+    fn iq_units(&self, report: &Report, ev: &Evidence) -> Vec<UnitRecord> {
+        let mut scored = ev.iq.images.iter();
+        report
+            .figures
             .iter()
+            .zip(&ev.figures)
+            .filter(|(f, _)| f.kind == FigureKind::Image)
             .enumerate()
-            .map(|(i, img)| UnitRecord {
-                metric: super::score::IMAGE_QUALITY.into(),
-                unit: format!("image:{}", i + 1),
-                status: if img.error.is_some() {
-                    UnitStatus::Failed
-                } else {
-                    UnitStatus::Scored
-                },
-                reason: img.error.clone(),
-                score: None,
-                answer: None,
-                justification: None,
-                detail: serde_json::to_value(img).unwrap_or(Value::Null),
+            .filter_map(|(i, (f, e))| {
+                let mut unit = UnitRecord {
+                    metric: super::score::IMAGE_QUALITY.into(),
+                    unit: format!("image:{}", i + 1),
+                    status: UnitStatus::Scored,
+                    reason: None,
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: Value::Null,
+                };
+                if let Some(reason) = &e.unavailable {
+                    unit.status = UnitStatus::Skipped;
+                    unit.reason = Some(reason.clone());
+                    unit.detail = json!({"path": f.content});
+                    return Some(unit);
+                }
+                let img = scored.next()?;
+                unit.reason = img.error.as_ref().map(|e| format!("broken image: {e}"));
+                unit.detail = serde_json::to_value(img).unwrap_or(Value::Null);
+                Some(unit)
             })
             .collect()
     }
@@ -1050,6 +1407,10 @@ impl Engine {
                             None,
                         );
                     }
+                    if let Some(reason) = &e.unavailable {
+                        let skipped = Outcome::Skipped(reason.clone());
+                        return (self.unit_from(&rubric.id, unit, skipped, detail), None);
+                    }
                     let caption = f
                         .caption
                         .as_deref()
@@ -1072,6 +1433,9 @@ impl Engine {
                         }
                         _ => None,
                     };
+                    if matches!(&outcome, Outcome::Skipped(r) if r == PENDING_REASON) {
+                        return (self.unit_from(&rubric.id, unit, outcome, detail), None);
+                    }
                     if caption.is_none() {
                         // Missing caption scores 0 by rule; the judge was asked only for the
                         // caption to insert.
@@ -1124,6 +1488,10 @@ impl Engine {
                             format!("invalid figure: {reason}"),
                             detail,
                         );
+                    }
+                    if let Some(reason) = &e.unavailable {
+                        let skipped = Outcome::Skipped(reason.clone());
+                        return self.unit_from(&rubric.id, unit, skipped, detail);
                     }
                     let Some(context) = f
                         .context
@@ -1181,6 +1549,10 @@ impl Engine {
                     detail,
                 );
             }
+            if let Some(reason) = &e.unavailable {
+                let skipped = Outcome::Skipped(reason.clone());
+                return self.unit_from(&cq_rubric.id, unit, skipped, detail);
+            }
             let inputs = UnitInputs {
                 figure_image: e.data_uri.clone(),
                 ..Default::default()
@@ -1200,6 +1572,10 @@ impl Engine {
                     detail,
                 );
             }
+            if let Some(reason) = &e.unavailable {
+                let skipped = Outcome::Skipped(reason.clone());
+                return self.unit_from(&csc_rubric.id, unit, skipped, detail);
+            }
             if f.ref_idxs.is_empty() {
                 return self.rule_unit(
                     &csc_rubric.id,
@@ -1212,7 +1588,7 @@ impl Engine {
             let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
             if ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty()) {
                 if let Value::Object(m) = &mut detail {
-                    m.insert("sources".into(), json!(source_audit(&sources)));
+                    m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
                 }
                 return self.rule_unit(
                     &csc_rubric.id,
@@ -1223,7 +1599,7 @@ impl Engine {
                 );
             }
             if let Value::Object(m) = &mut detail {
-                m.insert("sources".into(), json!(source_audit(&sources)));
+                m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
             }
             let inputs = UnitInputs {
                 figure_image: e.data_uri.clone(),
@@ -1288,10 +1664,19 @@ impl Engine {
         text: &str,
         task: Option<&Task>,
         any_valid_figure: bool,
+        any_unavailable: bool,
         label: &str,
         sample: u32,
     ) -> (UnitRecord, Option<UsageRecord>) {
         let rubric = self.rubric("multimodal_composition");
+        if !any_valid_figure && any_unavailable {
+            return self.unit_from(
+                &rubric.id,
+                "report".into(),
+                Outcome::Skipped("no valid figure, some not fetched in this run".into()),
+                json!({}),
+            );
+        }
         if !any_valid_figure {
             return self.rule_unit(
                 &rubric.id,
@@ -1379,6 +1764,9 @@ impl Engine {
             });
         let mut duplicates = BTreeSet::new();
         let mut ask_pairs = Vec::new();
+        // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the CS
+        // unit details.
+        let mut decisions: Vec<(usize, usize, bool, &str)> = Vec::new();
         for (i, j) in dedup::candidate_pairs(&cited) {
             let call = match self.settings.dedup {
                 DedupMode::JudgeAll => PairCall::AskJudge,
@@ -1391,9 +1779,10 @@ impl Engine {
             match call {
                 PairCall::Duplicate => {
                     duplicates.insert((i, j));
+                    decisions.push((i, j, true, "prefilter"));
                 }
                 PairCall::AskJudge => ask_pairs.push((i, j)),
-                PairCall::Distinct => {}
+                PairCall::Distinct => decisions.push((i, j, false, "prefilter")),
             }
         }
         let judged = join_all(ask_pairs.iter().map(|&(i, j)| async move {
@@ -1404,56 +1793,121 @@ impl Engine {
                 ..Default::default()
             };
             let outcome = self.ask(dedup_rubric, &inputs, label, &unit, sample).await;
-            let dup = match &outcome {
-                Outcome::Answer { value, .. } => value["duplicate"].as_bool().unwrap_or(false),
-                _ => false,
+            let decided = match &outcome {
+                Outcome::Answer { value, .. } => value["duplicate"].as_bool(),
+                _ => None,
             };
-            let detail = json!({"facts": [i + 1, j + 1]});
+            let dup = decided.unwrap_or(false);
+            // Without an answer the facts stay apart (each keeps its CS unit).
+            let detail = json!({"facts": [i + 1, j + 1],
+                                "decision": if dup { "merged" } else { "kept" }});
             (
                 (i, j, dup),
                 self.unit_from(&dedup_rubric.id, unit, outcome, detail),
             )
         }))
         .await;
+        if judged.iter().any(|(_, (u, _))| is_pending(u)) {
+            // Which facts survive de-duplication is not known yet: every CS unit
+            // waits (none is asked for a fact that may turn out to be a duplicate).
+            let dedup_units = judged.into_iter().map(|(_, u)| u).collect();
+            let cs = facts
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    self.unit_from(
+                        &cs_rubric.id,
+                        format!("fact:{}", i + 1),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                })
+                .collect();
+            return (cs, dedup_units);
+        }
         let mut dedup_units = Vec::new();
         for ((i, j, dup), unit) in judged {
             if dup {
                 duplicates.insert((i, j));
             }
+            let by = if unit.0.status == UnitStatus::Scored {
+                "judge"
+            } else {
+                "judge failed: kept apart"
+            };
+            decisions.push((i, j, dup, by));
             dedup_units.push(unit);
         }
         let dup_of = dedup::resolve(facts.len(), &duplicates);
-        let cs = join_all(facts.iter().enumerate().filter(|(i, _)| dup_of[*i].is_none()).map(|(i, f)| {
-            let merged: Vec<usize> = (0..facts.len()).filter(|&j| dup_of[j] == Some(i)).map(|j| j + 1).collect();
+        let decisions = &decisions;
+        let dedup_detail = move |i: usize| -> Vec<Value> {
+            decisions
+                .iter()
+                .filter(|d| d.0 == i || d.1 == i)
+                .map(|&(a, b, dup, by)| {
+                    let other = if a == i { b } else { a };
+                    json!({"fact": other + 1, "pair": format!("pair:{}:{}", a + 1, b + 1),
+                           "decision": if dup { "merged" } else { "kept" }, "by": by})
+                })
+                .collect()
+        };
+        // Facts citing the same sources are asked one after another (their prompts
+        // share the sources' text as a prefix, which providers' prompt caches
+        // discount); units are put back in fact order afterwards.
+        let mut kept: Vec<(usize, &crate::report::Fact)> = facts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| dup_of[*i].is_none())
+            .collect();
+        kept.sort_by_cached_key(|(i, f)| {
+            let mut refs: Vec<(u64, &str)> = f
+                .ref_idxs
+                .iter()
+                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                .collect();
+            refs.sort();
+            refs.dedup();
+            (refs, *i)
+        });
+        let mut cs = join_all(kept.into_iter().map(|(i, f)| {
+            let merged: Vec<usize> = (0..facts.len())
+                .filter(|&j| dup_of[j] == Some(i))
+                .map(|j| j + 1)
+                .collect();
             async move {
                 let unit = format!("fact:{}", i + 1);
                 let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
                 let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
-                                        "merged_duplicates": merged});
+                                        "merged_duplicates": merged, "dedup": dedup_detail(i)});
                 if ev.sources.is_some() {
                     if let Value::Object(m) = &mut detail {
-                        m.insert("sources".into(), json!(source_audit(&sources)));
+                        m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
                     }
                     if sources.iter().all(|s| s.text.trim().is_empty()) {
-                        return self.rule_unit(
-                            &cs_rubric.id,
-                            unit,
-                            "no_source_text",
-                            "no cited source could be read: verdict unknown".into(),
-                            detail,
+                        return (
+                            i,
+                            self.rule_unit(
+                                &cs_rubric.id,
+                                unit,
+                                "no_source_text",
+                                "no cited source could be read: verdict unknown".into(),
+                                detail,
+                            ),
                         );
                     }
                 }
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
-                    sources,
+                    sources: canonical_order(sources),
                     ..Default::default()
                 };
                 let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
-                self.unit_from(&cs_rubric.id, unit, outcome, detail)
+                (i, self.unit_from(&cs_rubric.id, unit, outcome, detail))
             }
         }))
         .await;
+        cs.sort_by_key(|(i, _)| *i);
+        let cs = cs.into_iter().map(|(_, u)| u).collect();
         (cs, dedup_units)
     }
 }
@@ -1468,6 +1922,62 @@ fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {
     if let Some(c) = more.cost_usd {
         total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + c);
     }
+}
+
+/// What one figure's bytes amount to: broken, not fetched, or usable (with the image
+/// reference its vision requests carry).
+fn figure_check(
+    ops: &dyn FigureOps,
+    bytes: &Result<Arc<Vec<u8>>, FigureFailure>,
+    figure: &Figure,
+    want_ref: bool,
+    max_side: u32,
+) -> FigureEvidence {
+    match bytes {
+        Err(FigureFailure::Unavailable(reason)) => FigureEvidence {
+            invalid: None,
+            unavailable: Some(reason.clone()),
+            data_uri: None,
+        },
+        Err(FigureFailure::Broken(reason)) => FigureEvidence {
+            invalid: Some(reason.clone()),
+            unavailable: None,
+            data_uri: None,
+        },
+        Ok(b) => match ops.prepare(b, &figure.content, false) {
+            Err(reason) => FigureEvidence {
+                invalid: Some(reason),
+                unavailable: None,
+                data_uri: None,
+            },
+            Ok(_) => FigureEvidence {
+                invalid: None,
+                unavailable: None,
+                data_uri: want_ref.then(|| image_ref(&content_hash(b), max_side)),
+            },
+        },
+    }
+}
+
+/// IQ inputs: the image figures this run could fetch (the others are skipped units).
+fn iq_inputs(report: &Report, bytes: &[Result<Arc<Vec<u8>>, FigureFailure>]) -> Vec<ImageInput> {
+    report
+        .figures
+        .iter()
+        .zip(bytes)
+        .filter(|(f, _)| f.kind == FigureKind::Image)
+        .filter_map(|(f, b)| {
+            let bytes = match b {
+                Ok(b) => Ok(b.as_ref().clone()),
+                Err(FigureFailure::Broken(r)) => Err(r.clone()),
+                Err(FigureFailure::Unavailable(_)) => return None,
+            };
+            Some(ImageInput {
+                label: f.content.clone(),
+                bytes,
+            })
+        })
+        .collect()
 }
 
 fn no_task_reason(label: &str) -> String {
@@ -1496,10 +2006,37 @@ fn cited_sources(
         .collect()
 }
 
-fn source_audit(sources: &[SourceText]) -> Vec<Value> {
+/// Sources in one order whatever order the fact cites them in (numeric indices
+/// numerically), so prompts of facts citing overlapping sources share the longest
+/// prefix a provider's prompt cache can serve.
+fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+    sources.sort_by(|a, b| {
+        let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
+        key(a).cmp(&key(b))
+    });
+    sources
+}
+
+/// Each cited source as the unit details show it: its address, how much text it
+/// gave, and how its fetch ended (`ok`, `refused`, `blocked`, `failed`,
+/// `unavailable`, `no_url`, `no_reference`) with the reason when it gave none.
+fn source_audit(
+    sources: &[SourceText],
+    fetch: &BTreeMap<String, (String, Option<String>)>,
+) -> Vec<Value> {
     sources
         .iter()
-        .map(|s| json!({"idx": s.idx, "url": s.url, "chars": s.text.chars().count()}))
+        .map(|s| {
+            let (status, reason) = match fetch.get(&s.idx) {
+                Some((status, reason)) => (status.as_str(), reason.clone()),
+                None => (
+                    "no_reference",
+                    Some(format!("no reference [{}] in the report", s.idx)),
+                ),
+            };
+            json!({"idx": s.idx, "url": s.url, "chars": s.text.chars().count(),
+                   "fetch": status, "reason": reason})
+        })
         .collect()
 }
 

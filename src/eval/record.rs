@@ -164,6 +164,26 @@ impl ReportRecord {
             .map(|u| u.reason.as_deref().unwrap_or("report could not be read"))
     }
 
+    /// The record without its units and structural error lists (counts kept): what
+    /// summaries and the terminal table need, a few kilobytes whatever the report.
+    pub fn compact(mut self) -> ReportRecord {
+        if self.error.is_none() {
+            self.error = self.load_error().map(str::to_string);
+        }
+        self.units = Vec::new();
+        self.structural_errors = Default::default();
+        self
+    }
+
+    /// Failed units that are failures of the run (judge or input problems), not
+    /// properties of the report: broken figures score 0 in IQ and are not counted.
+    pub fn failed_unit_count(&self) -> usize {
+        self.units
+            .iter()
+            .filter(|u| u.status == UnitStatus::Failed && u.metric != "image_quality")
+            .count()
+    }
+
     /// Every figure of the report (images, charts, unknown kind, broken ones). 0 means
     /// a text-only report (null VA and Overall).
     pub fn figure_count(&self) -> usize {

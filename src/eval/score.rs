@@ -16,6 +16,15 @@ pub const IMAGE_QUALITY: &str = "image_quality";
 pub const FIGURE_QUALITY: &str = "figure_quality";
 pub const CHART_QUALITY: &str = "chart_quality";
 pub const CITATION_SUPPORT: &str = "citation_support";
+pub const FACT_DEDUP: &str = "fact_dedup";
+
+/// The decision of a `fact_dedup` unit: its judge answer, or the pre-filter's.
+pub fn dedup_decision(unit: &UnitRecord) -> Option<bool> {
+    match &unit.answer {
+        Some(a) => a["duplicate"].as_bool(),
+        None => unit.detail["duplicate"].as_bool(),
+    }
+}
 
 /// Weights of Q = wR R + wA A + wS S + wC C (METRICS.md section 4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,6 +178,19 @@ pub fn rescore(record: &ReportRecord, rubrics: &RubricSet, opts: &ScoreOptions) 
         return unevaluable(out, &error);
     }
     for unit in &mut out.units {
+        if unit.metric == FACT_DEDUP {
+            // A duplicate check decides a merge and carries no score: it stays scored
+            // (settled) when its answer holds the decision.
+            unit.score = None;
+            if unit.status == UnitStatus::Scored
+                && unit.answer.is_some()
+                && dedup_decision(unit).is_none()
+            {
+                unit.status = UnitStatus::Failed;
+                unit.reason = Some("stored duplicate answer holds no yes/no decision".into());
+            }
+            continue;
+        }
         unit.score = match unit.metric.as_str() {
             IMAGE_QUALITY => {
                 (unit.status == UnitStatus::Scored).then(|| image_q(unit, &opts.iq_weights))
@@ -211,7 +233,8 @@ pub fn rescore(record: &ReportRecord, rubrics: &RubricSet, opts: &ScoreOptions) 
             ..opts.clone()
         },
     );
-    if !images.is_empty() {
+    // An image not fetched in this run (skipped) leaves IQ not evaluated.
+    if !images.is_empty() && iq.skipped_item_count == 0 {
         let qs: Vec<f64> = images
             .iter()
             .map(|u| image_q(u, &opts.iq_weights))

@@ -43,6 +43,11 @@ pub struct JudgeProgress {
     pub totals: UsageTotals,
 }
 
+/// Turns an image part that names its content (see
+/// [`JudgeClient::set_image_resolver`](super::JudgeClient::set_image_resolver)) into the
+/// data URI sent; `None` leaves the part as it is.
+pub type ImageResolver = Arc<dyn Fn(&str) -> Option<Result<String, String>> + Send + Sync>;
+
 /// Largest response body accepted from a judge server.
 const MAX_RESPONSE_BYTES: usize = 16 << 20;
 /// Parameter adaptations allowed per unit (each changes what is sent, so a loop is
@@ -70,6 +75,7 @@ pub(crate) struct Inner {
     reserved_usd: Mutex<f64>,
     budget_announced: AtomicBool,
     backoff: Backoff,
+    image_resolver: Mutex<Option<ImageResolver>>,
     /// The vision check's verdict, once known (from the store or a probe).
     vision: tokio::sync::OnceCell<Vision>,
     /// What the store says about this server's vision, carried into saved rows.
@@ -87,6 +93,8 @@ enum CallError {
     Exhausted { attempts: u32, last: String },
     #[error("invalid answer after {reasks} re-asks: {last}")]
     Invalid { reasks: u32, last: String },
+    #[error("the figure could not be prepared for the judge: {0}")]
+    Image(String),
     #[error("the server rejected every structured-output form (json_schema, json_object, plain prompt): HTTP {status}: {message}")]
     NoOutputMode { status: u16, message: String },
     #[error("answer cut off at the token limit (finish_reason: length, {param} {limit}), again after asking for a shorter answer")]
@@ -192,6 +200,7 @@ impl Inner {
             reserved_usd: Mutex::new(0.0),
             budget_announced: AtomicBool::new(false),
             backoff: Backoff::default(),
+            image_resolver: Mutex::new(None),
             vision: tokio::sync::OnceCell::new(),
             vision_detail: Mutex::new(None),
             server_key: server_key(&config.base_url),
@@ -376,6 +385,38 @@ impl Inner {
         *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(hook);
     }
 
+    pub(crate) fn set_image_resolver(&self, resolver: ImageResolver) {
+        *self
+            .image_resolver
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(resolver);
+    }
+
+    /// The request as sent: image parts that name their content get their data URI
+    /// (the cache key was computed from the names, so a cache hit never encodes).
+    fn resolve_images(&self, request: &JudgeRequest) -> Result<Option<JudgeRequest>, String> {
+        let resolver = self
+            .image_resolver
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(resolver) = resolver else {
+            return Ok(None);
+        };
+        let mut resolved: Option<JudgeRequest> = None;
+        for (m, message) in request.messages.iter().enumerate() {
+            for (p, part) in message.parts.iter().enumerate() {
+                if let Part::Image { data_uri } = part {
+                    if let Some(uri) = resolver(data_uri) {
+                        let r = resolved.get_or_insert_with(|| request.clone());
+                        r.messages[m].parts[p] = Part::Image { data_uri: uri? };
+                    }
+                }
+            }
+        }
+        Ok(resolved)
+    }
+
     pub(crate) async fn flush(&self) {
         self.writer.flush().await;
     }
@@ -485,7 +526,29 @@ impl Inner {
             *self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner()) += reservation;
         }
 
-        let report = self.call(&request, &estimate).await;
+        // Encoding is CPU work: on a multi-threaded runtime, let the other tasks of
+        // this worker move elsewhere meanwhile.
+        let has_image = request
+            .messages
+            .iter()
+            .any(|m| m.parts.iter().any(|p| matches!(p, Part::Image { .. })));
+        let flavor = tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor());
+        let resolved = match flavor {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) if has_image => {
+                tokio::task::block_in_place(|| self.resolve_images(&request))
+            }
+            _ => self.resolve_images(&request),
+        };
+        let report = match resolved {
+            Ok(Some(sent)) => self.call(&sent, &estimate).await,
+            Ok(None) => self.call(&request, &estimate).await,
+            Err(reason) => CallReport {
+                result: Err(CallError::Image(reason)),
+                attempts: 0,
+                usage: Usage::default(),
+                mode: self.adaptations.current().mode,
+            },
+        };
 
         if self.config.max_cost_usd.is_some() {
             let mut reserved = self.reserved_usd.lock().unwrap_or_else(|p| p.into_inner());
@@ -514,6 +577,7 @@ impl Inner {
                     latency_ms,
                     cost_usd: cost,
                     attempts: report.attempts,
+                    batch: false,
                 };
                 self.cache_store(&key, &request, &answer);
                 outcome.answer = Some(answer.value.clone());
@@ -550,7 +614,15 @@ impl Inner {
 
     /// A cached answer still valid against the request's schema, if any. Store
     /// errors are logged and treated as a miss (the call is simply made).
-    fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+    pub(crate) fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    pub(crate) fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+
+    pub(crate) fn cache_lookup(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
         let store = self.store.as_ref()?;
         // Answers from this run still queued for the writer come first. Then the
         // file, inline rather than through `spawn_blocking`: a keyed lookup takes
@@ -581,6 +653,7 @@ impl Inner {
             latency_ms: row.latency_ms,
             cost_usd: Some(0.0),
             attempts: 0,
+            batch: row.via == "batch",
         })
     }
 
@@ -601,6 +674,7 @@ impl Inner {
             latency_ms: answer.latency_ms,
             server_model: answer.model.clone(),
             created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            via: if answer.batch { "batch" } else { "live" }.into(),
         };
         self.writer.send(Job::Cache(Box::new(row)));
     }
@@ -1036,7 +1110,7 @@ fn server_key(base_url: &str) -> String {
     base_url.trim().trim_end_matches('/').to_string()
 }
 
-fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
+pub(crate) fn reask_text(problem: &str, params: &WireParams, schema: &Value) -> String {
     let mut text = format!(
         "Your previous reply could not be used: {problem}. Reply again with only the \
          corrected JSON object."

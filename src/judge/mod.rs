@@ -19,7 +19,8 @@ mod writer;
 mod client;
 
 pub use accounting::{AccountingSnapshot, UsageTotals};
-pub use client::{JudgeProgress, ProgressHook};
+pub(crate) use client::reask_text as client_reask_text;
+pub use client::{ImageResolver, JudgeProgress, ProgressHook};
 pub use estimate::TokenEstimate;
 pub use journal::EntryStatus;
 
@@ -157,6 +158,10 @@ pub struct JudgeAnswer {
     pub latency_ms: u64,
     pub cost_usd: Option<f64>,
     pub attempts: u32,
+    /// Obtained through a provider batch or an offline batch runner (priced with
+    /// the model's batch discount), not a live call.
+    #[serde(default)]
+    pub batch: bool,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -167,6 +172,10 @@ pub enum JudgeError {
     DryRun,
     #[error("budget exhausted: --max-cost reached, call not scheduled")]
     BudgetExhausted,
+    /// Batch mode: the request waits for a batch wave (queued or in a provider
+    /// batch); the unit is neither scored nor failed yet.
+    #[error("pending: waiting for a batch")]
+    Pending,
 }
 
 /// The one way metrics talk to a model. Cheap to clone (one `Arc`); every clone
@@ -209,6 +218,15 @@ impl JudgeClient {
     pub fn with_progress(self, hook: ProgressHook) -> Self {
         self.inner.set_progress(hook);
         self
+    }
+
+    /// Let image parts name their content instead of carrying it: before a request
+    /// that missed the cache is sent, every image part is offered to `resolver`,
+    /// which returns the data URI to send (or `None` for a part it does not know).
+    /// The cache key is computed from the request as built, so a request whose image
+    /// is named by content hash hits the cache without the image being encoded.
+    pub fn set_image_resolver(&self, resolver: ImageResolver) {
+        self.inner.set_image_resolver(resolver);
     }
 
     /// Wait until every cache row and journal line queued so far is on disk. Also
@@ -272,5 +290,45 @@ impl JudgeClient {
 
     pub fn config(&self) -> &JudgeConfig {
         &self.inner.config
+    }
+
+    /// The cached answer to `request`, if any (still valid against its schema),
+    /// without calling, accounting or journalling anything.
+    pub fn cached_answer(&self, request: &JudgeRequest) -> Option<JudgeAnswer> {
+        self.inner.cache_lookup(&self.cache_key(request), request)
+    }
+
+    /// [`Self::cached_answer`] with the key already computed.
+    pub fn cached_answer_by_key(&self, key: &str, request: &JudgeRequest) -> Option<JudgeAnswer> {
+        self.inner.cache_lookup(key, request)
+    }
+
+    /// The store this client caches in.
+    pub fn store(&self) -> Option<&Store> {
+        self.inner.store()
+    }
+
+    /// The price table in use (shipped plus `price_table_path`).
+    pub fn prices(&self) -> &prices::PriceTable {
+        self.inner.prices()
+    }
+
+    /// Chat-completions body of a request's first attempt with the default
+    /// parameters (`json_schema` structured output), as a batch line carries it.
+    pub fn request_body(&self, request: &JudgeRequest) -> serde_json::Value {
+        let conversation: Vec<protocol::WireMessage> = request
+            .messages
+            .iter()
+            .map(protocol::WireMessage::from)
+            .collect();
+        protocol::build_body(
+            &self.inner.config.model,
+            &request.metric,
+            &request.schema,
+            &conversation,
+            &protocol::Adaptations::default().current(),
+            self.inner.config.seed,
+            Some(self.inner.token_limit(request)),
+        )
     }
 }

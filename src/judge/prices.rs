@@ -20,6 +20,9 @@ pub struct ModelPrice {
     /// Dollars per million prompt tokens served from the provider's prompt cache
     /// (defaults to `input`).
     pub cached_input: Option<f64>,
+    /// Fraction taken off every rate for requests answered through the provider's
+    /// Batch API (0.5 = half price; defaults to 0, no discount).
+    pub batch_discount: Option<f64>,
 }
 
 impl ModelPrice {
@@ -33,6 +36,12 @@ impl ModelPrice {
             + cached as f64 * cached_rate
             + usage.completion_tokens as f64 * self.output)
             / 1e6
+    }
+
+    /// Cost of one answer obtained through a batch: every rate (cached input
+    /// included) with the batch discount taken off.
+    pub fn batch_cost(&self, usage: &Usage) -> f64 {
+        self.cost(usage) * (1.0 - self.batch_discount.unwrap_or(0.0))
     }
 }
 
@@ -68,6 +77,14 @@ impl PriceTable {
         };
         let file: PriceFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
         for (name, price) in &file.models {
+            if price
+                .batch_discount
+                .is_some_and(|d| !d.is_finite() || !(0.0..=1.0).contains(&d))
+            {
+                return Err(invalid(format!(
+                    "model \"{name}\": batch_discount must be between 0 and 1"
+                )));
+            }
             let rates = [Some(price.input), Some(price.output), price.cached_input];
             if rates
                 .into_iter()
@@ -117,6 +134,17 @@ impl PriceTable {
     pub fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
         self.lookup(model).map(|p| p.cost(usage))
     }
+
+    /// Cost priced by how the answer was obtained: live, or through a batch.
+    pub fn cost_via(&self, model: &str, usage: &Usage, batch: bool) -> Option<f64> {
+        self.lookup(model).map(|p| {
+            if batch {
+                p.batch_cost(usage)
+            } else {
+                p.cost(usage)
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -152,6 +180,7 @@ mod tests {
             input: 2.0,
             output: 8.0,
             cached_input: Some(0.5),
+            batch_discount: None,
         };
         let u = Usage {
             prompt_tokens: 1000,
@@ -160,6 +189,37 @@ mod tests {
         };
         let expected = (600.0 * 2.0 + 400.0 * 0.5 + 100.0 * 8.0) / 1e6;
         assert!((p.cost(&u) - expected).abs() < 1e-15);
+    }
+
+    #[test]
+    fn batch_answers_take_the_discount_on_every_rate() {
+        let t = PriceTable::shipped();
+        let u = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 100_000,
+            cached_tokens: 400_000,
+        };
+        // gpt-4.1: 0.6 M fresh x 2.00 + 0.4 M cached x 0.50 + 0.1 M out x 8.00 = 2.20.
+        let live = t.cost_via("gpt-4.1", &u, false).unwrap();
+        let batch = t.cost_via("gpt-4.1", &u, true).unwrap();
+        assert!((live - 2.2).abs() < 1e-12, "{live}");
+        assert!((batch - 1.1).abs() < 1e-12, "{batch}");
+        // No discount listed: batch costs the same as live.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, "[models.local]\ninput = 1\noutput = 1\n").unwrap();
+        let t = PriceTable::shipped_with_override(Some(&path)).unwrap();
+        assert_eq!(
+            t.cost_via("local", &u, true),
+            t.cost_via("local", &u, false)
+        );
+        std::fs::write(
+            &path,
+            "[models.x]\ninput = 1\noutput = 1\nbatch_discount = 1.5\n",
+        )
+        .unwrap();
+        let err = PriceTable::shipped_with_override(Some(&path)).unwrap_err();
+        assert!(err.to_string().contains("batch_discount"), "{err}");
     }
 
     #[test]

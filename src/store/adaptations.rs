@@ -143,7 +143,9 @@ mod tests {
             let conn = Connection::open(&path).unwrap();
             crate::store::judge_cache::init_schema(&conn).unwrap();
             conn.execute(
-                "INSERT INTO judge_cache VALUES ('k', 'm', 'writing_quality', 0, '{}', '{}',
+                "INSERT INTO judge_cache (key, model, metric, sample, answer, raw, prompt_tokens,
+                    completion_tokens, cached_tokens, latency_ms, server_model, created_at)
+                 VALUES ('k', 'm', 'writing_quality', 0, '{}', '{}',
                  1, 2, 0, 5, 'm', '2025-01-01T00:00:00Z')",
                 [],
             )

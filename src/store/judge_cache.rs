@@ -21,7 +21,16 @@ pub(crate) fn init_schema(conn: &Connection) -> rusqlite::Result<()> {
             created_at TEXT NOT NULL
         );
         CREATE INDEX IF NOT EXISTS judge_cache_model_metric ON judge_cache(model, metric);",
-    )
+    )?;
+    // Migration (batch engines): how the answer was obtained, `live` or `batch`.
+    // Stores written before it get the column with every row `live`.
+    let has_via = conn
+        .prepare("SELECT 1 FROM pragma_table_info('judge_cache') WHERE name = 'via'")?
+        .exists([])?;
+    if !has_via {
+        conn.execute_batch("ALTER TABLE judge_cache ADD COLUMN via TEXT NOT NULL DEFAULT 'live'")?;
+    }
+    Ok(())
 }
 
 /// One cached answer.
@@ -42,12 +51,14 @@ pub struct CachedAnswer {
     pub server_model: String,
     /// RFC 3339 UTC.
     pub created_at: String,
+    /// `live` or `batch`: how the answer was obtained (prices differ).
+    pub via: String,
 }
 
 pub fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<CachedAnswer>> {
     conn.prepare_cached(
         "SELECT key, model, metric, sample, answer, raw, prompt_tokens, completion_tokens,
-                cached_tokens, latency_ms, server_model, created_at
+                cached_tokens, latency_ms, server_model, created_at, via
          FROM judge_cache WHERE key = ?1",
     )?
     .query_row(params![key], |row| {
@@ -64,6 +75,7 @@ pub fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<CachedAnswer
             latency_ms: row.get::<_, i64>(9)?.max(0) as u64,
             server_model: row.get(10)?,
             created_at: row.get(11)?,
+            via: row.get(12)?,
         })
     })
     .optional()
@@ -74,8 +86,8 @@ pub fn put(conn: &Connection, a: &CachedAnswer) -> rusqlite::Result<()> {
     let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "INSERT OR REPLACE INTO judge_cache (key, model, metric, sample, answer, raw,
-            prompt_tokens, completion_tokens, cached_tokens, latency_ms, server_model, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            prompt_tokens, completion_tokens, cached_tokens, latency_ms, server_model, created_at, via)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         a.key,
@@ -89,7 +101,8 @@ pub fn put(conn: &Connection, a: &CachedAnswer) -> rusqlite::Result<()> {
         clamp(a.cached_tokens),
         clamp(a.latency_ms),
         a.server_model,
-        a.created_at
+        a.created_at,
+        a.via
     ])?;
     Ok(())
 }
@@ -119,6 +132,7 @@ mod tests {
             latency_ms: 50,
             server_model: "m-2025".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
+            via: "live".into(),
         }
     }
 
@@ -133,5 +147,27 @@ mod tests {
         put(&conn, &row("k")).unwrap();
         put(&conn, &row("k2")).unwrap();
         assert_eq!(count(&conn).unwrap(), 2);
+    }
+
+    #[test]
+    fn stores_without_the_via_column_are_migrated() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE judge_cache (key TEXT PRIMARY KEY, model TEXT NOT NULL,
+                metric TEXT NOT NULL, sample INTEGER NOT NULL, answer TEXT NOT NULL,
+                raw TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+                completion_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL,
+                latency_ms INTEGER NOT NULL, server_model TEXT NOT NULL,
+                created_at TEXT NOT NULL);
+             INSERT INTO judge_cache VALUES ('old', 'm', 'cs', 0, '{}', 'r', 1, 1, 0, 5, 'm', 't');",
+        )
+        .unwrap();
+        init_schema(&conn).unwrap();
+        init_schema(&conn).unwrap();
+        assert_eq!(get(&conn, "old").unwrap().unwrap().via, "live");
+        let mut b = row("new");
+        b.via = "batch".into();
+        put(&conn, &b).unwrap();
+        assert_eq!(get(&conn, "new").unwrap().unwrap().via, "batch");
     }
 }

@@ -1,9 +1,12 @@
-//! The one SQLite file for judge answers and fetched pages (WAL, many writers).
-//! Each table's schema and queries live beside their owner: `judge_cache.rs` for the
-//! judge client, `adaptations.rs` for what the judge client learnt about each
-//! server, `pages.rs` for the source fetcher.
+//! The one SQLite file for judge answers, fetched pages and figure facts (WAL, many
+//! writers). Each table's schema and queries live beside their owner: `judge_cache.rs`
+//! for the judge client, `adaptations.rs` for what the judge client learnt about each
+//! server, `pages.rs` for the source fetcher, `figure_facts.rs` for the eval
+//! pipeline's image analyses by content hash.
 
 pub mod adaptations;
+pub mod batch;
+pub mod figure_facts;
 pub mod judge_cache;
 pub mod pages;
 
@@ -74,6 +77,15 @@ impl Store {
         judge_cache::init_schema(&conn).map_err(wrap)?;
         pages::init_schema(&conn).map_err(wrap)?;
         adaptations::init_schema(&conn).map_err(wrap)?;
+        // Migrations: each step only adds (tables), so every older file opens.
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(wrap)?;
+        if version < 1 {
+            figure_facts::init_schema(&conn).map_err(wrap)?;
+            conn.pragma_update(None, "user_version", 1).map_err(wrap)?;
+        }
+        batch::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

@@ -45,6 +45,18 @@
 //! for at least one of its two digits); [`MockVision::RefuseImages`] refuses any
 //! request with an image part.
 //!
+//! **Prompt caching.** With [`MockConfig::prefix_cache`], `usage.prompt_tokens_details
+//! .cached_tokens` reports what OpenAI's prefix cache would serve: the longest prefix
+//! of the request's messages already seen in an earlier request, counted at 4
+//! characters a token, nothing below 1,024 tokens, rounded down to 128-token steps.
+//!
+//! **Batch API.** `POST /v1/files` (multipart, purpose `batch`), `GET
+//! /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches/{id}` and `GET
+//! /v1/batches` (see [`crate::testing::mock_batch`] and [`MockBatchConfig`]): every
+//! status read moves a batch one step along validating -> in_progress -> completed,
+//! and lines are answered like live requests, with scripted partial failures,
+//! expired batches and an error file.
+//!
 //! **Stats.** [`MockJudge::requests`], [`MockJudge::max_in_flight`],
 //! [`MockJudge::metric_counts`] (keyed by the `json_schema` name, `"unknown"` when
 //! absent), [`MockJudge::bodies`] (every request body received),
@@ -159,6 +171,10 @@ pub struct MockConfig {
     pub model_name: Option<String>,
     /// Reported `usage.prompt_tokens_details.cached_tokens` per answer.
     pub cached_tokens: u64,
+    /// Report cached prefix tokens like OpenAI's prompt cache (see the module docs).
+    pub prefix_cache: bool,
+    /// Behaviour of the Files and Batch endpoints.
+    pub batch: crate::testing::mock_batch::MockBatchConfig,
     /// Image handling: a vision model (default), a blind one, or image refusals.
     pub vision: MockVision,
 }
@@ -177,6 +193,8 @@ impl Default for MockConfig {
             api_key: None,
             model_name: None,
             cached_tokens: 0,
+            prefix_cache: false,
+            batch: Default::default(),
             vision: MockVision::Sees,
         }
     }
@@ -225,11 +243,14 @@ struct Stats {
     auth: Mutex<Vec<Option<String>>>,
 }
 
-struct MockState {
-    config: MockConfig,
+pub(crate) struct MockState {
+    pub(crate) config: MockConfig,
     script: Mutex<VecDeque<Fault>>,
     rng: Mutex<ChaCha8Rng>,
     stats: Arc<Stats>,
+    /// Prompts seen, for the prefix cache.
+    seen_prompts: Mutex<Vec<String>>,
+    pub(crate) batch: Arc<crate::testing::mock_batch::BatchState>,
 }
 
 /// A running mock judge. Dropping it stops the server too; [`MockJudge::shutdown`]
@@ -237,6 +258,7 @@ struct MockState {
 pub struct MockJudge {
     addr: SocketAddr,
     stats: Arc<Stats>,
+    batch: Arc<crate::testing::mock_batch::BatchState>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -264,11 +286,15 @@ impl MockJudge {
             script: Mutex::new(config.script.iter().cloned().collect()),
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)),
             stats: stats.clone(),
+            seen_prompts: Mutex::new(Vec::new()),
+            batch: Arc::new(Default::default()),
             config,
         });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(handle))
-            .with_state(state);
+        let batch = state.batch.clone();
+        let app = crate::testing::mock_batch::routes(
+            Router::new().route("/v1/chat/completions", post(handle)),
+        )
+        .with_state(state);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -280,6 +306,7 @@ impl MockJudge {
         MockJudge {
             addr,
             stats,
+            batch,
             stop: Some(stop),
             task: Some(task),
         }
@@ -368,6 +395,11 @@ impl MockJudge {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// What the Batch API endpoints saw (uploads, batches, lines submitted, polls).
+    pub fn batch_stats(&self) -> crate::testing::mock_batch::BatchStats {
+        self.batch.stats()
     }
 
     /// Stop serving and wait for the server task to end.
@@ -515,15 +547,29 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         _ => {}
     }
 
-    let schema = request_schema(&request).unwrap_or(Value::Bool(true));
+    stats.answered.fetch_add(1, Ordering::SeqCst);
+    axum::Json(completion(&state, &request, body.len(), fault.as_ref())).into_response()
+}
+
+/// The chat completion answering `request` (`body_len`: its size in bytes, for the
+/// token counts), with `fault` applied to the content. Shared by live requests and
+/// batch lines.
+pub(crate) fn completion(
+    state: &MockState,
+    request: &Value,
+    body_len: usize,
+    fault: Option<&Fault>,
+) -> Value {
+    let config = &state.config;
+    let schema = request_schema(request).unwrap_or(Value::Bool(true));
     let answer = match &config.responder {
-        Some(responder) => responder(&request),
-        None => match probe_digit(config, &request, &schema) {
+        Some(responder) => responder(request),
+        None => match probe_digit(config, request, &schema) {
             Some(digit) => json!({ "digit": digit }),
             None => default_answer(&schema),
         },
     };
-    let content = match &fault {
+    let content = match fault {
         Some(Fault::FencedAnswer) => {
             let compact = answer.to_string();
             // A trailing comma inside the object, prose and a fence around it.
@@ -541,12 +587,11 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         }
         _ => answer.to_string(),
     };
-    let finish_reason = if fault == Some(Fault::CutOff) {
+    let finish_reason = if matches!(fault, Some(Fault::CutOff)) {
         "length"
     } else {
         "stop"
     };
-    stats.answered.fetch_add(1, Ordering::SeqCst);
     let model = config
         .model_name
         .clone()
@@ -557,10 +602,14 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
                 .map(str::to_string)
         })
         .unwrap_or_else(|| "mock".into());
-    let prompt_tokens = (body.len() as u64 / 4).max(1);
+    let prompt_tokens = (body_len as u64 / 4).max(1);
     let completion_tokens = (content.len() as u64 / 4).max(1);
-    axum::Json(json!({
-        "id": format!("mock-{}", stats.requests.load(Ordering::SeqCst)),
+    let mut cached = config.cached_tokens;
+    if config.prefix_cache {
+        cached = cached.max(prefix_cached_tokens(state, request));
+    }
+    json!({
+        "id": format!("mock-{}", state.stats.requests.load(Ordering::SeqCst)),
         "object": "chat.completion",
         "created": 0,
         "model": model,
@@ -568,9 +617,36 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
                      "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens,
-                  "prompt_tokens_details": {"cached_tokens": config.cached_tokens.min(prompt_tokens)}}
-    }))
-    .into_response()
+                  "prompt_tokens_details": {"cached_tokens": cached.min(prompt_tokens)}}
+    })
+}
+
+/// Tokens OpenAI's prefix cache would serve for `request`: the longest prefix of
+/// its messages (as JSON text) shared with an earlier request, 4 characters a
+/// token, 0 below 1,024 tokens, else rounded down to a multiple of 128.
+fn prefix_cached_tokens(state: &MockState, request: &Value) -> u64 {
+    let prompt = request
+        .get("messages")
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let mut seen = state.seen_prompts.lock().unwrap_or_else(|p| p.into_inner());
+    let longest = seen
+        .iter()
+        .map(|s| {
+            s.bytes()
+                .zip(prompt.bytes())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    seen.push(prompt);
+    let tokens = longest as u64 / 4;
+    if tokens < 1024 {
+        0
+    } else {
+        tokens / 128 * 128
+    }
 }
 
 fn next_fault(state: &MockState) -> Option<Fault> {

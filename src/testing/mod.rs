@@ -1,5 +1,6 @@
 //! In-process servers for tests, benches and demos: an OpenAI-compatible mock judge
 //! (`mock_judge`) and a local page server (`page_server`). Both bind 127.0.0.1 only.
 
+pub mod mock_batch;
 pub mod mock_judge;
 pub mod page_server;

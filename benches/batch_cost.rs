@@ -1,0 +1,414 @@
+//! Issue 13, requirement 7: what batch and prefix caching do to the judge bill, and
+//! what the batch machinery costs in CPU.
+//!
+//! Part 1 (needs `TVIR_CORPUS_DIR`): TVIR's sample report
+//! (`reports/tvir/claude-4-5-000001`, task 000001) is evaluated with every cited
+//! page replaced by generated text of 8-12 KB (deterministic, written by this
+//! bench). Every judge request is recorded and answered from its schema. For each
+//! scenario it prints the input tokens sent, the tokens a provider prefix cache can
+//! serve and the billable cost at list prices (`prices.toml`):
+//!
+//! - live, today's prompts: the templates of `TVIR_BASELINE_PROMPTS` (a folder of
+//!   `.j2` files; `scripts/batch_cost.sh` extracts them from git), requests in the
+//!   order the pipeline sends them;
+//! - live, new prompts; batch (no prefix cache); batch + prefix cache: the shipped
+//!   templates, batch requests in the order tvir writes batch files.
+//!
+//! Prefix cache model (OpenAI's published rules): a request's prompt is its
+//! structured-output schema followed by its messages; the longest prefix shared
+//! with any earlier request is served from the cache when it is at least 1,024
+//! tokens, in 128-token steps. Tokens use the client's estimator (4 characters a
+//! token for alphabetic text, one per CJK character; images by tiles, never
+//! counted as cacheable). Completion tokens are the same in every scenario (the
+//! estimator's 400-token cap per answer), since the answers are the same.
+//!
+//! Part 2: the batch overhead for 10,000 requests: queue them through
+//! `BatchJudge`, upload and create (the in-process mock), poll, download and
+//! validate every result line into the cache, then a second pass that reads every
+//! answer back. Reports the process's CPU time (user + system, mock included).
+//!
+//! Run: `scripts/batch_cost.sh` (or `cargo bench --bench batch_cost`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge, Pages};
+use tvir_eval::judge::estimate::{estimate_request, text_tokens};
+use tvir_eval::judge::prices::PriceTable;
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Message, Part, Role, Usage};
+use tvir_eval::rubric::RubricSet;
+use tvir_eval::sources::{PageOutcome, PageStatus};
+use tvir_eval::testing::mock_judge::default_answer;
+
+/// Records every request (in the order asked) and answers from the schema.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<JudgeRequest>>);
+
+impl Judge for Recorder {
+    fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
+        let value = default_answer(&request.schema);
+        self.0.lock().unwrap().push(request);
+        Box::pin(async move {
+            Ok(JudgeAnswer {
+                raw: value.to_string(),
+                value,
+                usage: Usage::default(),
+                model: "recorder".into(),
+                cached: false,
+                latency_ms: 0,
+                cost_usd: None,
+                attempts: 1,
+                batch: false,
+            })
+        })
+    }
+}
+
+const WORDS: &[&str] = &[
+    "market",
+    "capacity",
+    "growth",
+    "annual",
+    "report",
+    "policy",
+    "energy",
+    "storage",
+    "battery",
+    "regional",
+    "demand",
+    "forecast",
+    "industry",
+    "analysis",
+    "percent",
+    "million",
+    "billion",
+    "quarter",
+    "revenue",
+    "investment",
+    "supply",
+    "chain",
+    "production",
+    "technology",
+    "research",
+    "survey",
+    "respondents",
+    "increase",
+    "decline",
+    "compared",
+    "previous",
+    "year",
+    "according",
+    "data",
+    "shows",
+    "estimated",
+    "the",
+    "of",
+    "and",
+    "in",
+    "to",
+    "a",
+    "for",
+    "with",
+    "by",
+    "on",
+];
+
+/// 8-12 KB of text for `url`, the same every run.
+fn generated_page(url: &str) -> String {
+    let mut h: u64 = 1469598103934665603;
+    for b in url.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
+    }
+    let target = 8 * 1024 + (h % (4 * 1024)) as usize;
+    let mut s = String::with_capacity(target + 64);
+    let mut sentence = 0;
+    while s.len() < target {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        s.push_str(WORDS[(h % WORDS.len() as u64) as usize]);
+        sentence += 1;
+        if sentence % 17 == 0 {
+            s.push_str(&format!(" {}.{} percent. ", h % 100, h % 10));
+        } else {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+struct GeneratedPages;
+impl Pages for GeneratedPages {
+    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
+        Box::pin(async move {
+            PageOutcome {
+                url: url.into(),
+                final_url: None,
+                status: PageStatus::Ok,
+                text: generated_page(url),
+                content_type: None,
+                reason: None,
+                from_cache: false,
+            }
+        })
+    }
+    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
+        Box::pin(async move { Err(format!("{url}: no network in the bench")) })
+    }
+}
+
+/// The cacheable text of a request: schema, then every message's text in order
+/// (an image ends the cacheable prefix).
+fn prompt_text(r: &JudgeRequest) -> String {
+    let mut s = r.schema.to_string();
+    for m in &r.messages {
+        s.push_str(match m.role {
+            Role::System => "\n<system>\n",
+            Role::User => "\n<user>\n",
+        });
+        for p in &m.parts {
+            match p {
+                Part::Text { text } => s.push_str(text),
+                Part::Image { .. } => return s,
+            }
+        }
+    }
+    s
+}
+
+#[derive(Default, Debug, Clone, Copy)]
+struct Totals {
+    requests: u64,
+    input: u64,
+    cacheable: u64,
+    output: u64,
+}
+
+/// Input, cacheable and output tokens of `requests` sent in this order.
+fn totals(requests: &[JudgeRequest]) -> Totals {
+    let mut t = Totals::default();
+    let mut seen: Vec<String> = Vec::new();
+    for r in requests {
+        let est = estimate_request(r, None);
+        let text = prompt_text(r);
+        let longest = seen
+            .iter()
+            .map(|p| {
+                let n = p
+                    .bytes()
+                    .zip(text.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // Back to a char boundary.
+                (0..=n)
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
+        let shared = text_tokens(&text[..longest]);
+        let cached = if shared >= 1024 {
+            shared / 128 * 128
+        } else {
+            0
+        };
+        t.requests += 1;
+        t.input += est.prompt_tokens;
+        t.cacheable += cached.min(est.prompt_tokens);
+        t.output += est.completion_tokens;
+        seen.push(text);
+    }
+    t
+}
+
+fn cost(prices: &PriceTable, model: &str, t: &Totals, batch: bool, cache: bool) -> f64 {
+    let usage = Usage {
+        prompt_tokens: t.input,
+        completion_tokens: t.output,
+        cached_tokens: if cache { t.cacheable } else { 0 },
+    };
+    prices.cost_via(model, &usage, batch).unwrap_or(f64::NAN)
+}
+
+fn record(
+    rt: &tokio::runtime::Runtime,
+    prompts: Option<&Path>,
+    corpus: &Path,
+) -> Vec<JudgeRequest> {
+    let rubrics = Arc::new(RubricSet::load(None, prompts).expect("prompt templates"));
+    let tasks = load_tasks(&corpus.join("tvir-query.json")).expect("task file");
+    let task = tasks.get("000001").cloned();
+    let jobs = discover(&corpus.join("reports/tvir/claude-4-5-000001")).expect("sample report");
+    let judge = Arc::new(Recorder::default());
+    let engine = Engine::new(
+        rubrics,
+        Some(judge.clone() as Arc<dyn Judge>),
+        Some(Arc::new(GeneratedPages)),
+        EvalSettings::default(),
+    );
+    let jobs = jobs.into_iter().map(|j| (j, task.clone())).collect();
+    rt.block_on(engine.evaluate_all(jobs, &|_| {}));
+    let v = judge.0.lock().unwrap().clone();
+    v
+}
+
+/// Batch files order requests by their messages (see `batch::lines::prefix_order`).
+fn batch_order(mut v: Vec<JudgeRequest>) -> Vec<JudgeRequest> {
+    v.sort_by_cached_key(|r| serde_json::to_string(&r.messages).unwrap_or_default());
+    v
+}
+
+fn part1(rt: &tokio::runtime::Runtime) {
+    let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
+        eprintln!("part 1 skipped: TVIR_CORPUS_DIR not set");
+        return;
+    };
+    let baseline_dir = std::env::var_os("TVIR_BASELINE_PROMPTS").map(PathBuf::from);
+    let baseline = record(rt, baseline_dir.as_deref(), &corpus);
+    let current = record(rt, None, &corpus);
+    let mut per_metric: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &current {
+        *per_metric.entry(r.metric.as_str()).or_default() += 1;
+    }
+    let prices = PriceTable::shipped();
+    let base_t = totals(&baseline);
+    let live_t = totals(&current);
+    let batch_t = totals(&batch_order(current.clone()));
+    println!(
+        "sample report: {} judge requests ({:?}); baseline prompts: {}",
+        current.len(),
+        per_metric,
+        baseline_dir
+            .as_ref()
+            .map_or("shipped (TVIR_BASELINE_PROMPTS unset)".to_string(), |p| p
+                .display()
+                .to_string())
+    );
+    for model in ["gpt-4.1", "gpt-4.1-mini", "gpt-4o"] {
+        let today = cost(&prices, model, &base_t, false, true);
+        let rows = [
+            ("live, today's prompts", base_t, false, true),
+            ("live, new prompts", live_t, false, true),
+            ("batch, no prefix cache", batch_t, true, false),
+            ("batch + prefix cache", batch_t, true, true),
+        ];
+        println!("\n{model}: scenario | input tokens | prefix-cacheable | output tokens | cost USD | vs today's live");
+        for (name, t, batch, cache) in rows {
+            let c = cost(&prices, model, &t, batch, cache);
+            println!(
+                "{model}: {name} | {} | {} | {} | {:.4} | {:.1} %",
+                t.input,
+                if cache { t.cacheable } else { 0 },
+                t.output,
+                c,
+                100.0 * c / today
+            );
+        }
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn part2(rt: &tokio::runtime::Runtime) {
+    use tvir_eval::batch::{BatchEngine, BatchJudge, BatchOptions};
+    use tvir_eval::judge::{JudgeClient, JudgeConfig};
+    use tvir_eval::store::Store;
+    use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+    let n: usize = std::env::var("BATCH_BENCH_REQUESTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    rt.block_on(async {
+        let mock = MockJudge::start(MockConfig::default()).await;
+        let store = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let config = JudgeConfig {
+            base_url: mock.base_url(),
+            model: "mock-model".into(),
+            ..JudgeConfig::default()
+        };
+        let client = JudgeClient::new(config, Some(store.clone())).unwrap();
+        let engine = BatchEngine::new(
+            client,
+            BatchOptions { poll_initial: Duration::ZERO, ..BatchOptions::default() },
+            true,
+        )
+        .unwrap();
+        let judge = BatchJudge::new(engine.clone()).unwrap();
+        let schema = json!({"type": "object", "properties": {"justification": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["supported", "partially_supported", "unsupported"]}},
+            "required": ["justification", "verdict"], "additionalProperties": false});
+        let filler = "The source reports the figure for the region in the stated year. ".repeat(30);
+        let requests: Vec<JudgeRequest> = (0..n)
+            .map(|i| JudgeRequest {
+                metric: "citation_support".into(),
+                report: "bench/1".into(),
+                unit: format!("fact:{i}"),
+                messages: vec![
+                    Message { role: Role::System, parts: vec![Part::Text { text: "You check statements.".into() }] },
+                    Message { role: Role::User, parts: vec![Part::Text { text: format!("{filler}\nStatement {i}.") }] },
+                ],
+                schema: schema.clone(),
+                sample: 0,
+            })
+            .collect();
+        let cpu0 = cpu_seconds();
+        let wall = std::time::Instant::now();
+        engine.begin_pass();
+        for r in &requests {
+            let e = judge.ask(r.clone()).await;
+            assert!(matches!(e, Err(JudgeError::Pending)));
+        }
+        let queued = cpu_seconds();
+        let created = engine.submit().await.unwrap();
+        let submitted = cpu_seconds();
+        let mut collected = engine.collect().await.unwrap();
+        while collected.answered < n as u64 {
+            engine.wait_for_progress().await.unwrap();
+            collected.merge(engine.collect().await.unwrap());
+        }
+        let answered = cpu_seconds();
+        let mut hits = 0;
+        for r in &requests {
+            if judge.ask(r.clone()).await.is_ok() {
+                hits += 1;
+            }
+        }
+        let cpu = cpu_seconds() - cpu0;
+        println!(
+            "batch overhead stages (CPU s): queue {:.2}, upload + create {:.2}, mock answers + download + validate {:.2}, read back {:.2}",
+            queued - cpu0,
+            submitted - queued,
+            answered - submitted,
+            cpu_seconds() - answered
+        );
+        println!(
+            "\nbatch overhead: {n} requests queued, {} batch(es) submitted, {} answers collected and validated, {hits} read back: {:.2} s CPU (user + system, mock included), {:.2} s wall",
+            created.len(),
+            collected.answered,
+            cpu,
+            wall.elapsed().as_secs_f64()
+        );
+        mock.shutdown().await;
+    });
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    part1(&rt);
+    part2(&rt);
+}

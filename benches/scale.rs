@@ -1,0 +1,319 @@
+//! Scale bench (issue #14): `tvir eval` on a tree of SYSTEMS x TASKS reports made from
+//! the corpus (`$TVIR_CORPUS_DIR`, read at run time, never copied into the repo),
+//! against the in-process mock judge answering after a fixed latency.
+//!
+//! Every copy gets its own edit (a copy tag at the start of each paragraph and
+//! caption), so no two reports are byte-identical and the cache cannot hide work;
+//! images are hard links (unchanged content, as in a real study where reports differ
+//! and pictures repeat). Cited pages come from a generated `--sources` file (no
+//! network); the run is `--offline`.
+//!
+//! Reports calls, wall time against the judge bound (calls x latency / concurrency),
+//! peak RSS (wait4), the fully cached re-run's time and RSS, and the stage breakdown
+//! from `run.json`.
+//!
+//! Run: `scripts/scale_bench.sh [REPORTS]` or
+//! `SCALE_REPORTS=100 SCALE_LATENCY_MS=200 SCALE_CONCURRENCY=64 cargo bench --bench scale`
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Corpus report folders (those with a `report.md`).
+fn corpus_reports(corpus: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(sources) = std::fs::read_dir(corpus.join("reports")) else {
+        return out;
+    };
+    for s in sources.flatten() {
+        for r in std::fs::read_dir(s.path()).into_iter().flatten().flatten() {
+            if r.path().join("report.md").is_file() {
+                out.push(r.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The per-copy edit: a tag at the start of every paragraph line and caption.
+fn edit(text: &str, tag: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4096);
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(i) = line.find("<figcaption>") {
+            let at = i + "<figcaption>".len();
+            out.push_str(&line[..at]);
+            out.push_str(tag);
+            out.push(' ');
+            out.push_str(&line[at..]);
+        } else if trimmed.starts_with('*') && !trimmed.starts_with("**") && trimmed.len() > 2 {
+            let at = line.len() - trimmed.len() + 1;
+            out.push_str(&line[..at]);
+            out.push_str(tag);
+            out.push(' ');
+            out.push_str(&line[at..]);
+        } else if trimmed.chars().next().is_some_and(char::is_alphanumeric)
+            && !trimmed.starts_with("http")
+        {
+            out.push_str(tag);
+            out.push(' ');
+            out.push_str(line);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn link_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("create folder");
+    for e in std::fs::read_dir(src)
+        .expect("read corpus folder")
+        .flatten()
+    {
+        let to = dst.join(e.file_name());
+        let ft = e.file_type().expect("file type");
+        if ft.is_dir() {
+            link_tree(&e.path(), &to);
+        } else if e.file_name() != "report.md" && e.file_name() != "meta.json" {
+            std::fs::hard_link(e.path(), &to)
+                .or_else(|_| std::fs::copy(e.path(), &to).map(|_| ()))
+                .expect("link image");
+        }
+    }
+}
+
+/// URLs written in a report (for the generated sources file).
+fn urls(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("http") {
+        let rest = &text[i..];
+        if !(rest.starts_with("http://") || rest.starts_with("https://")) {
+            continue;
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | ']' | '>' | '"' | '<' | '\''))
+            .unwrap_or(rest.len());
+        out.push(rest[..end].trim_end_matches(['.', ',', ';']).to_string());
+    }
+    out
+}
+
+/// Writes SYSTEMS x TASKS reports; returns (reports root, sources file).
+fn make_tree(corpus: &Path, root: &Path, n: usize, task_ids: &[String]) -> (PathBuf, PathBuf) {
+    let reports = corpus_reports(corpus);
+    assert!(!reports.is_empty(), "no reports under {}", corpus.display());
+    let tasks_per_system = task_ids.len().min(100);
+    let systems = n.div_ceil(tasks_per_system);
+    let tree = root.join("tree");
+    let mut all_urls = std::collections::BTreeSet::new();
+    let mut made = 0;
+    'outer: for s in 0..systems {
+        for task in task_ids.iter().take(tasks_per_system) {
+            if made == n {
+                break 'outer;
+            }
+            let src = &reports[made % reports.len()];
+            let dst = tree.join(format!("system-{s:02}")).join(task);
+            link_tree(src, &dst);
+            let text = std::fs::read_to_string(src.join("report.md")).expect("read report");
+            all_urls.extend(urls(&text));
+            let tag = format!("[copy {s:02}-{task}]");
+            std::fs::write(dst.join("report.md"), edit(&text, &tag)).expect("write report");
+            made += 1;
+        }
+    }
+    let sources = root.join("sources.jsonl");
+    let mut lines = String::new();
+    for u in all_urls {
+        let text = format!(
+            "Generated page for {u}. It states the figures and findings that the reports \
+             attribute to it, in a few plain sentences, so that the citation judges have \
+             something to read. Values, dates and names are given as the report gives them."
+        );
+        lines.push_str(&serde_json::json!({"url": u, "text": text}).to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&sources, lines).expect("write sources file");
+    (tree, sources)
+}
+
+struct RunResult {
+    wall: Duration,
+    peak_rss_kib: i64,
+    exit: i32,
+    run_json: Value,
+    stdout: String,
+}
+
+// The child is reaped by `wait4` (which also gives its peak RSS), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path) -> RunResult {
+    let started = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env("OPENAI_BASE_URL", base_url)
+        .env("TVIR_JUDGE_MODEL", "mock-model")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("start tvir");
+    let pid = child.id() as libc::pid_t;
+    let mut stdout = child.stdout.expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value; wait4 writes it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4 failed");
+    let wall = started.elapsed();
+    let stdout = reader.join().unwrap_or_default();
+    let run_json = std::fs::read(out.join("run.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    RunResult {
+        wall,
+        peak_rss_kib: usage.ru_maxrss,
+        exit: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+        run_json,
+        stdout,
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; this bench takes its settings from the environment.
+    let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
+        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+        return;
+    };
+    if !corpus.join("tvir-query.json").is_file() {
+        eprintln!("skipped: corpus not found at {}", corpus.display());
+        return;
+    }
+    let n = env_num("SCALE_REPORTS", 100) as usize;
+    let latency = Duration::from_millis(env_num("SCALE_LATENCY_MS", 200));
+    let concurrency = env_num("SCALE_CONCURRENCY", 64);
+    let keep = std::env::var_os("SCALE_KEEP").is_some();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+
+    let tasks_path = corpus.join("tvir-query.json");
+    let tasks: Value = serde_json::from_slice(&std::fs::read(&tasks_path).expect("task file"))
+        .expect("task file is JSON");
+    let task_ids: Vec<String> = tasks
+        .as_array()
+        .expect("task list")
+        .iter()
+        .filter_map(|t| t["id"].as_str().map(str::to_string))
+        .collect();
+    let (tree, sources) = make_tree(&corpus, root, n, &task_ids);
+    eprintln!("tree: {n} reports under {}", tree.display());
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mock = rt.block_on(MockJudge::start(MockConfig {
+        latency,
+        ..MockConfig::default()
+    }));
+    let cache = root.join("cache.sqlite");
+    let conc = concurrency.to_string();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "eval".as_ref(),
+        "--reports".as_ref(),
+        tree.as_os_str(),
+        "--tasks".as_ref(),
+        tasks_path.as_os_str(),
+        "--cache".as_ref(),
+        cache.as_os_str(),
+        "--sources".as_ref(),
+        sources.as_os_str(),
+        "--offline".as_ref(),
+        "--quiet".as_ref(),
+        "--concurrency".as_ref(),
+        conc.as_ref(),
+    ];
+    let cold = run_eval(&args, &mock.base_url(), &root.join("out-cold"));
+    let calls = mock.requests();
+    let warm = run_eval(&args, &mock.base_url(), &root.join("out-warm"));
+    let warm_calls = mock.requests() - calls;
+    let bound = calls as f64 * latency.as_secs_f64() / concurrency as f64;
+    let pool = &cold.run_json["timing"]["judge_pool"];
+    println!(
+        "## scale bench: {n} reports, mock judge at {} ms, --concurrency {concurrency}",
+        latency.as_millis()
+    );
+    println!("| | cold | fully cached re-run |");
+    println!("| --- | --- | --- |");
+    println!("| judge calls | {calls} | {warm_calls} |");
+    println!(
+        "| wall | {:.1} s (judge bound {:.1} s, ratio {:.2}) | {:.2} s |",
+        cold.wall.as_secs_f64(),
+        bound,
+        if bound > 0.0 {
+            cold.wall.as_secs_f64() / bound
+        } else {
+            0.0
+        },
+        warm.wall.as_secs_f64()
+    );
+    println!(
+        "| peak RSS | {} MiB | {} MiB |",
+        cold.peak_rss_kib / 1024,
+        warm.peak_rss_kib / 1024
+    );
+    println!(
+        "| judge pool | mean {:.1} / peak {} in flight of {concurrency} ({:.0} % busy) | |",
+        pool["mean_in_flight"].as_f64().unwrap_or(0.0),
+        pool["peak_in_flight"],
+        100.0 * pool["busy_fraction"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "| figures | {} encoded, {} decoded | {} encoded, {} decoded |",
+        cold.run_json["figures"]["encoded"],
+        cold.run_json["figures"]["facts_computed"],
+        warm.run_json["figures"]["encoded"],
+        warm.run_json["figures"]["facts_computed"]
+    );
+    println!("| exit status | {} | {} |", cold.exit, warm.exit);
+    for (name, r) in [("cold", &cold), ("cached", &warm)] {
+        if let Some(line) = r.stdout.lines().find(|l| l.contains("judge pool")) {
+            println!("\n{name}: {line}");
+        }
+        println!(
+            "{name} stages: {}",
+            r.run_json["timing"]["stages_summed_over_reports"]
+        );
+    }
+    if keep {
+        let kept = dir.keep();
+        eprintln!("kept: {}", kept.display());
+    }
+    rt.block_on(mock.shutdown());
+}

@@ -1,0 +1,294 @@
+//! Kills inside a submission: after the input file is uploaded but before the batch
+//! exists, and after the batch is created but before tvir recorded it. The next
+//! invocation re-attaches by the input file id: every request reaches the provider
+//! exactly once and the run completes.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tvir_eval::batch::cli::{drive, BatchArgs};
+use tvir_eval::batch::lines::request_line;
+use tvir_eval::batch::{BatchApi, BatchEngine, BatchJudge, BatchOptions, RetryMode};
+use tvir_eval::eval::{discover, load_tasks, match_task, Engine, EvalSettings, Judge};
+use tvir_eval::judge::{JudgeClient, JudgeConfig};
+use tvir_eval::rubric::RubricSet;
+use tvir_eval::store::{batch as rows, Store};
+use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+/// Live chat completions other than the client's vision check.
+fn live_judge_calls(mock: &MockJudge) -> u64 {
+    mock.metric_counts()
+        .iter()
+        .filter(|(m, _)| m.as_str() != "vision_check")
+        .map(|(_, n)| n)
+        .sum()
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn batch_engine(mock: &MockJudge, store: &Store) -> Arc<BatchEngine> {
+    let config = JudgeConfig {
+        base_url: mock.base_url(),
+        model: "mock-model".into(),
+        timeout: Duration::from_secs(10),
+        ..JudgeConfig::default()
+    };
+    let client = JudgeClient::new(config, Some(store.clone())).unwrap();
+    BatchEngine::new(
+        client,
+        BatchOptions {
+            poll_initial: Duration::ZERO,
+            ..BatchOptions::default()
+        },
+        true,
+    )
+    .unwrap()
+}
+
+fn args() -> BatchArgs {
+    BatchArgs {
+        batch: true,
+        batch_wait: true,
+        batch_window: "24h".into(),
+        batch_max_requests: 50_000,
+        batch_max_bytes: 190_000_000,
+        batch_attempts: 3,
+        batch_retry: RetryMode::Batch,
+        batch_poll_secs: 0.0,
+        batch_export: None,
+        batch_import: Vec::new(),
+    }
+}
+
+fn jobs() -> Vec<(tvir_eval::eval::ReportJob, Option<tvir_eval::eval::Task>)> {
+    let tasks = load_tasks(&examples().join("tasks.json")).unwrap();
+    discover(&examples())
+        .unwrap()
+        .into_iter()
+        .map(|j| {
+            let t = match_task(&j.folder, &tasks).cloned();
+            (j, t)
+        })
+        .collect()
+}
+
+fn engine_for(batch: &Arc<BatchEngine>) -> impl Fn() -> Engine + '_ {
+    let rubrics = Arc::new(RubricSet::builtin().unwrap());
+    let judge: Arc<dyn Judge> = Arc::new(BatchJudge::new(batch.clone()).unwrap());
+    move || {
+        Engine::new(
+            rubrics.clone(),
+            Some(judge.clone()),
+            None,
+            EvalSettings {
+                judge_model: "mock-model".into(),
+                ..EvalSettings::default()
+            },
+        )
+    }
+}
+
+/// One pass: the first wave is queued in the store. Returns its request lines.
+async fn queue_first_wave(batch: &Arc<BatchEngine>, store: &Store) -> (Vec<String>, Vec<u8>) {
+    batch.begin_pass();
+    let engine = engine_for(batch)();
+    engine.evaluate_all(jobs(), &|_| {}).await;
+    assert!(
+        engine
+            .stats
+            .pending
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0
+    );
+    let queued = store
+        .with_conn(|c| rows::by_state(c, "mock-model", "queued"))
+        .unwrap();
+    assert!(!queued.is_empty());
+    let mut bytes = Vec::new();
+    for r in &queued {
+        bytes.extend_from_slice(request_line(r).as_bytes());
+        bytes.push(b'\n');
+    }
+    (queued.into_iter().map(|r| r.key).collect(), bytes)
+}
+
+async fn finish_and_check(mock: &MockJudge, store: &Store) {
+    let batch = batch_engine(mock, store);
+    let complete = drive(&batch, &args(), engine_for(&batch), jobs())
+        .await
+        .unwrap();
+    assert!(complete);
+    let stats = mock.batch_stats();
+    let unique: BTreeSet<&String> = stats.submitted.iter().collect();
+    assert_eq!(
+        unique.len(),
+        stats.submitted.len(),
+        "a request reached the provider twice"
+    );
+    assert_eq!(live_judge_calls(mock), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_after_upload_before_creation() {
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("c.sqlite")).unwrap();
+    {
+        let batch = batch_engine(&mock, &store);
+        let (keys, bytes) = queue_first_wave(&batch, &store).await;
+        let api = BatchApi::new(&mock.base_url(), None).unwrap();
+        let file = api.upload("wave.jsonl", &bytes).await.unwrap();
+        let up = rows::Upload {
+            input_file_id: file,
+            wave: 1,
+            keys,
+        };
+        store
+            .with_conn(|c| rows::record_upload(c, "mock-model", &mock.base_url(), &up))
+            .unwrap();
+        // Killed here: no batch exists.
+    }
+    assert_eq!(mock.batch_stats().batches_created, 0);
+    finish_and_check(&mock, &store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_after_creation_before_it_was_recorded() {
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("c.sqlite")).unwrap();
+    let first_wave;
+    {
+        let batch = batch_engine(&mock, &store);
+        let (keys, bytes) = queue_first_wave(&batch, &store).await;
+        first_wave = keys.len();
+        let api = BatchApi::new(&mock.base_url(), None).unwrap();
+        let file = api.upload("wave.jsonl", &bytes).await.unwrap();
+        let up = rows::Upload {
+            input_file_id: file.clone(),
+            wave: 1,
+            keys,
+        };
+        store
+            .with_conn(|c| rows::record_upload(c, "mock-model", &mock.base_url(), &up))
+            .unwrap();
+        api.create(&file, "24h", serde_json::json!({}))
+            .await
+            .unwrap();
+        // Killed here: the provider has the batch, the store does not know it.
+    }
+    assert_eq!(mock.batch_stats().batches_created, 1);
+    assert_eq!(mock.batch_stats().submitted.len(), first_wave);
+    finish_and_check(&mock, &store).await;
+}
+
+fn line(id: &str, text: &str) -> String {
+    serde_json::json!({"custom_id": id, "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "m", "messages": [{"role": "user", "content": text}],
+                 "response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
+                    "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_batch_status_progression_expiry_and_error_file() {
+    use tvir_eval::testing::mock_batch::MockBatchConfig;
+    let mock = MockJudge::start(MockConfig {
+        batch: MockBatchConfig {
+            expire_batches: vec![2],
+            ..Default::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    let api = BatchApi::new(&mock.base_url(), None).unwrap();
+    let input = format!("{}\n{}\n", line("a", "one"), line("b", "two"));
+    let file = api.upload("in.jsonl", input.as_bytes()).await.unwrap();
+    let created = api
+        .create(&file, "24h", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(created.status, "validating");
+    assert_eq!(api.get(&created.id).await.unwrap().status, "in_progress");
+    let done = api.get(&created.id).await.unwrap();
+    assert_eq!(
+        (done.status.as_str(), done.completed, done.failed),
+        ("completed", 2, 0)
+    );
+    assert!(done.error_file_id.is_none());
+    let out = api
+        .file_content(done.output_file_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out.lines().count(), 2);
+    assert!(out.contains("\"status_code\":200"), "{out}");
+    assert_eq!(
+        api.find_by_input_file(&file).await.unwrap().unwrap().id,
+        created.id
+    );
+
+    // The second batch expires half done: one answer, one `batch_expired` error line.
+    let file2 = api.upload("in2.jsonl", input.as_bytes()).await.unwrap();
+    let b2 = api
+        .create(&file2, "24h", serde_json::json!({}))
+        .await
+        .unwrap();
+    api.get(&b2.id).await.unwrap();
+    let expired = api.get(&b2.id).await.unwrap();
+    assert_eq!(
+        (expired.status.as_str(), expired.completed, expired.failed),
+        ("expired", 1, 1)
+    );
+    let errs = api
+        .file_content(expired.error_file_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert!(String::from_utf8(errs).unwrap().contains("batch_expired"));
+    assert!(api.find_by_input_file("file-none").await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_reports_cached_prefix_tokens_like_openai() {
+    let mock = MockJudge::start(MockConfig {
+        prefix_cache: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let shared = "word ".repeat(1400); // 7,000 characters: 1,750 tokens at 4 a token
+    let ask = |text: String| {
+        let http = http.clone();
+        let url = format!("{}/chat/completions", mock.base_url());
+        async move {
+            let v: serde_json::Value = http
+                .post(url)
+                .json(&serde_json::json!({"model": "m", "messages": [{"role": "user", "content": text}]}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["usage"]["prompt_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap()
+        }
+    };
+    assert_eq!(ask(format!("{shared} first")).await, 0, "nothing seen yet");
+    let second = ask(format!("{shared} second")).await;
+    assert!(
+        second >= 1024 && second % 128 == 0 && second <= 1750,
+        "{second}"
+    );
+    assert_eq!(ask("short and new".into()).await, 0);
+    assert_eq!(
+        ask(format!("{} third", "word ".repeat(500))).await,
+        0,
+        "below 1,024 tokens"
+    );
+}

@@ -1,0 +1,315 @@
+//! Issue #14 end to end through `tvir eval` (the binary) against the in-process mock
+//! judge over HTTP: the duplicate judge answering both ways with no failed unit and
+//! exit status 0; fetch outcomes on every CS source; an offline remote figure left
+//! skipped (not IQ 0); compact outputs (timing beside each report, the pool and stage
+//! breakdown in `run.json`); and a re-run that is answered from the cache without
+//! encoding a single figure, while an edited report re-judges only its own units.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap()
+}
+
+/// All user text of a request body.
+fn user_text(body: &Value) -> String {
+    let mut out = String::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            Value::String(s) => out.push_str(s),
+            Value::Array(parts) => {
+                for p in parts {
+                    if let Some(t) = p["text"].as_str() {
+                        out.push_str(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The duplicate judge says "duplicate" exactly when both facts are about Europe.
+fn mock_config() -> MockConfig {
+    MockConfig {
+        responder: Some(Arc::new(|body: &Value| {
+            let schema = request_schema(body).unwrap_or(json!({}));
+            let mut answer = default_answer(&schema);
+            if schema["properties"].get("duplicate").is_some() {
+                let dup = user_text(body).matches("Europe").count() >= 2;
+                answer["duplicate"] = json!(dup);
+            }
+            answer
+        })),
+        ..MockConfig::default()
+    }
+}
+
+const REPORT: &str = "# Alpha in 2023
+
+Alpha's revenue grew ten percent in Europe during 2023 [1]. During 2023, revenue \
+from Europe rose by about ten percent for Alpha [1]. Alpha opened three new offices \
+in Asia last year [1].
+
+![Figure 1: Alpha's offices by region.](https://example.org/alpha/offices.png)
+
+As Figure 1 shows, most offices are in Europe.
+
+## References
+
+[1] Example Source. Alpha annual review 2023. https://example.org/alpha/review
+";
+
+/// A reports tree with one system and one task.
+fn tree(root: &Path, report: &str) -> (PathBuf, PathBuf) {
+    let reports = root.join("reports");
+    let dir = reports.join("sys").join("t1");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("report.md"), report).unwrap();
+    let tasks = root.join("tasks.json");
+    std::fs::write(
+        &tasks,
+        serde_json::to_vec(&json!([{
+            "id": "t1",
+            "query": "Summarise Alpha's year.",
+            "checklist": {"Content": ["Does the report give Alpha's revenue growth?"]}
+        }]))
+        .unwrap(),
+    )
+    .unwrap();
+    (reports, tasks)
+}
+
+fn tvir(
+    mock: &MockJudge,
+    reports: &Path,
+    tasks: &Path,
+    out: &Path,
+    cache: &Path,
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(["eval", "--reports"])
+        .arg(reports)
+        .arg("--tasks")
+        .arg(tasks)
+        .arg("--out")
+        .arg(out)
+        .arg("--cache")
+        .arg(cache)
+        .args(["--offline", "--quiet", "--dedup", "judge-all"])
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("TVIR_JUDGE_MODEL", "mock-model")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("EVAL_MODEL_NAME")
+        .output()
+        .expect("run tvir")
+}
+
+#[test]
+fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockJudge::start(mock_config()));
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, tasks) = tree(dir.path(), REPORT);
+    let out = dir.path().join("out");
+    let cache = dir.path().join("cache.sqlite");
+    let res = tvir(&mock, &reports, &tasks, &out, &cache);
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        mock.metric_count("fact_dedup") >= 3,
+        "{:?}",
+        mock.metric_counts()
+    );
+
+    let report = read(&out.join("sys/t1/mock-model/report.json"));
+    let units = report["units"].as_array().unwrap();
+    let failed: Vec<&Value> = units.iter().filter(|u| u["status"] == "failed").collect();
+    assert!(failed.is_empty(), "failed units: {failed:#?}");
+    // Every duplicate check is settled, one each way at least.
+    let dedup: Vec<&Value> = units
+        .iter()
+        .filter(|u| u["metric"] == "fact_dedup")
+        .collect();
+    assert_eq!(dedup.len(), 3);
+    assert!(dedup.iter().all(|u| u["status"] == "scored"), "{dedup:#?}");
+    let decisions: Vec<&str> = dedup
+        .iter()
+        .map(|u| u["detail"]["decision"].as_str().unwrap())
+        .collect();
+    assert!(
+        decisions.contains(&"merged") && decisions.contains(&"kept"),
+        "{decisions:?}"
+    );
+
+    // The two Europe facts merged into the first; the Asia fact kept its own unit.
+    let cs: Vec<&Value> = units
+        .iter()
+        .filter(|u| u["metric"] == "citation_support")
+        .collect();
+    let names: Vec<&str> = cs.iter().map(|u| u["unit"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fact:1", "fact:3"]);
+    assert_eq!(cs[0]["detail"]["merged_duplicates"], json!([2]));
+    let first: Vec<(u64, &str)> = cs[0]["detail"]["dedup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["fact"].as_u64().unwrap(), d["decision"].as_str().unwrap()))
+        .collect();
+    assert_eq!(first, [(2, "merged"), (3, "kept")]);
+    // Offline: each source says why it has no text.
+    for u in &cs {
+        for s in u["detail"]["sources"].as_array().unwrap() {
+            assert_eq!(s["fetch"], "unavailable", "{s}");
+            assert!(s["reason"].as_str().is_some_and(|r| !r.is_empty()), "{s}");
+        }
+    }
+
+    // The remote figure was not fetched (offline): skipped with its reason, IQ not
+    // evaluated rather than 0.
+    let iq: Vec<&Value> = units
+        .iter()
+        .filter(|u| u["metric"] == "image_quality")
+        .collect();
+    assert_eq!(iq.len(), 1);
+    assert_eq!(iq[0]["status"], "skipped");
+    assert!(
+        iq[0]["reason"].as_str().unwrap().contains("offline"),
+        "{}",
+        iq[0]
+    );
+    assert_eq!(
+        report["metrics"]["image_quality"]["status"],
+        "not_evaluated"
+    );
+    assert!(report["metrics"]["image_quality"]["score"].is_null());
+
+    // Timing beside the report, pool and stages in run.json, one line printed.
+    let timing = read(&out.join("sys/t1/mock-model/timing.json"));
+    for stage in ["parse", "fetch", "images", "judge_wait", "write"] {
+        assert!(
+            timing[stage]["wall_seconds"].is_number(),
+            "{stage}: {timing}"
+        );
+    }
+    let run = read(&out.join("run.json"));
+    let pool = &run["timing"]["judge_pool"];
+    assert_eq!(pool["calls"], run["answers"]);
+    assert!(pool["peak_in_flight"].as_u64().unwrap() >= 1, "{pool}");
+    assert!(pool["peak_in_flight"].as_u64().unwrap() <= 16, "{pool}");
+    assert!(stdout.contains("judge pool"), "{stdout}");
+    rt.block_on(mock.shutdown());
+}
+
+/// Writes `n` copies of the shipped example reports (with a per-copy edit) and
+/// returns the tree and the task file.
+fn copies(root: &Path, n: usize) -> (PathBuf, PathBuf) {
+    let examples = repo().join("examples");
+    let reports = root.join("reports");
+    for system in ["system-a"] {
+        for task in ["ex001", "ex002", "ex003"] {
+            let src = examples.join(system).join(task);
+            if !src.join("report.md").exists() {
+                continue;
+            }
+            for k in 0..n {
+                let dst = reports.join(format!("{system}-{k}")).join(task);
+                copy_dir(&src, &dst);
+                let md = dst.join("report.md");
+                let mut text = std::fs::read_to_string(&md).unwrap();
+                text.push_str(&format!("\n\nCopy {k} of this report.\n"));
+                std::fs::write(&md, text).unwrap();
+            }
+        }
+    }
+    (reports, examples.join("tasks.json"))
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+#[test]
+fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockJudge::start(MockConfig::default()));
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, tasks) = copies(dir.path(), 2);
+    let cache = dir.path().join("cache.sqlite");
+    let run = |out: &str| {
+        let out = dir.path().join(out);
+        let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
+            .args(["eval", "--reports"])
+            .arg(&reports)
+            .arg("--tasks")
+            .arg(&tasks)
+            .arg("--out")
+            .arg(&out)
+            .arg("--cache")
+            .arg(&cache)
+            .args(["--offline", "--quiet"])
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("TVIR_JUDGE_MODEL", "mock-model")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .expect("run tvir");
+        (res, read(&out.join("run.json")))
+    };
+    let (first, run1) = run("out1");
+    assert!(first.status.code().is_some(), "{first:?}");
+    let calls = mock.requests();
+    assert!(calls > 0);
+    assert!(run1["figures"]["encoded"].as_u64().unwrap() > 0, "{run1}");
+
+    // Same tree again: every answer from the cache, no figure decoded or encoded.
+    let (_, run2) = run("out2");
+    assert_eq!(mock.requests(), calls, "the re-run must call nothing");
+    assert_eq!(run2["figures"]["encoded"], 0, "{run2}");
+    assert_eq!(run2["figures"]["facts_computed"], 0, "{run2}");
+    assert_eq!(run2["cache_hits"], run2["answers"]);
+
+    // Edit one report: only its units go to the judge.
+    let md = reports.join("system-a-1/ex001/report.md");
+    let mut text = std::fs::read_to_string(&md).unwrap();
+    text.push_str("\nOne more closing sentence for this copy.\n");
+    std::fs::write(&md, text).unwrap();
+    let (_, run3) = run("out3");
+    let new_calls = mock.requests() - calls;
+    assert!(new_calls > 0);
+    let per_report = run1["answers"].as_u64().unwrap() / run1["reports"].as_u64().unwrap();
+    assert!(
+        new_calls <= per_report * 2,
+        "an edit of one report re-judged {new_calls} units (about {per_report} a report)"
+    );
+    assert_eq!(run3["figures"]["facts_computed"], 0, "{run3}");
+    rt.block_on(mock.shutdown());
+}

@@ -136,7 +136,8 @@ fn openai_docx_shared_urls_and_unfenced_mermaid() {
     );
     assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2", "3"]), s(&["1"])]);
     assert_eq!(r.pseudo_visuals.len(), 1);
-    assert_eq!(r.pseudo_visuals[0].kind, "mermaid");
+    assert_eq!(r.pseudo_visuals[0].kind, "chart");
+    assert_eq!(r.pseudo_visuals[0].notation.as_deref(), Some("mermaid"));
     assert!(r.facts.iter().all(|f| !f.fact.contains("-->")));
 }
 

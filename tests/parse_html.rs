@@ -191,10 +191,12 @@ fn bootstrap_layout_svg_chart_and_script_charts() {
     assert_eq!((img.width(), img.height()), (300, 160));
     // ECharts target, Mermaid source and a chart file component are pseudo-visuals.
     let kinds: Vec<&str> = r.pseudo_visuals.iter().map(|p| p.kind.as_str()).collect();
-    assert_eq!(kinds, ["chart", "mermaid", "chart"]);
+    assert_eq!(kinds, ["chart", "chart", "chart"]);
     let line_of = |needle: &str| r.text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     assert_eq!(r.pseudo_visuals[0].line, line_of("id=\"costChart\""));
     assert_eq!(r.pseudo_visuals[2].line, line_of("<iframe"));
+    assert_eq!(r.pseudo_visuals[1].notation.as_deref(), Some("mermaid"));
+    assert_eq!(r.pseudo_visuals[1].line, line_of("class=\"mermaid\""));
 }
 
 #[test]

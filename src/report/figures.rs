@@ -259,9 +259,16 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
 
     for (bi, b) in blocks.iter().enumerate() {
         if let Some(kind) = pseudo_visual_kind(b) {
+            // Mermaid is a chart the viewer draws (issue #12 lists it with the
+            // script-drawn charts); its notation stays visible.
+            let (kind, notation) = match kind {
+                "mermaid" => ("chart", Some("mermaid".to_string())),
+                k => (k, None),
+            };
             scan.pseudo_visuals.push(PseudoVisual {
                 kind: kind.to_string(),
                 line: input.lines.line_of(b.span.start),
+                notation,
             });
             scan.non_fact_blocks.insert(bi);
             continue;

@@ -71,11 +71,17 @@ pub struct Figure {
     pub caption_span: Option<Range<usize>>,
 }
 
-/// A text diagram (Mermaid, ASCII art): listed, never scored as a figure.
+/// A visual drawn only when the report is viewed (Mermaid, a script-drawn chart) or a
+/// text diagram (ASCII art): listed, never scored as a figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PseudoVisual {
+    /// `chart` (script-drawn charts and Mermaid), `diagram` (PlantUML, dot) or
+    /// `ascii_art`.
     pub kind: String,
     pub line: usize,
+    /// The source notation when it is known (`mermaid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,8 +1,11 @@
 //! One small report per citation/reference/figure style real systems emit (our own
 //! fixtures, written for these tests), each checked for what the parser extracts.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::report::{codes, fact_refs, s};
 use tvir_eval::report::{self, FigureKind, Language, Report};
 
 fn load(name: &str) -> Report {
@@ -16,24 +19,6 @@ fn refs(r: &Report) -> Vec<(String, Option<String>)> {
     r.references
         .iter()
         .map(|x| (x.idx.clone(), x.url.clone()))
-        .collect()
-}
-
-fn fact_refs(r: &Report) -> Vec<Vec<String>> {
-    r.facts.iter().map(|f| f.ref_idxs.clone()).collect()
-}
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-fn codes(r: &Report) -> Vec<String> {
-    let e = &r.structural_errors;
-    e.traceability
-        .iter()
-        .chain(&e.consistency)
-        .chain(&e.completeness)
-        .map(|x| x.code.clone())
         .collect()
 }
 

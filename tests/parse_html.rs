@@ -3,8 +3,11 @@
 //! Markdown with deeply indented HTML blocks, a Bootstrap-like layout and a notebook
 //! export. Every fixture is our own and is scored against its `gold.json`.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::report::{codes, fact_refs, s};
 use tvir_eval::report::gold::{self, Gold};
 use tvir_eval::report::{self, FigureKind, Report, SourceFormat};
 
@@ -16,24 +19,6 @@ fn dir(name: &str) -> PathBuf {
 
 fn load(name: &str) -> Report {
     report::load(&dir(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-fn fact_refs(r: &Report) -> Vec<Vec<String>> {
-    r.facts.iter().map(|f| f.ref_idxs.clone()).collect()
-}
-
-fn codes(r: &Report) -> Vec<String> {
-    let e = &r.structural_errors;
-    e.traceability
-        .iter()
-        .chain(&e.consistency)
-        .chain(&e.completeness)
-        .map(|x| x.code.clone())
-        .collect()
 }
 
 /// Gold scoring over the figures that have a file path (inline SVG and `data:`

@@ -6,8 +6,11 @@
 //! careful reader counts); each is scored exactly, then checked for what the
 //! dialect is about.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::report::{codes, fact_refs, s};
 use tvir_eval::report::{self, gold, Report};
 
 fn root() -> PathBuf {
@@ -17,24 +20,6 @@ fn root() -> PathBuf {
 fn load(name: &str) -> Report {
     let dir = root().join("tests/fixtures/reports").join(name);
     report::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn fact_refs(r: &Report) -> Vec<Vec<String>> {
-    r.facts.iter().map(|f| f.ref_idxs.clone()).collect()
-}
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-fn codes(r: &Report) -> Vec<String> {
-    let e = &r.structural_errors;
-    e.traceability
-        .iter()
-        .chain(&e.consistency)
-        .chain(&e.completeness)
-        .map(|x| x.code.clone())
-        .collect()
 }
 
 /// Line (1-based) of the first line of the report that starts with `prefix`.

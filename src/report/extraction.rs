@@ -89,6 +89,9 @@ static MARKUP: LazyLock<Regex> =
 struct Marker {
     pos: usize,
     label: String,
+    /// A marker that is a link (`[3](url)`, `[[3]](url)`): it cites its own
+    /// target, whether or not the report has a list.
+    linked: bool,
 }
 
 /// Run the self-check.
@@ -137,7 +140,7 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .flatten()
         .collect();
     for m in &markers {
-        if !input.has_list || !idxs.contains(m.label.as_str()) {
+        if !m.linked && (!input.has_list || !idxs.contains(m.label.as_str())) {
             counts.markers_unresolved += 1;
             continue;
         }
@@ -289,14 +292,14 @@ fn reasons(
 
 fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str>) -> Vec<Marker> {
     let mut out = Vec::new();
-    let push_numbers = |out: &mut Vec<Marker>, pos: usize, group: &str| {
+    let push_numbers = |out: &mut Vec<Marker>, pos: usize, group: &str, linked: bool| {
         for label in expand(group) {
             // Large numbers that name no entry are years and quantities, not markers.
             let big = label.parse::<u64>().map_or(true, |v| v == 0 || v > 300);
             if big && !idxs.contains(label.as_str()) {
                 continue;
             }
-            out.push(Marker { pos, label });
+            out.push(Marker { pos, label, linked });
         }
     };
     for c in BRACKET.captures_iter(text) {
@@ -310,8 +313,11 @@ fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str
         if after.starts_with(':') && line_start(text, m.start()) {
             continue;
         }
+        // `[3](url)`, or `[3]` as the text of a link (`[[3]](url)`).
+        let linked = after.starts_with('(') && !after.starts_with("()")
+            || after.starts_with("](") && text[..m.start()].ends_with('[');
         if let Some(n) = c.get(1).or_else(|| c.get(3)) {
-            push_numbers(&mut out, m.start(), n.as_str());
+            push_numbers(&mut out, m.start(), n.as_str(), linked);
         } else if let Some(label) = c.get(2) {
             if after.starts_with(':') {
                 continue;
@@ -319,6 +325,7 @@ fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str
             out.push(Marker {
                 pos: m.start(),
                 label: label.as_str().to_string(),
+                linked: false,
             });
         }
     }
@@ -328,7 +335,7 @@ fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str
             continue;
         }
         if let Some(n) = c.get(1).or_else(|| c.get(2)) {
-            push_numbers(&mut out, m.start(), n.as_str());
+            push_numbers(&mut out, m.start(), n.as_str(), false);
         }
     }
     out.sort_by_key(|m| m.pos);
@@ -482,7 +489,10 @@ fn entry_line(line: &str) -> bool {
     let words = URL.replace_all(rest, "");
     let words = LINK_SYNTAX.replace_all(&words, "]");
     let words = words.trim();
-    let ends_with_marker = words.ends_with(']') && !words.ends_with("]]") && words.len() > 3 && {
+    // `... [3]`, and `... [[3]]` left by a linked marker `[[3]](url)`, before
+    // the sentence's full stop or not.
+    let words = words.trim_end_matches(['.', ',', ';', '。', '，', '；', ' ']);
+    let ends_with_marker = words.ends_with(']') && words.len() > 3 && {
         let tail = words.trim_end_matches(']');
         tail.rsplit('[')
             .next()

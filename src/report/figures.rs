@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::blocks::{inline_text, Block, BlockKind, Inline, LineIndex};
-use super::citations::{flatten, Resolved, Resolver};
+use super::citations::{flatten, Glued, Resolved, Resolver};
 use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
 use super::urls::is_web_url;
 
@@ -203,7 +203,7 @@ fn text_span(inlines: &[Inline]) -> Option<Range<usize>> {
 }
 
 fn caption_refs(inlines: &[Inline], resolver: &Resolver) -> Vec<String> {
-    let flat = flatten(inlines, false);
+    let flat = flatten(inlines, Glued::No);
     let mut out: Vec<String> = Vec::new();
     for c in flat.cites.iter().flatten() {
         if let Resolved::Ref(i) = resolver.resolve(c) {

@@ -470,12 +470,14 @@ fn annotated_entries(
         if listed > 1 {
             return None;
         }
-        // The URL comes with the source's description, before its notes.
+        // The URL comes with the source's description, before its notes, on a line
+        // of its own (`URL: https://...`, `Link: [Title](https://...)`); a sentence
+        // carrying a citation link is a report section, not an entry.
         let url = blocks[hd + 1..stop]
             .iter()
             .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
             .take(3)
-            .find_map(first_web_url);
+            .find_map(|b| url_line(b, text, from_html));
         let Some(url) = url else { continue };
         let heading = blocks[hd].plain_text();
         let caps = ENTRY_HEADING_NUMBER.captures(&heading);
@@ -502,13 +504,39 @@ fn annotated_entries(
     (out.len() >= 3 && out.len() * 3 >= heads.len() * 2).then_some(out)
 }
 
-/// The first web URL of a block: a link's destination, else a bare URL in its text.
-fn first_web_url(b: &Block) -> Option<String> {
-    b.inlines.iter().find_map(|i| match i {
-        Inline::Link { url, .. } if is_web_url(url) => Some(clean_url(url)),
-        Inline::Text { text, .. } => BARE_URL.find(text).map(|m| clean_url(m.as_str())),
-        _ => None,
-    })
+/// The URL of a block line that is a URL and at most a short label: `URL:
+/// https://...`, `**Link:** [Title](https://...)`, a bare URL. Link texts count as
+/// the URL (a title), but not a numeric one (`[[3]](url)` is a citation marker).
+fn url_line(b: &Block, text: &str, from_html: bool) -> Option<String> {
+    if !has_url(b) {
+        return None;
+    }
+    for line in block_lines(b, text, from_html) {
+        let (plain, links) = inline_parse(line.trim_start_matches(['-', '*', '+', ' ']));
+        let url = links
+            .iter()
+            .find(|(u, _)| is_web_url(u))
+            .map(|(u, _)| clean_url(u))
+            .or_else(|| BARE_URL.find(&plain).map(|m| clean_url(m.as_str())));
+        let Some(url) = url else { continue };
+        if links
+            .iter()
+            .any(|(_, t)| t.trim_matches(['[', ']', ' ']).parse::<u32>().is_ok())
+        {
+            return None;
+        }
+        // What is left once URLs and link texts go: a label of a few words.
+        let mut rest = strip_urls(&plain);
+        for (_, t) in &links {
+            rest = rest.replacen(t.as_str(), "", 1);
+        }
+        let label = rest.trim().trim_end_matches([':', '：', ' ', '*']);
+        let words = label.split_whitespace().count();
+        if words <= 3 && label.chars().filter(|c| c.is_alphanumeric()).count() <= 24 {
+            return Some(url);
+        }
+    }
+    None
 }
 
 /// Whether a block holds a web link or a bare URL (a cheap test before reading

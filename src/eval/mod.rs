@@ -8,6 +8,7 @@ pub mod figures;
 pub mod input;
 pub mod output;
 pub mod pipeline;
+pub mod plan;
 pub mod record;
 pub mod score;
 pub mod text;

@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 use super::dedup::{self, DedupMode, PairCall};
 use super::figures::{content_hash, image_ref, Encoder, FactsMemo, ImageRegistry};
 use super::input::{ReportJob, Task};
+use super::plan::PlanContext;
 use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
 use super::score::{rescore, ScoreOptions};
 use super::text::{apply_edits, blank_figure, revise_caption};
@@ -26,13 +27,13 @@ use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
 use crate::report::{Figure, FigureKind, Report};
 use crate::rubric::{
     build_request, dimension_scores, justification, split_items, validate_answer, RequestLabel,
-    Rubric, RubricSet, SourceText, UnitInputs,
+    Rubric, RubricSet, SourceText, TextSource, UnitInputs, UnitKind,
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
 /// Units of one metric, each with the usage of its judge answer (None when no answer
 /// came back: rules, computed metrics, failures).
-type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
+pub(super) type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
 
 /// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug
 /// in anything that answers requests.
@@ -425,28 +426,35 @@ pub(super) enum Outcome {
 }
 
 /// Evidence gathered once per report and shared by its runs.
-struct Evidence {
-    figures: Vec<FigureEvidence>,
+pub(super) struct Evidence {
+    pub(super) figures: Vec<FigureEvidence>,
     iq: IqResult,
     /// By reference idx; None when sources were not fetched (no judge, dry run).
-    sources: Option<BTreeMap<String, SourceText>>,
+    pub(super) sources: Option<BTreeMap<String, SourceText>>,
     /// By reference idx: how its page fetch ended (`ok`, `refused`, `blocked`,
     /// `failed`, `unavailable`, or `no_url` / `no_reference`) and why.
     fetch: BTreeMap<String, (String, Option<String>)>,
 }
 
-struct FigureEvidence {
+pub(super) struct FigureEvidence {
     /// Why the figure is unusable (missing file, broken link, undecodable, empty path).
-    invalid: Option<String>,
+    pub(super) invalid: Option<String>,
     /// Why the figure was not fetched in this run (offline, transient failure): its
     /// units are skipped, not scored 0.
-    unavailable: Option<String>,
+    pub(super) unavailable: Option<String>,
     /// The image reference vision requests carry (see [`super::figures`]).
-    data_uri: Option<String>,
+    pub(super) data_uri: Option<String>,
+}
+
+impl Evidence {
+    /// The audit of `sources` shown in unit details.
+    pub(super) fn audit(&self, sources: &[SourceText]) -> Vec<Value> {
+        source_audit(sources, &self.fetch)
+    }
 }
 
 impl FigureEvidence {
-    fn usable(&self) -> bool {
+    pub(super) fn usable(&self) -> bool {
         self.invalid.is_none() && self.unavailable.is_none()
     }
 }
@@ -1101,12 +1109,28 @@ impl Engine {
             .filter_map(|(f, _)| blank_figure(&report.text, f))
             .collect::<Vec<_>>();
         let base_text = apply_edits(&report.text, blank_edits.clone());
-        let any_valid_figure = ev.figures.iter().any(FigureEvidence::usable);
-        let any_unavailable = ev.figures.iter().any(|e| e.unavailable.is_some());
         self.progress.planned(planned_units(report, task));
 
         let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
-        // Chain A: FCQ -> caption revision -> IA, MC (and WQ, ADB, FLC in reference scope).
+        let ctx = PlanContext {
+            report,
+            ev,
+            task,
+            label,
+            sample,
+        };
+        // Rubrics the generic planner builds, split by whether they read the revised
+        // text (declared `reads = "revised_text"`, or every text unit under
+        // `--revision-scope reference`) and so wait for caption revision.
+        let (after_revision, now): (Vec<&Rubric>, Vec<&Rubric>) = self
+            .rubrics
+            .rubrics()
+            .filter(|r| super::plan::planned_generically(r))
+            .partition(|r| {
+                matches!(r.unit, UnitKind::Report | UnitKind::Checklist)
+                    && (r.reads == Some(TextSource::RevisedText) || reference_scope)
+            });
+        // Chain A: FCQ -> caption revision -> IA and the rubrics reading the revised text.
         let chain_a = async {
             let fcq = self.fcq_units(report, ev, label, sample).await;
             if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
@@ -1122,20 +1146,11 @@ impl Engine {
                     )
                 };
                 let ia = vec![waiting("instruction_alignment", "checklist")];
-                let mc = waiting("multimodal_composition", "report");
-                let text = if reference_scope {
-                    [
-                        "writing_quality",
-                        "analytical_depth_breadth",
-                        "factual_logical_consistency",
-                    ]
+                let later = after_revision
                     .iter()
-                    .map(|id| waiting(id, "report"))
-                    .collect()
-                } else {
-                    Vec::new()
-                };
-                return (fcq, ia, mc, text);
+                    .map(|r| waiting(&r.id, r.unit.name()))
+                    .collect();
+                return (fcq, ia, later);
             }
             let revised_text = if self.settings.caption_revision {
                 let mut edits = blank_edits.clone();
@@ -1148,54 +1163,30 @@ impl Engine {
             } else {
                 base_text.clone()
             };
-            let text_units = async {
-                if reference_scope {
-                    self.text_judges(&revised_text, task, label, sample).await
-                } else {
-                    Vec::new()
-                }
-            };
-            let (ia, mc, text) = futures::join!(
-                self.ia_units(&revised_text, task, label, sample),
-                self.mc_unit(
-                    &revised_text,
-                    task,
-                    any_valid_figure,
-                    any_unavailable,
-                    label,
-                    sample
-                ),
-                text_units
+            let later = join_all(
+                after_revision
+                    .iter()
+                    .map(|r| self.plan_units(r, &ctx, &revised_text)),
             );
+            let (ia, later) =
+                futures::join!(self.ia_units(&revised_text, task, label, sample), later);
             (
                 fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
                 ia,
-                mc,
-                text,
+                later.into_iter().flatten().collect::<JudgedUnits>(),
             )
         };
-        // Chain B: WQ, ADB, FLC on the blanked text (paper scope).
-        let chain_b = async {
-            if reference_scope {
-                Vec::new()
-            } else {
-                self.text_judges(&base_text, task, label, sample).await
-            }
-        };
+        // Chain B: every other generically planned rubric, on the blanked text.
+        let chain_b = join_all(now.iter().map(|r| self.plan_units(r, &ctx, &base_text)));
+        // Chain C: fact de-duplication, then CS.
         let chain_c = self.cs_units(report, ev, label, sample);
-        let chain_d = async {
-            futures::join!(
-                self.fci_units(report, ev, label, sample),
-                self.chart_units(report, ev, label, sample),
-            )
-        };
-        let ((fcq, ia, mc, text_a), text_b, (cs, dedup_units), (fci, (cq, csc))) =
-            futures::join!(chain_a, chain_b, chain_c, chain_d);
+        let ((fcq, ia, later), now_units, (cs, dedup_units)) =
+            futures::join!(chain_a, chain_b, chain_c);
 
         let iq_units = self.iq_units(report, ev);
         let mut units: JudgedUnits = Vec::new();
-        let text_units = if reference_scope { text_a } else { text_b };
-        for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
+        let now_units: JudgedUnits = now_units.into_iter().flatten().collect();
+        for group in [cs, ia, later, now_units, fcq, dedup_units] {
             units.extend(group);
         }
         if let Some(reason) = self.blind_reason().await {
@@ -1224,13 +1215,13 @@ impl Engine {
                 JudgeMode::DryRun => "dry run: not called",
                 _ => "--no-judge: judged metric not evaluated",
             };
-            for metric in super::record::METRIC_NAMES {
-                if matches!(metric, "image_quality" | "figure_quality") {
+            for metric in super::score::metric_names(&self.rubrics) {
+                if matches!(metric.as_str(), "image_quality" | "figure_quality") {
                     continue;
                 }
                 units.push((
                     UnitRecord {
-                        metric: metric.into(),
+                        metric,
                         unit: "judge".into(),
                         status: UnitStatus::Skipped,
                         reason: Some(reason.into()),
@@ -1243,13 +1234,10 @@ impl Engine {
                 ));
             }
         }
-        // Units in the order of METRIC_NAMES, then the dedup audit; stable within.
-        let order = |m: &str| {
-            super::record::METRIC_NAMES
-                .iter()
-                .position(|n| *n == m)
-                .unwrap_or(usize::MAX)
-        };
+        // Units in metric-file order (the paper's, then added metrics), then the
+        // dedup audit; stable within.
+        let names = super::score::metric_names(&self.rubrics);
+        let order = |m: &str| names.iter().position(|n| n == m).unwrap_or(usize::MAX);
         let mut all: JudgedUnits = units;
         all.extend(iq_units.into_iter().map(|u| (u, None)));
         all.sort_by_key(|(u, _)| order(&u.metric));
@@ -1315,7 +1303,7 @@ impl Engine {
     }
 
     /// Turn an outcome into a unit record (answer kept for re-scoring).
-    fn unit_from(
+    pub(super) fn unit_from(
         &self,
         metric: &str,
         unit: String,
@@ -1352,7 +1340,7 @@ impl Engine {
         (rec, usage)
     }
 
-    fn rule_unit(
+    pub(super) fn rule_unit(
         &self,
         metric: &str,
         unit: String,
@@ -1461,232 +1449,6 @@ impl Engine {
                     (self.unit_from(&rubric.id, unit, outcome, detail), revision)
                 });
         join_all(futures).await
-    }
-
-    async fn fci_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let rubric = self.rubric("figure_context_integration");
-        join_all(
-            report
-                .figures
-                .iter()
-                .zip(&ev.figures)
-                .enumerate()
-                .map(|(i, (f, e))| async move {
-                    let unit = format!("figure:{}", i + 1);
-                    let detail = figure_detail(f);
-                    if let Some(reason) = &e.invalid {
-                        return self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "invalid_visual",
-                            format!("invalid figure: {reason}"),
-                            detail,
-                        );
-                    }
-                    if let Some(reason) = &e.unavailable {
-                        let skipped = Outcome::Skipped(reason.clone());
-                        return self.unit_from(&rubric.id, unit, skipped, detail);
-                    }
-                    let Some(context) = f
-                        .context
-                        .as_deref()
-                        .map(str::trim)
-                        .filter(|c| !c.is_empty())
-                    else {
-                        return self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "missing_context",
-                            "figure has no context".into(),
-                            detail,
-                        );
-                    };
-                    let inputs = UnitInputs {
-                        figure_image: e.data_uri.clone(),
-                        context: Some(context.to_string()),
-                        ..Default::default()
-                    };
-                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
-                    self.unit_from(&rubric.id, unit, outcome, detail)
-                }),
-        )
-        .await
-    }
-
-    /// CQ and CSC units of every chart.
-    async fn chart_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> (JudgedUnits, JudgedUnits) {
-        let cq_rubric = self.rubric("chart_quality");
-        let csc_rubric = self.rubric("chart_source_consistency");
-        let charts: Vec<(usize, &Figure, &FigureEvidence)> = report
-            .figures
-            .iter()
-            .zip(&ev.figures)
-            .enumerate()
-            .filter(|(_, (f, _))| f.kind == FigureKind::Chart)
-            .map(|(i, (f, e))| (i, f, e))
-            .collect();
-        let cq = join_all(charts.iter().map(|&(i, f, e)| async move {
-            let unit = format!("figure:{}", i + 1);
-            let detail = figure_detail(f);
-            if let Some(reason) = &e.invalid {
-                return self.rule_unit(
-                    &cq_rubric.id,
-                    unit,
-                    "invalid_visual",
-                    format!("invalid chart: {reason}"),
-                    detail,
-                );
-            }
-            if let Some(reason) = &e.unavailable {
-                let skipped = Outcome::Skipped(reason.clone());
-                return self.unit_from(&cq_rubric.id, unit, skipped, detail);
-            }
-            let inputs = UnitInputs {
-                figure_image: e.data_uri.clone(),
-                ..Default::default()
-            };
-            let outcome = self.ask(cq_rubric, &inputs, label, &unit, sample).await;
-            self.unit_from(&cq_rubric.id, unit, outcome, detail)
-        }));
-        let csc = join_all(charts.iter().map(|&(i, f, e)| async move {
-            let unit = format!("figure:{}", i + 1);
-            let mut detail = figure_detail(f);
-            if let Some(reason) = &e.invalid {
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "invalid_visual",
-                    format!("invalid chart: {reason}"),
-                    detail,
-                );
-            }
-            if let Some(reason) = &e.unavailable {
-                let skipped = Outcome::Skipped(reason.clone());
-                return self.unit_from(&csc_rubric.id, unit, skipped, detail);
-            }
-            if f.ref_idxs.is_empty() {
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "no_usable_source",
-                    "chart cites no source".into(),
-                    detail,
-                );
-            }
-            let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
-            if ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty()) {
-                if let Value::Object(m) = &mut detail {
-                    m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-                }
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "no_usable_source",
-                    "no cited source could be read".into(),
-                    detail,
-                );
-            }
-            if let Value::Object(m) = &mut detail {
-                m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-            }
-            let inputs = UnitInputs {
-                figure_image: e.data_uri.clone(),
-                caption: Some(f.caption.clone().unwrap_or_default()),
-                sources,
-                ..Default::default()
-            };
-            let outcome = self.ask(csc_rubric, &inputs, label, &unit, sample).await;
-            self.unit_from(&csc_rubric.id, unit, outcome, detail)
-        }));
-        futures::join!(cq, csc)
-    }
-
-    /// WQ, ADB and FLC on the given text.
-    async fn text_judges(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let ids = [
-            "writing_quality",
-            "analytical_depth_breadth",
-            "factual_logical_consistency",
-        ];
-        join_all(ids.iter().map(|id| async move {
-            let rubric = self.rubric(id);
-            self.report_unit(rubric, text, task, label, sample).await
-        }))
-        .await
-    }
-
-    async fn report_unit(
-        &self,
-        rubric: &Rubric,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> (UnitRecord, Option<UsageRecord>) {
-        let needs_task = rubric.needs(crate::rubric::InputKind::TaskQuery);
-        if needs_task && task.is_none() {
-            return self.unit_from(
-                &rubric.id,
-                "report".into(),
-                Outcome::Failed(no_task_reason(label)),
-                json!({}),
-            );
-        }
-        let inputs = UnitInputs {
-            report_text: Some(text.to_string()),
-            task_query: task.map(|t| t.query.clone()),
-            ..Default::default()
-        };
-        let outcome = self.ask(rubric, &inputs, label, "report", sample).await;
-        self.unit_from(&rubric.id, "report".into(), outcome, json!({}))
-    }
-
-    async fn mc_unit(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        any_valid_figure: bool,
-        any_unavailable: bool,
-        label: &str,
-        sample: u32,
-    ) -> (UnitRecord, Option<UsageRecord>) {
-        let rubric = self.rubric("multimodal_composition");
-        if !any_valid_figure && any_unavailable {
-            return self.unit_from(
-                &rubric.id,
-                "report".into(),
-                Outcome::Skipped("no valid figure, some not fetched in this run".into()),
-                json!({}),
-            );
-        }
-        if !any_valid_figure {
-            return self.rule_unit(
-                &rubric.id,
-                "report".into(),
-                "no_valid_figure",
-                "report has no valid figure".into(),
-                json!({}),
-            );
-        }
-        self.report_unit(rubric, text, task, label, sample).await
     }
 
     /// IA: one call judges every checklist item; one unit per item.
@@ -1980,15 +1742,15 @@ fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {
     }
 }
 
-fn no_task_reason(label: &str) -> String {
+pub(super) fn no_task_reason(label: &str) -> String {
     format!("report {label} matches no task in the tasks file")
 }
 
-fn figure_detail(f: &Figure) -> Value {
+pub(super) fn figure_detail(f: &Figure) -> Value {
     json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption})
 }
 
-fn cited_sources(
+pub(super) fn cited_sources(
     idxs: &[String],
     sources: Option<&BTreeMap<String, SourceText>>,
 ) -> Vec<SourceText> {

@@ -1,0 +1,246 @@
+//! The generic planner: the units of a rubric built from its declarations alone
+//! (`unit`, `inputs`, `[rules]`, `reads`), with no code per metric.
+//!
+//! For one report and one judge sample, [`Engine::plan_units`] turns a rubric into
+//! its units: one per report, or one per figure / chart / image figure. Each unit
+//! is either settled by a declared rule (no call) or asked of the judge with the
+//! inputs the rubric reads. The settle rules, checked in this order:
+//!
+//! | rule | unit kinds | when |
+//! | --- | --- | --- |
+//! | `invalid_visual` | figure, chart, image | the figure's file is missing, broken or undecodable (always applied: a blanked figure cannot be shown; score 0 unless declared) |
+//! | (skipped) | figure, chart, image | the figure was not fetched in this run: the unit is skipped, not scored |
+//! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
+//! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
+//! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read |
+//! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
+//! | `no_task` | report | reads `task_query` and the report matches no task (without the rule: the unit fails) |
+//!
+//! A rule that is not declared does not settle (except `invalid_visual`): the judge
+//! is asked with the input as it is. The special steps (caption revision from
+//! `figure_caption_quality`, fact de-duplication before `citation_support`, the
+//! checklist split of `instruction_alignment`, image quality from pixels) stay in
+//! [`super::pipeline`], each in one place; [`Engine::plan_units`] covers every other
+//! rubric, built-in or added through `--rubrics DIR`.
+
+use serde_json::{json, Value};
+
+use super::input::Task;
+use super::pipeline::{
+    cited_sources, figure_detail, no_task_reason, Engine, Evidence, JudgedUnits, Outcome,
+};
+use crate::report::{FigureKind, Report};
+use crate::rubric::{InputKind, Rubric, UnitInputs, UnitKind};
+
+/// Rubrics whose units are built by a named step of the pipeline instead of the
+/// generic planner (and why): caption revision, the checklist split, fact
+/// de-duplication.
+pub const NAMED_STEPS: [&str; 3] = [
+    // Caption revision: its answers give the revised captions.
+    "figure_caption_quality",
+    // One call judges every checklist item; one unit per item.
+    "instruction_alignment",
+    // Units are the facts left after de-duplication (`fact_dedup`).
+    "citation_support",
+];
+
+/// Whether the generic planner builds this rubric's units.
+pub fn planned_generically(rubric: &Rubric) -> bool {
+    rubric.is_metric() && !NAMED_STEPS.contains(&rubric.id.as_str())
+}
+
+/// What a report's units are planned from.
+pub(super) struct PlanContext<'a> {
+    pub report: &'a Report,
+    pub ev: &'a Evidence,
+    pub task: Option<&'a Task>,
+    pub label: &'a str,
+    pub sample: u32,
+}
+
+impl Engine {
+    /// Every unit of `rubric` for one report and sample; `text` is the report text
+    /// the rubric reads (blanked, or with revised captions).
+    pub(super) async fn plan_units(
+        &self,
+        rubric: &Rubric,
+        ctx: &PlanContext<'_>,
+        text: &str,
+    ) -> JudgedUnits {
+        match rubric.unit {
+            UnitKind::Report => vec![self.plan_report_unit(rubric, ctx, text).await],
+            UnitKind::Figure | UnitKind::Chart | UnitKind::Image => {
+                self.plan_figure_units(rubric, ctx).await
+            }
+            // Refused at start-up for rubrics the generic planner builds.
+            other => vec![self.unit_from(
+                &rubric.id,
+                other.name().into(),
+                Outcome::Failed(format!(
+                    "unit kind `{}` is not planned generically",
+                    other.name()
+                )),
+                json!({}),
+            )],
+        }
+    }
+
+    async fn plan_report_unit(
+        &self,
+        rubric: &Rubric,
+        ctx: &PlanContext<'_>,
+        text: &str,
+    ) -> (
+        crate::eval::record::UnitRecord,
+        Option<crate::eval::record::UsageRecord>,
+    ) {
+        let unit = "report";
+        if rubric.rules.contains_key("no_valid_figure") {
+            let any_valid = ctx.ev.figures.iter().any(|e| e.usable());
+            let any_unavailable = ctx.ev.figures.iter().any(|e| e.unavailable.is_some());
+            if !any_valid && any_unavailable {
+                return self.unit_from(
+                    &rubric.id,
+                    unit.into(),
+                    Outcome::Skipped("no valid figure, some not fetched in this run".into()),
+                    json!({}),
+                );
+            }
+            if !any_valid {
+                return self.rule_unit(
+                    &rubric.id,
+                    unit.into(),
+                    "no_valid_figure",
+                    "report has no valid figure".into(),
+                    json!({}),
+                );
+            }
+        }
+        if rubric.needs(InputKind::TaskQuery) && ctx.task.is_none() {
+            let reason = no_task_reason(ctx.label);
+            if rubric.rules.contains_key("no_task") {
+                return self.rule_unit(&rubric.id, unit.into(), "no_task", reason, json!({}));
+            }
+            return self.unit_from(&rubric.id, unit.into(), Outcome::Failed(reason), json!({}));
+        }
+        let inputs = UnitInputs {
+            report_text: Some(text.to_string()),
+            task_query: ctx.task.map(|t| t.query.clone()),
+            ..Default::default()
+        };
+        let outcome = self.ask(rubric, &inputs, ctx.label, unit, ctx.sample).await;
+        self.unit_from(&rubric.id, unit.into(), outcome, json!({}))
+    }
+
+    /// One unit per figure of the rubric's kind (`figure`: every figure; `chart`,
+    /// `image`: those of that kind), named `figure:N` by the figure's place among
+    /// all figures.
+    async fn plan_figure_units(&self, rubric: &Rubric, ctx: &PlanContext<'_>) -> JudgedUnits {
+        let noun = match rubric.unit {
+            UnitKind::Chart => "chart",
+            UnitKind::Image => "image",
+            _ => "figure",
+        };
+        let wanted = |k: FigureKind| match rubric.unit {
+            UnitKind::Chart => k == FigureKind::Chart,
+            UnitKind::Image => k == FigureKind::Image,
+            _ => true,
+        };
+        let figures = ctx
+            .report
+            .figures
+            .iter()
+            .zip(&ctx.ev.figures)
+            .enumerate()
+            .filter(|(_, (f, _))| wanted(f.kind));
+        futures::future::join_all(figures.map(|(i, (f, e))| async move {
+            let unit = format!("figure:{}", i + 1);
+            let mut detail = figure_detail(f);
+            if let Some(reason) = &e.invalid {
+                return self.rule_unit(
+                    &rubric.id,
+                    unit,
+                    "invalid_visual",
+                    format!("invalid {noun}: {reason}"),
+                    detail,
+                );
+            }
+            if let Some(reason) = &e.unavailable {
+                let skipped = Outcome::Skipped(reason.clone());
+                return self.unit_from(&rubric.id, unit, skipped, detail);
+            }
+            let mut inputs = UnitInputs::default();
+            if rubric.needs(InputKind::FigureImage) {
+                inputs.figure_image = e.data_uri.clone();
+            }
+            if rubric.needs(InputKind::Caption) {
+                let trimmed = f
+                    .caption
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty());
+                if trimmed.is_none() && rubric.rules.contains_key("missing_caption") {
+                    return self.rule_unit(
+                        &rubric.id,
+                        unit,
+                        "missing_caption",
+                        format!("{noun} has no caption"),
+                        detail,
+                    );
+                }
+                inputs.caption = Some(f.caption.clone().unwrap_or_default());
+            }
+            if rubric.needs(InputKind::Context) {
+                let context = f
+                    .context
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty());
+                if context.is_none() && rubric.rules.contains_key("missing_context") {
+                    return self.rule_unit(
+                        &rubric.id,
+                        unit,
+                        "missing_context",
+                        format!("{noun} has no context"),
+                        detail,
+                    );
+                }
+                inputs.context = Some(context.unwrap_or("").to_string());
+            }
+            if rubric.needs(InputKind::Sources) {
+                let settle = rubric.rules.contains_key("no_usable_source");
+                if f.ref_idxs.is_empty() && settle {
+                    return self.rule_unit(
+                        &rubric.id,
+                        unit,
+                        "no_usable_source",
+                        format!("{noun} cites no source"),
+                        detail,
+                    );
+                }
+                let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
+                if let Value::Object(m) = &mut detail {
+                    m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                }
+                if settle
+                    && ctx.ev.sources.is_some()
+                    && sources.iter().all(|s| s.text.trim().is_empty())
+                {
+                    return self.rule_unit(
+                        &rubric.id,
+                        unit,
+                        "no_usable_source",
+                        "no cited source could be read".into(),
+                        detail,
+                    );
+                }
+                inputs.sources = sources;
+            }
+            let outcome = self
+                .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
+                .await;
+            self.unit_from(&rubric.id, unit, outcome, detail)
+        }))
+        .await
+    }
+}

@@ -26,8 +26,8 @@ use crate::images::{ImageInput, ImageLimits, IqResult};
 use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
 use crate::report::{Figure, FigureKind, Report};
 use crate::rubric::{
-    build_request, dimension_scores, justification, split_items, validate_answer, RequestLabel,
-    Rubric, RubricSet, SourceText, TextSource, UnitInputs, UnitKind,
+    build_request, dimension_scores, justification, validate_answer, RequestLabel, Rubric,
+    RubricSet, SourceText, TextSource, UnitInputs, UnitKind,
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
@@ -1130,7 +1130,7 @@ impl Engine {
                 matches!(r.unit, UnitKind::Report | UnitKind::Checklist)
                     && (r.reads == Some(TextSource::RevisedText) || reference_scope)
             });
-        // Chain A: FCQ -> caption revision -> IA and the rubrics reading the revised text.
+        // Chain A: FCQ -> caption revision -> the rubrics reading the revised text.
         let chain_a = async {
             let fcq = self.fcq_units(report, ev, label, sample).await;
             if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
@@ -1145,12 +1145,11 @@ impl Engine {
                         json!({}),
                     )
                 };
-                let ia = vec![waiting("instruction_alignment", "checklist")];
                 let later = after_revision
                     .iter()
                     .map(|r| waiting(&r.id, r.unit.name()))
                     .collect();
-                return (fcq, ia, later);
+                return (fcq, later);
             }
             let revised_text = if self.settings.caption_revision {
                 let mut edits = blank_edits.clone();
@@ -1168,11 +1167,9 @@ impl Engine {
                     .iter()
                     .map(|r| self.plan_units(r, &ctx, &revised_text)),
             );
-            let (ia, later) =
-                futures::join!(self.ia_units(&revised_text, task, label, sample), later);
+            let later = later.await;
             (
                 fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
-                ia,
                 later.into_iter().flatten().collect::<JudgedUnits>(),
             )
         };
@@ -1180,13 +1177,13 @@ impl Engine {
         let chain_b = join_all(now.iter().map(|r| self.plan_units(r, &ctx, &base_text)));
         // Chain C: fact de-duplication, then CS.
         let chain_c = self.cs_units(report, ev, label, sample);
-        let ((fcq, ia, later), now_units, (cs, dedup_units)) =
+        let ((fcq, later), now_units, (cs, dedup_units)) =
             futures::join!(chain_a, chain_b, chain_c);
 
         let iq_units = self.iq_units(report, ev);
         let mut units: JudgedUnits = Vec::new();
         let now_units: JudgedUnits = now_units.into_iter().flatten().collect();
-        for group in [cs, ia, later, now_units, fcq, dedup_units] {
+        for group in [cs, later, now_units, fcq, dedup_units] {
             units.extend(group);
         }
         if let Some(reason) = self.blind_reason().await {
@@ -1449,60 +1446,6 @@ impl Engine {
                     (self.unit_from(&rubric.id, unit, outcome, detail), revision)
                 });
         join_all(futures).await
-    }
-
-    /// IA: one call judges every checklist item; one unit per item.
-    async fn ia_units(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let rubric = self.rubric("instruction_alignment");
-        let Some(task) = task else {
-            return vec![self.unit_from(
-                &rubric.id,
-                "checklist".into(),
-                Outcome::Failed(no_task_reason(label)),
-                json!({}),
-            )];
-        };
-        if task.checklist.is_empty() {
-            return Vec::new();
-        }
-        let inputs = UnitInputs {
-            report_text: Some(text.to_string()),
-            task_query: Some(task.query.clone()),
-            checklist: task.checklist.clone(),
-            ..Default::default()
-        };
-        let outcome = self.ask(rubric, &inputs, label, "checklist", sample).await;
-        let k = task.checklist.len();
-        task.checklist
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let unit = format!("item:{}", i + 1);
-                let detail = json!({"section": item.section, "item": item.item});
-                let (outcome_i, usage) = match &outcome {
-                    Outcome::Answer { value, usage } => (
-                        Outcome::Answer {
-                            value: split_items(rubric, value, k)[i].clone(),
-                            usage: usage.clone(),
-                        },
-                        // The one call's usage is attributed to the first item.
-                        i == 0,
-                    ),
-                    other => (other.clone(), false),
-                };
-                let (mut rec, u) = self.unit_from(&rubric.id, unit, outcome_i, detail);
-                if rec.status == UnitStatus::Scored {
-                    rec.justification = rec.answer.as_ref().and_then(justification);
-                }
-                (rec, if usage { u } else { None })
-            })
-            .collect()
     }
 
     /// Fact de-duplication then one CS unit per kept fact.

@@ -2,7 +2,8 @@
 //! (`unit`, `inputs`, `[rules]`, `reads`), with no code per metric.
 //!
 //! For one report and one judge sample, [`Engine::plan_units`] turns a rubric into
-//! its units: one per report, or one per figure / chart / image figure. Each unit
+//! its units: one per report, one per checklist item (one call for all), or one per
+//! figure / chart / image figure. Each unit
 //! is either settled by a declared rule (no call) or asked of the judge with the
 //! inputs the rubric reads. The settle rules, checked in this order:
 //!
@@ -14,12 +15,12 @@
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
 //! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read |
 //! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
-//! | `no_task` | report | reads `task_query` and the report matches no task (without the rule: the unit fails) |
+//! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
 //!
 //! A rule that is not declared does not settle (except `invalid_visual`): the judge
 //! is asked with the input as it is. The special steps (caption revision from
-//! `figure_caption_quality`, fact de-duplication before `citation_support`, the
-//! checklist split of `instruction_alignment`, image quality from pixels) stay in
+//! `figure_caption_quality`, fact de-duplication before `citation_support`, image
+//! quality from pixels) stay in
 //! [`super::pipeline`], each in one place; [`Engine::plan_units`] covers every other
 //! rubric, built-in or added through `--rubrics DIR`.
 
@@ -30,16 +31,13 @@ use super::pipeline::{
     cited_sources, figure_detail, no_task_reason, Engine, Evidence, JudgedUnits, Outcome,
 };
 use crate::report::{FigureKind, Report};
-use crate::rubric::{InputKind, Rubric, UnitInputs, UnitKind};
+use crate::rubric::{split_items, InputKind, Rubric, UnitInputs, UnitKind};
 
 /// Rubrics whose units are built by a named step of the pipeline instead of the
-/// generic planner (and why): caption revision, the checklist split, fact
-/// de-duplication.
-pub const NAMED_STEPS: [&str; 3] = [
+/// generic planner (and why): caption revision, fact de-duplication.
+pub const NAMED_STEPS: [&str; 2] = [
     // Caption revision: its answers give the revised captions.
     "figure_caption_quality",
-    // One call judges every checklist item; one unit per item.
-    "instruction_alignment",
     // Units are the facts left after de-duplication (`fact_dedup`).
     "citation_support",
 ];
@@ -69,6 +67,7 @@ impl Engine {
     ) -> JudgedUnits {
         match rubric.unit {
             UnitKind::Report => vec![self.plan_report_unit(rubric, ctx, text).await],
+            UnitKind::Checklist => self.plan_checklist_units(rubric, ctx, text).await,
             UnitKind::Figure | UnitKind::Chart | UnitKind::Image => {
                 self.plan_figure_units(rubric, ctx).await
             }
@@ -130,6 +129,60 @@ impl Engine {
         };
         let outcome = self.ask(rubric, &inputs, ctx.label, unit, ctx.sample).await;
         self.unit_from(&rubric.id, unit.into(), outcome, json!({}))
+    }
+
+    /// One call judges every checklist item of the task; one unit per item
+    /// (`item:N`), the call's usage attributed to the first.
+    async fn plan_checklist_units(
+        &self,
+        rubric: &Rubric,
+        ctx: &PlanContext<'_>,
+        text: &str,
+    ) -> JudgedUnits {
+        let unit = "checklist";
+        let Some(task) = ctx.task else {
+            let reason = no_task_reason(ctx.label);
+            if rubric.rules.contains_key("no_task") {
+                return vec![self.rule_unit(&rubric.id, unit.into(), "no_task", reason, json!({}))];
+            }
+            return vec![self.unit_from(
+                &rubric.id,
+                unit.into(),
+                Outcome::Failed(reason),
+                json!({}),
+            )];
+        };
+        if task.checklist.is_empty() {
+            return Vec::new();
+        }
+        let inputs = UnitInputs {
+            report_text: Some(text.to_string()),
+            task_query: Some(task.query.clone()),
+            checklist: task.checklist.clone(),
+            ..Default::default()
+        };
+        let outcome = self.ask(rubric, &inputs, ctx.label, unit, ctx.sample).await;
+        let k = task.checklist.len();
+        task.checklist
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let detail = json!({"section": item.section, "item": item.item});
+                let (outcome_i, first) = match &outcome {
+                    Outcome::Answer { value, usage } => (
+                        Outcome::Answer {
+                            value: split_items(rubric, value, k)[i].clone(),
+                            usage: usage.clone(),
+                        },
+                        i == 0,
+                    ),
+                    other => (other.clone(), false),
+                };
+                let (rec, u) =
+                    self.unit_from(&rubric.id, format!("item:{}", i + 1), outcome_i, detail);
+                (rec, if first { u } else { None })
+            })
+            .collect()
     }
 
     /// One unit per figure of the rubric's kind (`figure`: every figure; `chart`,

@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use super::dedup::{self, DedupMode, PairCall};
 use super::figures::{content_hash, image_ref, Encoder, FactsMemo, ImageRegistry};
 use super::input::{ReportJob, Task};
-use super::plan::PlanContext;
+use super::plan::{Dedup, PlanContext};
 use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
 use super::score::{rescore, ScoreOptions};
 use super::text::{apply_edits, blank_figure, revise_caption};
@@ -1118,7 +1118,14 @@ impl Engine {
             task,
             label,
             sample,
+            dedup: None,
         };
+        // Fact-level rubrics wait for fact de-duplication.
+        let facts: Vec<&Rubric> = self
+            .rubrics
+            .rubrics()
+            .filter(|r| super::plan::planned_generically(r) && r.unit == UnitKind::Fact)
+            .collect();
         // Rubrics the generic planner builds, split by whether they read the revised
         // text (declared `reads = "revised_text"`, or every text unit under
         // `--revision-scope reference`) and so wait for caption revision.
@@ -1126,6 +1133,7 @@ impl Engine {
             .rubrics
             .rubrics()
             .filter(|r| super::plan::planned_generically(r))
+            .filter(|r| r.unit != UnitKind::Fact)
             .partition(|r| {
                 matches!(r.unit, UnitKind::Report | UnitKind::Checklist)
                     && (r.reads == Some(TextSource::RevisedText) || reference_scope)
@@ -1175,8 +1183,17 @@ impl Engine {
         };
         // Chain B: every other generically planned rubric, on the blanked text.
         let chain_b = join_all(now.iter().map(|r| self.plan_units(r, &ctx, &base_text)));
-        // Chain C: fact de-duplication, then CS.
-        let chain_c = self.cs_units(report, ev, label, sample);
+        // Chain C: fact de-duplication, then the fact-level rubrics.
+        let chain_c = async {
+            let dedup = self.dedup_step(report, label, sample).await;
+            let ctx = PlanContext {
+                dedup: Some(&dedup),
+                ..ctx.clone()
+            };
+            let units = join_all(facts.iter().map(|r| self.plan_units(r, &ctx, &base_text))).await;
+            let units: JudgedUnits = units.into_iter().flatten().collect();
+            (units, dedup.units)
+        };
         let ((fcq, later), now_units, (cs, dedup_units)) =
             futures::join!(chain_a, chain_b, chain_c);
 
@@ -1448,16 +1465,10 @@ impl Engine {
         join_all(futures).await
     }
 
-    /// Fact de-duplication then one CS unit per kept fact.
-    async fn cs_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> (JudgedUnits, JudgedUnits) {
-        let dedup_rubric = self.rubric("fact_dedup");
-        let cs_rubric = self.rubric("citation_support");
+    /// The named step before every fact-level rubric: fact de-duplication
+    /// (`fact_dedup`: the pre-filter, then the judge for the pairs it cannot settle).
+    async fn dedup_step(&self, report: &Report, label: &str, sample: u32) -> Dedup {
+        let dedup_rubric = self.rubric(super::score::FACT_DEDUP);
         let facts = &report.facts;
         let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
         let spec = dedup_rubric
@@ -1469,9 +1480,9 @@ impl Engine {
             });
         let mut duplicates = BTreeSet::new();
         let mut ask_pairs = Vec::new();
-        // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the CS
-        // unit details.
-        let mut decisions: Vec<(usize, usize, bool, &str)> = Vec::new();
+        // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the
+        // fact units' details.
+        let mut decisions: Vec<(usize, usize, bool, &'static str)> = Vec::new();
         for (i, j) in dedup::candidate_pairs(&cited) {
             let call = match self.settings.dedup {
                 DedupMode::JudgeAll => PairCall::AskJudge,
@@ -1503,7 +1514,7 @@ impl Engine {
                 _ => None,
             };
             let dup = decided.unwrap_or(false);
-            // Without an answer the facts stay apart (each keeps its CS unit).
+            // Without an answer the facts stay apart (each keeps its units).
             let detail = json!({"facts": [i + 1, j + 1],
                                 "decision": if dup { "merged" } else { "kept" }});
             (
@@ -1513,24 +1524,16 @@ impl Engine {
         }))
         .await;
         if judged.iter().any(|(_, (u, _))| is_pending(u)) {
-            // Which facts survive de-duplication is not known yet: every CS unit
+            // Which facts survive de-duplication is not known yet: every fact unit
             // waits (none is asked for a fact that may turn out to be a duplicate).
-            let dedup_units = judged.into_iter().map(|(_, u)| u).collect();
-            let cs = facts
-                .iter()
-                .enumerate()
-                .map(|(i, _)| {
-                    self.unit_from(
-                        &cs_rubric.id,
-                        format!("fact:{}", i + 1),
-                        Outcome::Skipped(PENDING_REASON.into()),
-                        json!({}),
-                    )
-                })
-                .collect();
-            return (cs, dedup_units);
+            return Dedup {
+                units: judged.into_iter().map(|(_, u)| u).collect(),
+                pending: true,
+                dup_of: vec![None; facts.len()],
+                decisions,
+            };
         }
-        let mut dedup_units = Vec::new();
+        let mut units = Vec::new();
         for ((i, j, dup), unit) in judged {
             if dup {
                 duplicates.insert((i, j));
@@ -1541,79 +1544,14 @@ impl Engine {
                 "judge failed: kept apart"
             };
             decisions.push((i, j, dup, by));
-            dedup_units.push(unit);
+            units.push(unit);
         }
-        let dup_of = dedup::resolve(facts.len(), &duplicates);
-        let decisions = &decisions;
-        let dedup_detail = move |i: usize| -> Vec<Value> {
-            decisions
-                .iter()
-                .filter(|d| d.0 == i || d.1 == i)
-                .map(|&(a, b, dup, by)| {
-                    let other = if a == i { b } else { a };
-                    json!({"fact": other + 1, "pair": format!("pair:{}:{}", a + 1, b + 1),
-                           "decision": if dup { "merged" } else { "kept" }, "by": by})
-                })
-                .collect()
-        };
-        // Facts citing the same sources are asked one after another (their prompts
-        // share the sources' text as a prefix, which providers' prompt caches
-        // discount); units are put back in fact order afterwards.
-        let mut kept: Vec<(usize, &crate::report::Fact)> = facts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| dup_of[*i].is_none())
-            .collect();
-        kept.sort_by_cached_key(|(i, f)| {
-            let mut refs: Vec<(u64, &str)> = f
-                .ref_idxs
-                .iter()
-                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
-                .collect();
-            refs.sort();
-            refs.dedup();
-            (refs, *i)
-        });
-        let mut cs = join_all(kept.into_iter().map(|(i, f)| {
-            let merged: Vec<usize> = (0..facts.len())
-                .filter(|&j| dup_of[j] == Some(i))
-                .map(|j| j + 1)
-                .collect();
-            async move {
-                let unit = format!("fact:{}", i + 1);
-                let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
-                let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
-                                        "merged_duplicates": merged, "dedup": dedup_detail(i)});
-                if ev.sources.is_some() {
-                    if let Value::Object(m) = &mut detail {
-                        m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-                    }
-                    if sources.iter().all(|s| s.text.trim().is_empty()) {
-                        return (
-                            i,
-                            self.rule_unit(
-                                &cs_rubric.id,
-                                unit,
-                                "no_source_text",
-                                "no cited source could be read: verdict unknown".into(),
-                                detail,
-                            ),
-                        );
-                    }
-                }
-                let inputs = UnitInputs {
-                    fact: Some(f.fact.clone()),
-                    sources: canonical_order(sources),
-                    ..Default::default()
-                };
-                let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
-                (i, self.unit_from(&cs_rubric.id, unit, outcome, detail))
-            }
-        }))
-        .await;
-        cs.sort_by_key(|(i, _)| *i);
-        let cs = cs.into_iter().map(|(_, u)| u).collect();
-        (cs, dedup_units)
+        Dedup {
+            units,
+            pending: false,
+            dup_of: dedup::resolve(facts.len(), &duplicates),
+            decisions,
+        }
     }
 }
 
@@ -1714,7 +1652,7 @@ pub(super) fn cited_sources(
 /// Sources in one order whatever order the fact cites them in (numeric indices
 /// numerically), so prompts of facts citing overlapping sources share the longest
 /// prefix a provider's prompt cache can serve.
-fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+pub(super) fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
     sources.sort_by(|a, b| {
         let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
         key(a).cmp(&key(b))

@@ -28,18 +28,17 @@ use serde_json::{json, Value};
 
 use super::input::Task;
 use super::pipeline::{
-    cited_sources, figure_detail, no_task_reason, Engine, Evidence, JudgedUnits, Outcome,
+    canonical_order, cited_sources, figure_detail, no_task_reason, Engine, Evidence, JudgedUnits,
+    Outcome, PENDING_REASON,
 };
 use crate::report::{FigureKind, Report};
 use crate::rubric::{split_items, InputKind, Rubric, UnitInputs, UnitKind};
 
 /// Rubrics whose units are built by a named step of the pipeline instead of the
 /// generic planner (and why): caption revision, fact de-duplication.
-pub const NAMED_STEPS: [&str; 2] = [
+pub const NAMED_STEPS: [&str; 1] = [
     // Caption revision: its answers give the revised captions.
-    "figure_caption_quality",
-    // Units are the facts left after de-duplication (`fact_dedup`).
-    "citation_support",
+    crate::rubric::CAPTION_REVISION,
 ];
 
 /// Whether the generic planner builds this rubric's units.
@@ -48,12 +47,42 @@ pub fn planned_generically(rubric: &Rubric) -> bool {
 }
 
 /// What a report's units are planned from.
+#[derive(Clone)]
 pub(super) struct PlanContext<'a> {
     pub report: &'a Report,
     pub ev: &'a Evidence,
     pub task: Option<&'a Task>,
     pub label: &'a str,
     pub sample: u32,
+    /// Fact de-duplication, once done (fact-level rubrics wait for it).
+    pub dedup: Option<&'a Dedup>,
+}
+
+/// The result of the fact de-duplication step for one report and sample.
+pub(super) struct Dedup {
+    /// The `fact_dedup` units (judged pairs).
+    pub units: JudgedUnits,
+    /// Some pair waits for a batch wave: which facts survive is not known yet.
+    pub pending: bool,
+    /// For each fact, the fact it was merged into.
+    pub dup_of: Vec<Option<usize>>,
+    /// Every pair decision: (fact i, fact j, duplicate, decided by).
+    pub decisions: Vec<(usize, usize, bool, &'static str)>,
+}
+
+impl Dedup {
+    /// Every pair fact `i` was in, as its units' details show it.
+    fn detail(&self, i: usize) -> Vec<Value> {
+        self.decisions
+            .iter()
+            .filter(|d| d.0 == i || d.1 == i)
+            .map(|&(a, b, dup, by)| {
+                let other = if a == i { b } else { a };
+                json!({"fact": other + 1, "pair": format!("pair:{}:{}", a + 1, b + 1),
+                       "decision": if dup { "merged" } else { "kept" }, "by": by})
+            })
+            .collect()
+    }
 }
 
 impl Engine {
@@ -68,6 +97,7 @@ impl Engine {
         match rubric.unit {
             UnitKind::Report => vec![self.plan_report_unit(rubric, ctx, text).await],
             UnitKind::Checklist => self.plan_checklist_units(rubric, ctx, text).await,
+            UnitKind::Fact => self.plan_fact_units(rubric, ctx).await,
             UnitKind::Figure | UnitKind::Chart | UnitKind::Image => {
                 self.plan_figure_units(rubric, ctx).await
             }
@@ -183,6 +213,88 @@ impl Engine {
                 (rec, if first { u } else { None })
             })
             .collect()
+    }
+
+    /// One unit per fact left after de-duplication (`fact:N`, N the fact's place
+    /// in the report); its details list the duplicates merged into it.
+    async fn plan_fact_units(&self, rubric: &Rubric, ctx: &PlanContext<'_>) -> JudgedUnits {
+        let facts = &ctx.report.facts;
+        let Some(dedup) = ctx.dedup else {
+            return Vec::new();
+        };
+        if dedup.pending {
+            return (0..facts.len())
+                .map(|i| {
+                    self.unit_from(
+                        &rubric.id,
+                        format!("fact:{}", i + 1),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                })
+                .collect();
+        }
+        let dup_of = &dedup.dup_of;
+        // Facts citing the same sources are asked one after another (their prompts
+        // share the sources' text as a prefix, which providers' prompt caches
+        // discount); units are put back in fact order afterwards.
+        let mut kept: Vec<(usize, &crate::report::Fact)> = facts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| dup_of[*i].is_none())
+            .collect();
+        kept.sort_by_cached_key(|(i, f)| {
+            let mut refs: Vec<(u64, &str)> = f
+                .ref_idxs
+                .iter()
+                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                .collect();
+            refs.sort();
+            refs.dedup();
+            (refs, *i)
+        });
+        let settle = rubric.rules.contains_key("no_source_text");
+        let mut units = futures::future::join_all(kept.into_iter().map(|(i, f)| {
+            let merged: Vec<usize> = (0..facts.len())
+                .filter(|&j| dup_of[j] == Some(i))
+                .map(|j| j + 1)
+                .collect();
+            async move {
+                let unit = format!("fact:{}", i + 1);
+                let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
+                let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
+                                        "merged_duplicates": merged, "dedup": dedup.detail(i)});
+                if ctx.ev.sources.is_some() {
+                    if let Value::Object(m) = &mut detail {
+                        m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                    }
+                    if settle && sources.iter().all(|s| s.text.trim().is_empty()) {
+                        return (
+                            i,
+                            self.rule_unit(
+                                &rubric.id,
+                                unit,
+                                "no_source_text",
+                                "no cited source could be read: verdict unknown".into(),
+                                detail,
+                            ),
+                        );
+                    }
+                }
+                let inputs = UnitInputs {
+                    fact: Some(f.fact.clone()),
+                    sources: canonical_order(sources),
+                    ..Default::default()
+                };
+                let outcome = self
+                    .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
+                    .await;
+                (i, self.unit_from(&rubric.id, unit, outcome, detail))
+            }
+        }))
+        .await;
+        units.sort_by_key(|(i, _)| *i);
+        units.into_iter().map(|(_, u)| u).collect()
     }
 
     /// One unit per figure of the rubric's kind (`figure`: every figure; `chart`,

@@ -25,9 +25,10 @@ use super::timing::{with_cpu, ReportTiming, Stage, StageTime};
 use crate::images::{ImageInput, ImageLimits, IqResult};
 use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
 use crate::report::{Figure, FigureKind, Report};
+use crate::rubric::CAPTION_REVISION;
 use crate::rubric::{
-    build_request, dimension_scores, justification, validate_answer, RequestLabel, Rubric,
-    RubricSet, SourceText, TextSource, UnitInputs, UnitKind,
+    build_request, justification, validate_answer, RequestLabel, Rubric, RubricSet, SourceText,
+    TextSource, UnitInputs, UnitKind,
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
@@ -1140,7 +1141,11 @@ impl Engine {
             });
         // Chain A: FCQ -> caption revision -> the rubrics reading the revised text.
         let chain_a = async {
-            let fcq = self.fcq_units(report, ev, label, sample).await;
+            // The caption-revision step: the figure units of the rubric declaring
+            // `[revision]`, each with the caption its answer proposes.
+            let fcq = self
+                .figure_units_with_revisions(self.rubric(CAPTION_REVISION), &ctx)
+                .await;
             if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
                 // The revised text depends on answers still in a batch: so does
                 // every judge that reads it.
@@ -1378,91 +1383,6 @@ impl Engine {
             },
             None,
         )
-    }
-
-    async fn fcq_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> Vec<((UnitRecord, Option<UsageRecord>), Option<String>)> {
-        let rubric = self.rubric("figure_caption_quality");
-        let futures =
-            report
-                .figures
-                .iter()
-                .zip(&ev.figures)
-                .enumerate()
-                .map(|(i, (f, e))| async move {
-                    let unit = format!("figure:{}", i + 1);
-                    let detail = figure_detail(f);
-                    if let Some(reason) = &e.invalid {
-                        return (
-                            self.rule_unit(
-                                &rubric.id,
-                                unit,
-                                "invalid_visual",
-                                format!("invalid figure: {reason}"),
-                                detail,
-                            ),
-                            None,
-                        );
-                    }
-                    if let Some(reason) = &e.unavailable {
-                        let skipped = Outcome::Skipped(reason.clone());
-                        return (self.unit_from(&rubric.id, unit, skipped, detail), None);
-                    }
-                    let caption = f
-                        .caption
-                        .as_deref()
-                        .map(str::trim)
-                        .filter(|c| !c.is_empty());
-                    let inputs = UnitInputs {
-                        figure_image: e.data_uri.clone(),
-                        caption: Some(caption.unwrap_or("").to_string()),
-                        ..Default::default()
-                    };
-                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
-                    let revision = match (&outcome, &rubric.revision) {
-                        (Outcome::Answer { value, .. }, Some(spec)) => {
-                            let low = dimension_scores(rubric, value)
-                                .iter()
-                                .any(|s| *s <= spec.threshold);
-                            (low || caption.is_none())
-                                .then(|| value[spec.field.as_str()].as_str().map(str::to_string))
-                                .flatten()
-                        }
-                        _ => None,
-                    };
-                    if matches!(&outcome, Outcome::Skipped(r) if r == PENDING_REASON) {
-                        return (self.unit_from(&rubric.id, unit, outcome, detail), None);
-                    }
-                    if caption.is_none() {
-                        // Missing caption scores 0 by rule; the judge was asked only for the
-                        // caption to insert.
-                        let mut detail = detail;
-                        if let (Value::Object(m), Outcome::Answer { value, .. }) =
-                            (&mut detail, &outcome)
-                        {
-                            m.insert("revision_answer".into(), value.clone());
-                        }
-                        let (rec, _) = self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "missing_caption",
-                            "figure has no caption".into(),
-                            detail,
-                        );
-                        let usage = match outcome {
-                            Outcome::Answer { usage, .. } => Some(usage),
-                            _ => None,
-                        };
-                        return ((rec, usage), revision);
-                    }
-                    (self.unit_from(&rubric.id, unit, outcome, detail), revision)
-                });
-        join_all(futures).await
     }
 
     /// The named step before every fact-level rubric: fact de-duplication

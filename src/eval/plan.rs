@@ -28,11 +28,15 @@ use serde_json::{json, Value};
 
 use super::input::Task;
 use super::pipeline::{
-    canonical_order, cited_sources, figure_detail, no_task_reason, Engine, Evidence, JudgedUnits,
-    Outcome, PENDING_REASON,
+    canonical_order, cited_sources, figure_detail, no_task_reason, Engine, Evidence,
+    FigureEvidence, JudgedUnits, Outcome, PENDING_REASON,
 };
-use crate::report::{FigureKind, Report};
-use crate::rubric::{split_items, InputKind, Rubric, UnitInputs, UnitKind};
+use super::record::{UnitRecord, UsageRecord};
+
+/// One unit with the usage of its judge answer.
+pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
+use crate::report::{Figure, FigureKind, Report};
+use crate::rubric::{dimension_scores, split_items, InputKind, Rubric, UnitInputs, UnitKind};
 
 /// Rubrics whose units are built by a named step of the pipeline instead of the
 /// generic planner (and why): caption revision, fact de-duplication.
@@ -301,11 +305,21 @@ impl Engine {
     /// `image`: those of that kind), named `figure:N` by the figure's place among
     /// all figures.
     async fn plan_figure_units(&self, rubric: &Rubric, ctx: &PlanContext<'_>) -> JudgedUnits {
-        let noun = match rubric.unit {
-            UnitKind::Chart => "chart",
-            UnitKind::Image => "image",
-            _ => "figure",
-        };
+        self.figure_units_with_revisions(rubric, ctx)
+            .await
+            .into_iter()
+            .map(|(u, _)| u)
+            .collect()
+    }
+
+    /// The units of a figure-level rubric, each with the revised caption its
+    /// answer proposes when the rubric declares `[revision]` (the caption-revision
+    /// step) and the caption is missing or scored low.
+    pub(super) async fn figure_units_with_revisions(
+        &self,
+        rubric: &Rubric,
+        ctx: &PlanContext<'_>,
+    ) -> Vec<(JudgedUnit, Option<String>)> {
         let wanted = |k: FigureKind| match rubric.unit {
             UnitKind::Chart => k == FigureKind::Chart,
             UnitKind::Image => k == FigureKind::Image,
@@ -318,94 +332,130 @@ impl Engine {
             .zip(&ctx.ev.figures)
             .enumerate()
             .filter(|(_, (f, _))| wanted(f.kind));
-        futures::future::join_all(figures.map(|(i, (f, e))| async move {
-            let unit = format!("figure:{}", i + 1);
-            let mut detail = figure_detail(f);
-            if let Some(reason) = &e.invalid {
-                return self.rule_unit(
-                    &rubric.id,
-                    unit,
-                    "invalid_visual",
-                    format!("invalid {noun}: {reason}"),
-                    detail,
+        futures::future::join_all(figures.map(|(i, (f, e))| self.figure_unit(rubric, ctx, i, f, e)))
+            .await
+    }
+
+    async fn figure_unit(
+        &self,
+        rubric: &Rubric,
+        ctx: &PlanContext<'_>,
+        i: usize,
+        f: &Figure,
+        e: &FigureEvidence,
+    ) -> (JudgedUnit, Option<String>) {
+        let noun = match rubric.unit {
+            UnitKind::Chart => "chart",
+            UnitKind::Image => "image",
+            _ => "figure",
+        };
+        let unit = format!("figure:{}", i + 1);
+        let mut detail = figure_detail(f);
+        if let Some(reason) = &e.invalid {
+            let reason = format!("invalid {noun}: {reason}");
+            return (
+                self.rule_unit(&rubric.id, unit, "invalid_visual", reason, detail),
+                None,
+            );
+        }
+        if let Some(reason) = &e.unavailable {
+            let skipped = Outcome::Skipped(reason.clone());
+            return (self.unit_from(&rubric.id, unit, skipped, detail), None);
+        }
+        let mut inputs = UnitInputs::default();
+        if rubric.needs(InputKind::FigureImage) {
+            inputs.figure_image = e.data_uri.clone();
+        }
+        let caption = f
+            .caption
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty());
+        // With caption revision a missing caption is still sent (empty): the judge
+        // proposes the caption to insert, and the rule gives the score.
+        let settle_caption = rubric.needs(InputKind::Caption)
+            && caption.is_none()
+            && rubric.rules.contains_key("missing_caption");
+        if settle_caption && rubric.revision.is_none() {
+            let reason = format!("{noun} has no caption");
+            return (
+                self.rule_unit(&rubric.id, unit, "missing_caption", reason, detail),
+                None,
+            );
+        }
+        if rubric.needs(InputKind::Caption) {
+            inputs.caption = Some(caption.unwrap_or("").to_string());
+        }
+        if rubric.needs(InputKind::Context) {
+            let context = f
+                .context
+                .as_deref()
+                .map(str::trim)
+                .filter(|c| !c.is_empty());
+            if context.is_none() && rubric.rules.contains_key("missing_context") {
+                let reason = format!("{noun} has no context");
+                return (
+                    self.rule_unit(&rubric.id, unit, "missing_context", reason, detail),
+                    None,
                 );
             }
-            if let Some(reason) = &e.unavailable {
-                let skipped = Outcome::Skipped(reason.clone());
-                return self.unit_from(&rubric.id, unit, skipped, detail);
+            inputs.context = Some(context.unwrap_or("").to_string());
+        }
+        if rubric.needs(InputKind::Sources) {
+            let settle = rubric.rules.contains_key("no_usable_source");
+            if f.ref_idxs.is_empty() && settle {
+                let reason = format!("{noun} cites no source");
+                return (
+                    self.rule_unit(&rubric.id, unit, "no_usable_source", reason, detail),
+                    None,
+                );
             }
-            let mut inputs = UnitInputs::default();
-            if rubric.needs(InputKind::FigureImage) {
-                inputs.figure_image = e.data_uri.clone();
+            let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
+            if let Value::Object(m) = &mut detail {
+                m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
             }
-            if rubric.needs(InputKind::Caption) {
-                let trimmed = f
-                    .caption
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|c| !c.is_empty());
-                if trimmed.is_none() && rubric.rules.contains_key("missing_caption") {
-                    return self.rule_unit(
-                        &rubric.id,
-                        unit,
-                        "missing_caption",
-                        format!("{noun} has no caption"),
-                        detail,
-                    );
-                }
-                inputs.caption = Some(f.caption.clone().unwrap_or_default());
+            if settle
+                && ctx.ev.sources.is_some()
+                && sources.iter().all(|s| s.text.trim().is_empty())
+            {
+                let reason = "no cited source could be read".to_string();
+                return (
+                    self.rule_unit(&rubric.id, unit, "no_usable_source", reason, detail),
+                    None,
+                );
             }
-            if rubric.needs(InputKind::Context) {
-                let context = f
-                    .context
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|c| !c.is_empty());
-                if context.is_none() && rubric.rules.contains_key("missing_context") {
-                    return self.rule_unit(
-                        &rubric.id,
-                        unit,
-                        "missing_context",
-                        format!("{noun} has no context"),
-                        detail,
-                    );
-                }
-                inputs.context = Some(context.unwrap_or("").to_string());
+            inputs.sources = sources;
+        }
+        let outcome = self
+            .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
+            .await;
+        let revision = match (&outcome, &rubric.revision) {
+            (Outcome::Answer { value, .. }, Some(spec)) => {
+                let low = dimension_scores(rubric, value)
+                    .iter()
+                    .any(|s| *s <= spec.threshold);
+                (low || caption.is_none())
+                    .then(|| value[spec.field.as_str()].as_str().map(str::to_string))
+                    .flatten()
             }
-            if rubric.needs(InputKind::Sources) {
-                let settle = rubric.rules.contains_key("no_usable_source");
-                if f.ref_idxs.is_empty() && settle {
-                    return self.rule_unit(
-                        &rubric.id,
-                        unit,
-                        "no_usable_source",
-                        format!("{noun} cites no source"),
-                        detail,
-                    );
-                }
-                let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
-                if let Value::Object(m) = &mut detail {
-                    m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
-                }
-                if settle
-                    && ctx.ev.sources.is_some()
-                    && sources.iter().all(|s| s.text.trim().is_empty())
-                {
-                    return self.rule_unit(
-                        &rubric.id,
-                        unit,
-                        "no_usable_source",
-                        "no cited source could be read".into(),
-                        detail,
-                    );
-                }
-                inputs.sources = sources;
+            _ => None,
+        };
+        if matches!(&outcome, Outcome::Skipped(r) if r == PENDING_REASON) {
+            return (self.unit_from(&rubric.id, unit, outcome, detail), None);
+        }
+        if settle_caption {
+            // Scored by the rule; the answer is kept for the caption it proposes.
+            if let (Value::Object(m), Outcome::Answer { value, .. }) = (&mut detail, &outcome) {
+                m.insert("revision_answer".into(), value.clone());
             }
-            let outcome = self
-                .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
-                .await;
-            self.unit_from(&rubric.id, unit, outcome, detail)
-        }))
-        .await
+            let reason = format!("{noun} has no caption");
+            let (rec, _) = self.rule_unit(&rubric.id, unit, "missing_caption", reason, detail);
+            let usage = match outcome {
+                Outcome::Answer { usage, .. } => Some(usage),
+                _ => None,
+            };
+            return ((rec, usage), revision);
+        }
+        (self.unit_from(&rubric.id, unit, outcome, detail), revision)
     }
 }

@@ -1,6 +1,7 @@
 //! Metrics added with `--rubrics DIR` (one TOML file and one template each, no code):
 //! the fixture metrics in `tests/fixtures/rubrics/` (a chart-level one reading the
-//! chart and its cited sources, counted in VA; a report-level one counted in TA) are
+//! chart and its cited sources, counted in VA; a report-level one counted in TA; a
+//! fact-level one and a checklist one reading the revised text, counted in neither) are
 //! planned, judged by the in-process mock, validated, scored, written in the
 //! reference layout, shown by `summarize` in every format, and usable in `agree` and
 //! `ablate`; the built-in metric files do not move. Every start-up error of a rubric
@@ -12,7 +13,12 @@ use std::process::Command;
 use serde_json::Value;
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
-const ADDED: [&str; 2] = ["chart_data_match", "report_hedging"];
+const ADDED: [&str; 4] = [
+    "chart_data_match",
+    "checklist_coverage",
+    "fact_quote_check",
+    "report_hedging",
+];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -126,6 +132,7 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
     .await;
 
     let mut charts_judged = 0;
+    let mut facts_judged = 0;
     for (dir_plain, dir) in report_dirs(&plain).iter().zip(report_dirs(&added)) {
         let report = read(&dir.join("report.json"));
         // The built-in metric files are byte for byte those of a run without them.
@@ -202,6 +209,26 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
                 }
             }
         }
+        // The fact-level metric: one unit per fact left after de-duplication, as CS;
+        // the checklist one: one unit per item, as IA.
+        let names = |m: &str| -> Vec<Value> {
+            report["units"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|u| u["metric"] == m)
+                .map(|u| u["unit"].clone())
+                .collect()
+        };
+        assert_eq!(names("fact_quote_check"), names("citation_support"));
+        assert!(!names("fact_quote_check").is_empty(), "{}", dir.display());
+        assert_eq!(names("checklist_coverage"), names("instruction_alignment"));
+        for u in report["units"].as_array().unwrap() {
+            if u["metric"] == "fact_quote_check" && u["detail"]["rule"].is_null() {
+                facts_judged += 1;
+                assert_eq!(u["answer"]["verdict"], "close", "{u}");
+            }
+        }
         if cdm.is_empty() {
             // No chart: the declared empty score.
             assert_eq!(report["metrics"]["chart_data_match"]["score"], 0.0);
@@ -246,7 +273,9 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
     }
     assert_eq!(calls["chart_data_match"], charts_judged);
     assert_eq!(calls["report_hedging"], 6);
-    assert_eq!(calls.len(), calls_plain.len() + 2);
+    assert_eq!(calls["fact_quote_check"], facts_judged);
+    assert_eq!(calls["checklist_coverage"], 6);
+    assert_eq!(calls.len(), calls_plain.len() + ADDED.len());
     mock.shutdown().await;
 
     // summarize, every format, shows both.
@@ -285,7 +314,7 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
         "{}{stdout}",
         String::from_utf8_lossy(&res.stderr)
     );
-    for m in ADDED {
+    for m in ["report_hedging", "chart_data_match"] {
         assert!(stdout.contains(m), "agree lacks {m}: {stdout}");
     }
 
@@ -473,6 +502,15 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     assert!(err.contains("m11.toml"), "{err}");
     assert!(err.contains("level"), "{err}");
 
+    // A checklist unit needs the `items` answer.
+    let dir = with_template(
+        "m12",
+        &rubric_text("m12", "").replace("unit = \"report\"", "unit = \"checklist\""),
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("m12.toml:3"), "{err}");
+    assert!(err.contains("`items` answer"), "{err}");
+
     // The CLI refuses the folder at start-up (exit 2) with the same message, before
     // any report is read.
     let dir = with_template("m2", &rubric_text("m2", "\n[rules]\nno_sources = 0.0"));
@@ -498,6 +536,16 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
     let ids = set.metric_ids();
     assert_eq!(&ids[10..], ADDED);
+    assert_eq!(
+        set.dependencies("fact_quote_check"),
+        ["fact_dedup"],
+        "fact units wait for de-duplication"
+    );
+    assert_eq!(
+        set.dependencies("checklist_coverage"),
+        ["figure_caption_quality"],
+        "revised text waits for caption revision"
+    );
     assert_eq!(
         set.metrics_at(tvir_eval::rubric::Level::Text)
             .last()

@@ -1235,7 +1235,7 @@ impl Engine {
                 _ => "--no-judge: judged metric not evaluated",
             };
             for metric in super::score::metric_names(&self.rubrics) {
-                if matches!(metric.as_str(), "image_quality" | "figure_quality") {
+                if crate::rubric::PIXEL_METRICS.contains(&metric.as_str()) {
                     continue;
                 }
                 units.push((

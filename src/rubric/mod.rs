@@ -122,6 +122,9 @@ const BUILTIN_PROMPTS: [(&str, &str); 13] = [
 /// "revised_text"` waits for).
 pub const CAPTION_REVISION: &str = "figure_caption_quality";
 
+/// The rubric of the fact de-duplication step, which fact units wait for.
+pub const FACT_DEDUP: &str = "fact_dedup";
+
 /// Rubric ids the evaluation needs (the ten judged metrics, `fact_dedup` and the two
 /// judge-extraction rubrics).
 pub const REQUIRED_RUBRICS: [&str; 13] = [
@@ -181,8 +184,10 @@ pub const BUILTIN_METRICS: [&str; 10] = [
 pub const PIXEL_METRICS: [&str; 2] = ["image_quality", "figure_quality"];
 
 /// Unit kinds the generic planner builds for an added metric.
-pub const ADDED_METRIC_UNITS: [UnitKind; 4] = [
+pub const ADDED_METRIC_UNITS: [UnitKind; 6] = [
     UnitKind::Report,
+    UnitKind::Checklist,
+    UnitKind::Fact,
     UnitKind::Figure,
     UnitKind::Chart,
     UnitKind::Image,
@@ -309,7 +314,7 @@ impl RubricSet {
                     return Err(invalid(
                         "unit",
                         format!(
-                            "unit `{}` is not available to added metrics yet (use report, figure, chart or image)",
+                            "unit `{}` is not available to added metrics (use report, checklist, fact, figure, chart or image)",
                             rubric.unit.name()
                         ),
                     ));
@@ -350,6 +355,10 @@ impl RubricSet {
             return Vec::new();
         };
         let mut deps = r.after.clone();
+        // Fact units are the facts left after de-duplication.
+        if r.unit == UnitKind::Fact && !deps.iter().any(|d| d == FACT_DEDUP) {
+            deps.push(FACT_DEDUP.to_string());
+        }
         if r.reads == Some(TextSource::RevisedText)
             && id != CAPTION_REVISION
             && !deps.iter().any(|d| d == CAPTION_REVISION)

@@ -500,6 +500,19 @@ impl Rubric {
                 "`reads` is for report and checklist units only".into(),
             ));
         }
+        if self.revision.is_some() && self.unit != UnitKind::Figure {
+            return Err((
+                "unit".into(),
+                "caption revision (`[revision]`) needs `figure` units".into(),
+            ));
+        }
+        let items = matches!(self.answer, AnswerSpec::Items { .. });
+        if items != (self.unit == UnitKind::Checklist) {
+            return Err((
+                "unit".into(),
+                "checklist units and the `items` answer go together".into(),
+            ));
+        }
         if self.after.iter().any(|a| a == &self.id) {
             return Err((
                 "after".into(),

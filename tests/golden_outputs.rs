@@ -186,7 +186,7 @@ fn varied(schema: &Value, seed: u64, path: &str) -> Value {
             let span = (hi - lo + 1).max(1) as u64;
             json!(lo + (h % span) as i64)
         }
-        "boolean" => json!(h % 2 == 0),
+        "boolean" => json!(h.is_multiple_of(2)),
         "null" => Value::Null,
         _ => json!(format!("answer {}", h % 1000)),
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::record::{MetricFile, ReportRecord, UnitRecord, METRIC_NAMES};
+use super::record::{MetricFile, ReportRecord, UnitRecord};
 use super::score::{FIGURE_QUALITY, IMAGE_QUALITY};
 
 #[derive(Debug, thiserror::Error)]
@@ -100,10 +100,10 @@ pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError
         path: dir.display().to_string(),
         source,
     })?;
-    for metric in METRIC_NAMES {
+    for metric in super::record::metric_names_of([record]) {
         write_json(
             &dir.join(format!("{metric}.json")),
-            &metric_file(record, metric),
+            &metric_file(record, &metric),
         )?;
     }
     write_json(&dir.join("report.json"), record)
@@ -150,8 +150,8 @@ fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> 
         };
         out.insert(name.to_string(), value);
     };
-    for m in METRIC_NAMES {
-        put(m, &|r| r.metrics.get(m).and_then(|x| x.score));
+    for m in super::record::metric_names_of(records.iter().copied()) {
+        put(&m, &|r| r.metrics.get(&m).and_then(|x| x.score));
     }
     put("ta", &|r| r.ta);
     put("va", &|r| r.va);

@@ -47,8 +47,10 @@
 //!
 //! **Prompt caching.** With [`MockConfig::prefix_cache`], `usage.prompt_tokens_details
 //! .cached_tokens` reports what OpenAI's prefix cache would serve: the longest prefix
-//! of the request's messages already seen in an earlier request, counted at 4
-//! characters a token, nothing below 1,024 tokens, rounded down to 128-token steps.
+//! of the request's prompt (its `json_schema` schema, which OpenAI places before the
+//! system message, then its messages) already seen in an earlier request, counted
+//! at 4 characters a token, nothing below 1,024 tokens, rounded down to 128-token
+//! steps.
 //!
 //! **Batch API.** `POST /v1/files` (multipart, purpose `batch`), `GET
 //! /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches/{id}` and `GET
@@ -622,13 +624,23 @@ pub(crate) fn completion(
 }
 
 /// Tokens OpenAI's prefix cache would serve for `request`: the longest prefix of
-/// its messages (as JSON text) shared with an earlier request, 4 characters a
-/// token, 0 below 1,024 tokens, else rounded down to a multiple of 128.
+/// its prompt shared with an earlier request, 4 characters a token, 0 below 1,024
+/// tokens, else rounded down to a multiple of 128. The prompt is the
+/// structured-output schema (OpenAI puts it before the system message, so two
+/// requests with different schemas share nothing) followed by the messages, as
+/// JSON text.
 fn prefix_cached_tokens(state: &MockState, request: &Value) -> u64 {
-    let prompt = request
-        .get("messages")
+    let schema = request
+        .pointer("/response_format/json_schema/schema")
         .map(Value::to_string)
         .unwrap_or_default();
+    let prompt = format!(
+        "{schema}{}",
+        request
+            .get("messages")
+            .map(Value::to_string)
+            .unwrap_or_default()
+    );
     let mut seen = state.seen_prompts.lock().unwrap_or_else(|p| p.into_inner());
     let longest = seen
         .iter()

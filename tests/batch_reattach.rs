@@ -305,7 +305,10 @@ async fn mock_reports_cached_prefix_tokens_like_openai() {
             "required": [p], "additionalProperties": false})
     };
     let long = "term ".repeat(1400);
-    assert_eq!(ask_with(format!("{long} a"), Some(schema("alpha"))).await, 0);
+    assert_eq!(
+        ask_with(format!("{long} a"), Some(schema("alpha"))).await,
+        0
+    );
     assert_eq!(
         ask_with(format!("{long} b"), Some(schema("beta"))).await,
         0,

@@ -431,11 +431,18 @@ mod tests {
             .unwrap();
         assert_eq!(rep.reasked, 1, "{rep:?}");
         let mut r = store.with_conn(|c| rows::get(c, &key)).unwrap().unwrap();
-        assert_eq!((r.spent.prompt_tokens, r.spent.completion_tokens), (1000, 40));
+        assert_eq!(
+            (r.spent.prompt_tokens, r.spent.completion_tokens),
+            (1000, 40)
+        );
         r.state = "exported".into();
         store.with_conn(|c| rows::update(c, &r)).unwrap();
         // The re-ask's valid answer: the cached usage covers both attempts.
-        let good = result_line(&format!("{key}.1"), r#"{"verdict": "yes"}"#, (1100, 30, 1024));
+        let good = result_line(
+            &format!("{key}.1"),
+            r#"{"verdict": "yes"}"#,
+            (1100, 30, 1024),
+        );
         let rep = store
             .with_conn(|c| ingest(c, good.as_bytes(), &LineSource::Import, "f", &opts))
             .unwrap();
@@ -445,7 +452,11 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            (cached.prompt_tokens, cached.completion_tokens, cached.cached_tokens),
+            (
+                cached.prompt_tokens,
+                cached.completion_tokens,
+                cached.cached_tokens
+            ),
             (2100, 70, 1024)
         );
         assert_eq!(cached.via, "batch");

@@ -1753,6 +1753,22 @@ impl Engine {
     ) -> (JudgedUnits, JudgedUnits) {
         let dedup_rubric = self.rubric("fact_dedup");
         let cs_rubric = self.rubric("citation_support");
+        if report
+            .extraction
+            .judge
+            .as_ref()
+            .is_some_and(|j| j.status == "pending")
+        {
+            // Batch mode: the facts come from a judge extraction still in a wave, so
+            // every CS unit waits for it (none is asked for the rules parse's facts).
+            let waiting = self.unit_from(
+                &cs_rubric.id,
+                "facts".into(),
+                Outcome::Skipped(PENDING_REASON.into()),
+                json!({}),
+            );
+            return (vec![waiting], Vec::new());
+        }
         let facts = &report.facts;
         let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
         let spec = dedup_rubric

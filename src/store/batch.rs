@@ -56,7 +56,9 @@ pub(crate) fn init_schema(conn: &Connection) -> rusqlite::Result<()> {
     // re-asked), added to the usage of the answer that is finally kept, so every
     // attempt is priced. Stores written before it get the columns at 0.
     let has_spent = conn
-        .prepare("SELECT 1 FROM pragma_table_info('batch_requests') WHERE name = 'spent_prompt_tokens'")?
+        .prepare(
+            "SELECT 1 FROM pragma_table_info('batch_requests') WHERE name = 'spent_prompt_tokens'",
+        )?
         .exists([])?;
     if !has_spent {
         conn.execute_batch(
@@ -106,7 +108,8 @@ pub struct NewRequest<'a> {
     pub schema: &'a str,
 }
 
-const COLUMNS: &str = "key, model, metric, sample, body, schema, state, batch_id, wave, attempts, reasks, last_error,
+const COLUMNS: &str =
+    "key, model, metric, sample, body, schema, state, batch_id, wave, attempts, reasks, last_error,
      spent_prompt_tokens, spent_completion_tokens, spent_cached_tokens";
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BatchRequest> {
@@ -392,7 +395,10 @@ mod tests {
         assert_eq!(r.spent, crate::judge::Usage::default());
         r.spent.completion_tokens = 7;
         update(&conn, &r).unwrap();
-        assert_eq!(get(&conn, "old").unwrap().unwrap().spent.completion_tokens, 7);
+        assert_eq!(
+            get(&conn, "old").unwrap().unwrap().spent.completion_tokens,
+            7
+        );
     }
 
     #[test]

@@ -1604,7 +1604,7 @@ impl Engine {
             let inputs = UnitInputs {
                 figure_image: e.data_uri.clone(),
                 caption: Some(f.caption.clone().unwrap_or_default()),
-                sources,
+                sources: canonical_order(sources),
                 ..Default::default()
             };
             let outcome = self.ask(csc_rubric, &inputs, label, &unit, sample).await;

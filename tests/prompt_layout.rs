@@ -169,12 +169,12 @@ async fn citation_support_prompts_share_their_sources_as_a_prefix() {
         vec![vec![1, 2], vec![1, 2], vec![1, 3], vec![3], vec![3]],
         "facts citing the same sources are asked one after another"
     );
-    // Everything up to the statement is the same for the same sources; a shared
-    // first source is shared text.
+    // Everything up to the statement (the verdict scale included) is the same for
+    // the same sources; a shared first source is shared text.
     for (a, b) in [(0, 1), (3, 4)] {
         let shared = common_prefix(&cs[a], &cs[b]);
         assert!(
-            shared.ends_with("Statement from the report that cites them:\n<<<\n"),
+            shared.ends_with("Statement:\n<<<\n") && shared.contains("- unsupported: "),
             "same sources, same prompt up to the statement: {:?}",
             &shared[shared.len().saturating_sub(80)..]
         );

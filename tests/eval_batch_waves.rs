@@ -1,7 +1,10 @@
-//! `--extraction auto` in batch mode: a report the self-check calls suspect gets its
-//! extraction requests in the first exported wave and no Citation Support request
-//! for the rules parse's facts; the judge's facts are judged in the next wave; the
-//! scores equal a live run's that received the same answers.
+//! Batch waves and batch files, end to end through the CLI and the mock judge:
+//! - `--extraction auto`: a report the self-check calls suspect gets its extraction
+//!   requests in the first exported wave and no Citation Support request for the
+//!   rules parse's facts; the judge's facts are judged in the next wave; the scores
+//!   equal a live run's that received the same answers;
+//! - batch files put Citation Support requests that share sources next to each
+//!   other, in canonical source order (prefix caches).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -10,18 +13,36 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
 
-/// A report whose table rows are cited by marker lines after the tables: the
-/// self-check calls its rules parse suspect.
-fn report_text() -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/reports/check-unattached/report.md");
+/// The report under test: `DIR/input.md` when the test wrote one, else a report
+/// whose table rows are cited by marker lines after the tables (the self-check
+/// calls its rules parse suspect).
+fn report_text(dir: &Path) -> String {
+    let own = dir.join("input.md");
+    let p = if own.exists() {
+        own
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/reports/check-unattached/report.md")
+    };
     std::fs::read_to_string(p).unwrap()
 }
+
+/// Five facts over three sources, cited in varying order.
+const LAYOUT_REPORT: &str = "# Wind and water\n\n\
+Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
+Hydropower output fell in the dry year of 2023 [3][1].\n\n\
+Tidal projects stayed small throughout the decade [3].\n\n\
+Grid storage orders doubled within two years [1][2].\n\n\
+Pumped storage remained the largest store of energy [3].\n\n\
+## References\n\n\
+[1] Capacity review. https://one.example.org/capacity\n\
+[2] Offshore survey. https://two.example.org/offshore\n\
+[3] Water power outlook. https://three.example.org/water\n";
 
 /// Pages for the report's references (so Citation Support has text to judge).
 fn sources_file(dir: &Path) -> PathBuf {
     let path = dir.join("sources.jsonl");
-    let lines: Vec<String> = report_text()
+    let lines: Vec<String> = report_text(dir)
         .lines()
         .filter_map(|l| {
             l.split_whitespace()
@@ -30,7 +51,7 @@ fn sources_file(dir: &Path) -> PathBuf {
         })
         .map(|u| json!({"url": u, "text": format!("Page text of {u}.")}).to_string())
         .collect();
-    assert_eq!(lines.len(), 6);
+    assert!(!lines.is_empty());
     std::fs::write(&path, lines.join("\n")).unwrap();
     path
 }
@@ -38,7 +59,7 @@ fn sources_file(dir: &Path) -> PathBuf {
 fn bench_root(dir: &Path) -> (PathBuf, PathBuf) {
     let root = dir.join("reports");
     std::fs::create_dir_all(root.join("sys/t1")).unwrap();
-    std::fs::write(root.join("sys/t1/report.md"), report_text()).unwrap();
+    std::fs::write(root.join("sys/t1/report.md"), report_text(dir)).unwrap();
     let tasks = dir.join("tasks.json");
     std::fs::write(
         &tasks,
@@ -66,6 +87,8 @@ fn mock_config() -> MockConfig {
                     {"fact": "| Southern reefs | shrinking |", "ref_idxs": ["4", "5"]},
                     {"fact": "Deep-ocean warming is slower but will continue for centuries after emissions stop [6].", "ref_idxs": ["6"]}
                 ]}),
+                // No two facts are duplicates (each keeps its CS request).
+                "fact_dedup" => json!({"justification": "different claims", "duplicate": false}),
                 _ => default_answer(&request_schema(body).unwrap()),
             }
         })),
@@ -260,4 +283,68 @@ async fn suspect_reports_extract_in_wave_one_and_judge_their_facts_in_wave_two()
     }
     let batch = scores(&dir.path().join("out"));
     assert_eq!(batch, live);
+}
+
+/// Reference numbers of the sources a CS request line shows, in prompt order.
+fn cs_source_orders(dir: &Path) -> Vec<Vec<u32>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        for line in std::fs::read_to_string(&f).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v.pointer("/body/response_format/json_schema/name")
+                != Some(&json!("citation_support"))
+            {
+                continue;
+            }
+            let user = v["body"]["messages"][1]["content"].as_str().unwrap();
+            out.push(
+                user.match_indices("--- source [")
+                    .map(|(i, m)| {
+                        let rest = &user[i + m.len()..];
+                        rest[..rest.find(']').unwrap()].parse().unwrap()
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_files_put_requests_sharing_sources_next_to_each_other() {
+    let mock = MockJudge::start(mock_config()).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("input.md"), LAYOUT_REPORT).unwrap();
+    let mut imports: Vec<PathBuf> = Vec::new();
+    for n in 1..6 {
+        let wave = dir.path().join(format!("wave{n}"));
+        let mut args = vec!["--batch-export".to_string(), wave.display().to_string()];
+        if !imports.is_empty() {
+            args.push("--batch-import".into());
+            args.extend(imports.iter().map(|p| p.display().to_string()));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = tvir_async(dir.path(), &mock, &args).await;
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(wave.exists(), "nothing exported: {}", text(&o));
+        let orders = cs_source_orders(&wave);
+        if !orders.is_empty() {
+            // Canonical order inside each prompt ([2][1] -> 1, 2), and requests
+            // sharing sources adjacent: [1,2] [1,2] [1,3] [3] [3].
+            assert_eq!(
+                orders,
+                vec![vec![1, 2], vec![1, 2], vec![1, 3], vec![3], vec![3]]
+            );
+            return;
+        }
+        let results = dir.path().join(format!("results{n}.jsonl"));
+        answer_offline(&mock, &wave, &results).await;
+        imports = vec![results];
+    }
+    panic!("no wave held the CS requests");
 }

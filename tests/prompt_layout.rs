@@ -5,7 +5,10 @@
 //!   facts citing the same first source share its text as a prompt prefix; facts
 //!   citing the same sources are asked one after another;
 //! - report-level judges: one system block and the report text, identical byte
-//!   for byte, before each metric's own instructions.
+//!   for byte, before each metric's own instructions;
+//! - live, a fact sharing its first source with an earlier one is sent only after
+//!   that one was answered, so the prefix is warm (the mock judge reports cached
+//!   tokens like OpenAI's prompt cache, counting only requests already answered).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -57,7 +60,8 @@ impl Judge for Recorder {
     }
 }
 
-/// A page of a few hundred words per address, different for each.
+/// About 2,000 tokens of text per address, different for each (above the 1,024
+/// tokens a prefix cache starts at).
 struct FixedPages;
 impl Pages for FixedPages {
     fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
@@ -66,7 +70,7 @@ impl Pages for FixedPages {
                 url: url.into(),
                 final_url: None,
                 status: PageStatus::Ok,
-                text: format!("Page {url}. ").repeat(60),
+                text: format!("Page {url}. ").repeat(200),
                 content_type: None,
                 reason: None,
                 from_cache: false,
@@ -115,7 +119,7 @@ fn source_order(p: &str) -> Vec<u32> {
         .collect()
 }
 
-async fn requests(dir: &Path) -> Vec<JudgeRequest> {
+fn write_inputs(dir: &Path) -> (ReportJob, tvir_eval::eval::Task) {
     std::fs::create_dir_all(dir.join("sys/t1")).unwrap();
     let path = dir.join("sys/t1/report.md");
     std::fs::write(&path, REPORT).unwrap();
@@ -128,6 +132,16 @@ async fn requests(dir: &Path) -> Vec<JudgeRequest> {
     )
     .unwrap();
     let task = tvir_eval::eval::load_tasks(&tasks).unwrap()["t1"].clone();
+    let job = ReportJob {
+        system: "sys".into(),
+        folder: "t1".into(),
+        path,
+    };
+    (job, task)
+}
+
+async fn requests(dir: &Path) -> Vec<JudgeRequest> {
+    let (job, task) = write_inputs(dir);
     let judge = Arc::new(Recorder::default());
     let engine = Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
@@ -135,11 +149,6 @@ async fn requests(dir: &Path) -> Vec<JudgeRequest> {
         Some(Arc::new(FixedPages)),
         EvalSettings::default(),
     );
-    let job = ReportJob {
-        system: "sys".into(),
-        folder: "t1".into(),
-        path,
-    };
     let records = engine.evaluate_report(&job, Some(&task)).await;
     assert_eq!(records.len(), 1);
     let v = judge.0.lock().unwrap().clone();
@@ -230,4 +239,54 @@ async fn report_level_prompts_share_system_block_and_report_text() {
     // each metric's instructions).
     let after_report = &shared[shared.rfind(">>>").expect("report delimited") + 3..];
     assert!(after_report.len() < 40, "{after_report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_followers_wait_for_their_leader_and_hit_a_warm_prefix() {
+    use tvir_eval::eval::ClientJudge;
+    use tvir_eval::judge::{JudgeClient, JudgeConfig};
+    use tvir_eval::testing::mock_judge::{request_schema, MockConfig, MockJudge};
+    let mock = MockJudge::start(MockConfig {
+        latency: std::time::Duration::from_millis(100),
+        prefix_cache: true,
+        responder: Some(Arc::new(|body: &serde_json::Value| {
+            let mut v = default_answer(&request_schema(body).unwrap());
+            if v.get("duplicate").is_some() {
+                v["duplicate"] = json!(false);
+            }
+            v
+        })),
+        ..MockConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (job, task) = write_inputs(dir.path());
+    let client = JudgeClient::new(
+        JudgeConfig {
+            base_url: mock.base_url(),
+            model: "mock-model".into(),
+            concurrency: 16,
+            ..JudgeConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
+    let engine = Engine::new(
+        Arc::new(RubricSet::builtin().unwrap()),
+        Some(judge),
+        Some(Arc::new(FixedPages)),
+        EvalSettings::default(),
+    );
+    let rec = engine.evaluate_report(&job, Some(&task)).await.remove(0);
+    assert_eq!(mock.metric_count("citation_support"), 5);
+    // Two leaders ([1,2] and [3]) pay in full; the three followers ([1,2], [1,3],
+    // [3]) each get at least a source's text (~2,000 tokens) from the cache. Sent
+    // all at once, none would (16 may be in flight).
+    assert!(
+        rec.usage.cached_tokens >= 3 * 1024,
+        "cached prompt tokens: {}",
+        rec.usage.cached_tokens
+    );
+    mock.shutdown().await;
 }

@@ -1744,9 +1744,9 @@ impl Engine {
     }
 
     /// Fact de-duplication then one CS unit per kept fact.
-    async fn cs_units(
+    async fn cs_units<'r>(
         &self,
-        report: &Report,
+        report: &'r Report,
         ev: &Evidence,
         label: &str,
         sample: u32,
@@ -1885,7 +1885,7 @@ impl Engine {
             refs.dedup();
             (refs, *i)
         });
-        let mut cs = join_all(kept.into_iter().map(|(i, f)| {
+        let ask_one = |(i, f): (usize, &'r crate::report::Fact)| {
             let merged: Vec<usize> = (0..facts.len())
                 .filter(|&j| dup_of[j] == Some(i))
                 .map(|j| j + 1)
@@ -1920,8 +1920,43 @@ impl Engine {
                 let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
                 (i, self.unit_from(&cs_rubric.id, unit, outcome, detail))
             }
+        };
+        // A provider's prompt cache is warm only once a request with the prefix has
+        // been answered: of the facts whose first source (in canonical order) is the
+        // same, the first is asked alone and the others after its answer. In batch
+        // mode the first returns at once (pending), so nothing waits a wave.
+        let mut groups: Vec<Vec<(usize, &crate::report::Fact)>> = Vec::new();
+        for (i, f) in kept {
+            let first = f
+                .ref_idxs
+                .iter()
+                .min_by_key(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()));
+            let same = groups.last().is_some_and(|g| {
+                g[0].1
+                    .ref_idxs
+                    .iter()
+                    .min_by_key(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                    == first
+            });
+            match groups.last_mut() {
+                Some(g) if same => g.push((i, f)),
+                _ => groups.push(vec![(i, f)]),
+            }
+        }
+        let ask_one = &ask_one;
+        let mut cs: Vec<_> = join_all(groups.into_iter().map(|g| async move {
+            let mut g = g.into_iter();
+            let mut done = Vec::new();
+            if let Some(first) = g.next() {
+                done.push(ask_one(first).await);
+            }
+            done.extend(join_all(g.map(ask_one)).await);
+            done
         }))
-        .await;
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
         cs.sort_by_key(|(i, _)| *i);
         let cs = cs.into_iter().map(|(_, u)| u).collect();
         (cs, dedup_units)

@@ -291,3 +291,39 @@ fn link_reference_definitions_are_the_list() {
     assert_eq!(r.references[0].line, line_of(&r, "[1]: "));
     assert!(codes(&r).is_empty(), "{:?}", codes(&r));
 }
+
+#[test]
+fn annotated_bibliography_by_sub_heading_is_a_list() {
+    // One sub-heading per source, its URL on a line of its own, notes under it:
+    // one entry per sub-heading, and neither the "URL:" lines nor the notes are
+    // cited units (the notes' own link is not an entry either).
+    let r = check_gold("md-annotated-sources");
+    no_fact_from(&r, line_of(&r, "## Key sources consulted"));
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert_eq!(r.references.len(), 3);
+    assert!(r.references[1]
+        .title
+        .as_deref()
+        .unwrap()
+        .starts_with("Tariffs and payback for public buildings"));
+    assert_eq!(r.extraction.verdict, report::ExtractionVerdict::Ok);
+}
+
+#[test]
+fn a_fence_closed_with_a_marker_does_not_swallow_the_report() {
+    // "``` [2]" is meant as a closing fence; read as CommonMark it is code text and
+    // the rest of the report, list included, would be code.
+    let r = check_gold("md-fence-marker");
+    assert_eq!(r.references.len(), 3);
+    let refs = fact_refs(&r);
+    assert!(refs.contains(&s(&["3"])), "{refs:?}");
+    assert!(r
+        .facts
+        .iter()
+        .any(|f| f.fact.starts_with("After the rule was applied")));
+    assert!(
+        r.structural_errors.consistency.is_empty(),
+        "{:?}",
+        codes(&r)
+    );
+}

@@ -731,17 +731,56 @@ pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
 
 static EMPTY_PARENS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\(\s*[,;]?\s*\)|（\s*）|\[\s*\]").unwrap());
-static SPACE_BEFORE_PUNCT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s+([.,;:!?。，；：！？）)])").unwrap());
 
 /// Fact text: markers removed, whitespace collapsed, leftovers of removed markers
 /// (empty parentheses, spaces before punctuation) tidied.
 pub(crate) fn clean_fact_text(piece: &str) -> String {
-    let no_markers: String = piece.chars().filter(|&c| c != SENTINEL).collect();
-    let collapsed = no_markers.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Markers dropped, whitespace runs collapsed to one space, ends trimmed, and no
+    // space before closing punctuation (`word .` -> `word.`). Most sentences hold no
+    // brackets, and for them all of it is one pass.
+    let has_brackets = piece.contains(['(', '（', '[']);
+    let mut collapsed = String::with_capacity(piece.len());
+    let mut space = false;
+    for c in piece.chars() {
+        if c == SENTINEL {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = !collapsed.is_empty();
+            continue;
+        }
+        if space && (has_brackets || !is_closing_punct(c)) {
+            collapsed.push(' ');
+        }
+        space = false;
+        collapsed.push(c);
+    }
+    if !has_brackets {
+        return collapsed;
+    }
+    // Empty brackets left by removed markers go first; spaces they leave before
+    // punctuation go after (spaces elsewhere stay as they are).
     let t = EMPTY_PARENS.replace_all(&collapsed, "");
-    let t = SPACE_BEFORE_PUNCT.replace_all(&t, "$1");
-    t.trim().to_string()
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        if is_closing_punct(c) {
+            out.truncate(out.trim_end().len());
+        }
+        out.push(c);
+    }
+    out.truncate(out.trim_end().len());
+    match out.find(|c: char| !c.is_whitespace()) {
+        Some(0) => out,
+        Some(i) => out.split_off(i),
+        None => String::new(),
+    }
+}
+
+fn is_closing_punct(c: char) -> bool {
+    matches!(
+        c,
+        '.' | ',' | ';' | ':' | '!' | '?' | '。' | '，' | '；' | '：' | '！' | '？' | '）' | ')'
+    )
 }
 
 /// Cited numbers in a citation column cell of a table (`31`, `15, 23`).
@@ -1088,6 +1127,35 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The regex definition the one-pass `clean_fact_text` replaced.
+    fn clean_fact_text_regex(piece: &str) -> String {
+        let no_markers: String = piece.chars().filter(|&c| c != SENTINEL).collect();
+        let collapsed = no_markers.split_whitespace().collect::<Vec<_>>().join(" ");
+        let t = EMPTY_PARENS.replace_all(&collapsed, "");
+        let space_before = Regex::new(r"\s+([.,;:!?。，；：！？）)])").unwrap();
+        let t = space_before.replace_all(&t, "$1");
+        t.trim().to_string()
+    }
+
+    #[test]
+    fn one_pass_cleaning_matches_the_regex_definition() {
+        let s = SENTINEL;
+        let cases = [
+            format!("  Revenue rose 12% {s} .  "),
+            format!("Growth ( ) was strong {s}{s} ,  and [ ] more （ ） here ( ; ) ."),
+            format!("{s} () leading\n\tspace\u{3000}and ideographic\u{3000}。 end ）"),
+            format!("数据增长了 。{s}另一句 ， 完"),
+            "no change at all".to_string(),
+            format!("plain , fast path {s} ; with  spaces ! and ？ CJK ）end ."),
+            "a\u{a0}\u{a0}!  ?b (c) [d] ( , )x".to_string(),
+            String::new(),
+            format!("{s}"),
+        ];
+        for c in &cases {
+            assert_eq!(clean_fact_text(c), clean_fact_text_regex(c), "{c:?}");
+        }
+    }
 
     fn glued(t: &str) -> Vec<Vec<String>> {
         glued_numerals(t).into_iter().map(|(_, n)| n).collect()

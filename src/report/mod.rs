@@ -110,7 +110,14 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     let mut facts = factscan.facts;
     // A report pasted twice repeats its sentences verbatim; keep the first.
     let mut seen = HashSet::new();
-    facts.retain(|f| seen.insert((f.fact.clone(), f.ref_idxs.clone())));
+    let mut repeat_spans = Vec::new();
+    facts.retain(|f| {
+        let first = seen.insert((f.fact.clone(), f.ref_idxs.clone()));
+        if !first {
+            repeat_spans.push(f.span.clone());
+        }
+        first
+    });
 
     let mut errors = StructuralErrors::default();
     errors.traceability.extend(factscan.traceability);
@@ -154,6 +161,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
             .collect(),
         references: &refscan.references,
         facts: &facts,
+        repeat_spans,
         figures: &figscan.figures,
         errors: &errors,
     });

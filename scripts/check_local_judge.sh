@@ -136,7 +136,10 @@ for run in ["run1", "run2"]:
     errors = [r for r in reqs if not 200 <= r["status"] < 300]
     cut = [r for r in reqs if r["finish_reason"] == "length"]
     units = [e for e in journal if e["status"] in ("ok", "failed")]
-    reasked = [e for e in units if e.get("attempts", 0) > 1]
+    # Re-asks for answers that did not validate; retries after timeouts and the
+    # server's refusals of a parameter are counted apart.
+    reasked = [e for e in units if e.get("reasks", 0) > 0]
+    retried = [e for e in units if e.get("attempts", 0) > 1]
     failed_units = []
     for f in (out / run).rglob("*.json"):
         def walk(v):
@@ -157,8 +160,10 @@ for run in ["run1", "run2"]:
     attempts = sum(e.get("attempts", 0) for e in units)
     print(f"{run}: {seconds} s wall; {len(reqs)} HTTP requests ({len(errors)} non-2xx, "
           f"{len(cut)} cut off by the limit, {sum(r['image'] for r in reqs)} with images); "
-          f"{len(units)} judged units, {len(reasked)} needed more than one attempt "
-          f"({attempts} attempts in all, re-ask rate {len(reasked) / max(len(units), 1):.1%}); "
+          f"{len(units)} judged units, {len(retried)} needed more than one attempt "
+          f"({attempts} attempts in all); {len(reasked)} re-asked for an invalid answer "
+          f"(re-ask rate {len(reasked) / max(len(units), 1):.1%}, "
+          f"{sum(e.get('reasks', 0) for e in units)} re-asks); "
           f"{len(failed_units)} failed units, {len(range_failures)} on a schema range")
     limits = sorted({r['max_tokens'] for r in reqs if r['max_tokens'] is not None})
     print(f"{run}: token limits sent: {limits}")

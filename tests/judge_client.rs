@@ -319,6 +319,54 @@ async fn slow_answers_time_out_and_are_retried() {
     mock2.shutdown().await;
 }
 
+/// A single-slot server that keeps working on requests whose client gave up:
+/// with a fixed eight in flight, the queue makes later requests time out, their
+/// retries queue behind abandoned work, and units fail. The in-flight limit halves
+/// on timeouts, so the queue drains and every unit is answered.
+#[tokio::test]
+async fn timeouts_against_a_single_slot_server_lower_the_in_flight_limit() {
+    let mock = MockJudge::start(MockConfig {
+        latency: Duration::from_millis(150),
+        slots: Some(1),
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(
+        JudgeConfig {
+            timeout: Duration::from_millis(500),
+            concurrency: 8,
+            max_attempts: 6,
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let client = Arc::new(client);
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let c = client.clone();
+            tokio::spawn(async move { c.ask(request("citation_support", "r", i)).await })
+        })
+        .collect();
+    let mut timed_out_retries = 0;
+    for t in tasks {
+        let a = t.await.unwrap().expect("every unit is answered in the end");
+        assert_eq!(a.value, expected());
+        timed_out_retries += a.attempts - 1;
+    }
+    // The queue did time requests out (the limit had something to react to)...
+    assert!(timed_out_retries > 0);
+    // ...and the retries queued under the lowered limit instead of all going out
+    // again: with a fixed limit of eight this run takes about 50 requests, with the
+    // adaptive one about 32.
+    assert!(
+        mock.requests() <= 16 + 3 * 8,
+        "{} requests for 16 units",
+        mock.requests()
+    );
+    mock.shutdown().await;
+}
+
 #[tokio::test]
 async fn near_json_is_repaired_without_a_reask() {
     let mock = MockJudge::start(MockConfig {
@@ -622,6 +670,12 @@ async fn journal_records_every_unit_and_no_secret_is_written() {
         journal_path: Some(journal.clone()),
         ..config(&mock)
     };
+    // A second server whose first answer does not validate: one re-ask.
+    let reasking = MockJudge::start(MockConfig {
+        script: vec![Fault::InvalidAnswer],
+        ..MockConfig::default()
+    })
+    .await;
     let client = JudgeClient::new(cfg.clone(), Some(Store::open(&db).unwrap())).unwrap();
     client
         .ask(request("citation_support", "sys/1", 1))
@@ -632,6 +686,33 @@ async fn journal_records_every_unit_and_no_secret_is_written() {
         .await
         .unwrap();
     drop(client);
+    let reask_journal = dir.path().join("out/reask-journal.jsonl");
+    let client = JudgeClient::new(
+        JudgeConfig {
+            journal_path: Some(reask_journal.clone()),
+            ..config(&reasking)
+        },
+        None,
+    )
+    .unwrap();
+    client
+        .ask(request("citation_support", "sys/1", 2))
+        .await
+        .unwrap();
+    drop(client);
+    let line: Value = serde_json::from_str(
+        std::fs::read_to_string(&reask_journal)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (line["attempts"].clone(), line["reasks"].clone()),
+        (json!(2), json!(1))
+    );
+    reasking.shutdown().await;
     let text = std::fs::read_to_string(&journal).unwrap();
     let lines: Vec<Value> = text
         .lines()
@@ -639,7 +720,9 @@ async fn journal_records_every_unit_and_no_secret_is_written() {
         .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["status"], "ok");
+    // A retry after a 5xx is an attempt, not a re-ask.
     assert_eq!(lines[0]["attempts"], 2);
+    assert_eq!(lines[0]["reasks"], 0);
     assert_eq!(lines[0]["report"], "sys/1");
     assert_eq!(lines[0]["answer"], expected());
     assert_eq!(lines[0]["response_format"], "json_schema");

@@ -291,3 +291,173 @@ fn link_reference_definitions_are_the_list() {
     assert_eq!(r.references[0].line, line_of(&r, "[1]: "));
     assert!(codes(&r).is_empty(), "{:?}", codes(&r));
 }
+
+#[test]
+fn annotated_bibliography_by_sub_heading_is_a_list() {
+    // One sub-heading per source, its URL on a line of its own, notes under it:
+    // one entry per sub-heading, and neither the "URL:" lines nor the notes are
+    // cited units (the notes' own link is not an entry either).
+    let r = check_gold("md-annotated-sources");
+    no_fact_from(&r, line_of(&r, "## Key sources consulted"));
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert_eq!(r.references.len(), 3);
+    assert!(r.references[1]
+        .title
+        .as_deref()
+        .unwrap()
+        .starts_with("Tariffs and payback for public buildings"));
+    assert_eq!(r.extraction.verdict, report::ExtractionVerdict::Ok);
+}
+
+#[test]
+fn a_fence_closed_with_a_marker_does_not_swallow_the_report() {
+    // "``` [2]" is meant as a closing fence; read as CommonMark it is code text and
+    // the rest of the report, list included, would be code.
+    let r = check_gold("md-fence-marker");
+    assert_eq!(r.references.len(), 3);
+    let refs = fact_refs(&r);
+    assert!(refs.contains(&s(&["3"])), "{refs:?}");
+    assert!(r
+        .facts
+        .iter()
+        .any(|f| f.fact.starts_with("After the rule was applied")));
+    assert!(
+        r.structural_errors.consistency.is_empty(),
+        "{:?}",
+        codes(&r)
+    );
+}
+
+fn parse_text(md: &str) -> Report {
+    report::parse_str(
+        md,
+        report::SourceFormat::Markdown,
+        std::path::Path::new("inline/report.md"),
+        std::path::Path::new("inline"),
+    )
+}
+
+fn units(r: &Report) -> Vec<(String, Vec<String>)> {
+    r.facts
+        .iter()
+        .map(|f| (f.fact.clone(), f.ref_idxs.clone()))
+        .collect()
+}
+
+#[test]
+fn numerals_a_space_before_the_period_cite_when_a_report_writes_them_throughout() {
+    // Our own text in the shape of Gemini exports: "... the diet 2." with a works
+    // cited list and no bracketed marker anywhere.
+    let mut md = String::from("# Sleep and memory\n\n");
+    let claims = [
+        ("Adults need about seven hours of sleep each night", "1"),
+        ("Deep sleep moves new facts into long-term memory", "2"),
+        ("Short naps help, though less than a full night", "1, 3"),
+        ("Shift workers report more lapses of attention", "4"),
+        ("Caffeine late in the day delays the onset of sleep", "5"),
+        ("Teenagers fall asleep later than adults", "2"),
+    ];
+    for (text, n) in claims {
+        md.push_str(&format!("{text} {n}. "));
+    }
+    md.push_str("The study ran for 12 weeks.\n\n#### **Works cited**\n\n");
+    for i in 1..=5 {
+        md.push_str(&format!(
+            "{i}. Source {i}, accessed March 2, 2025, [https://example.org/s{i}](https://example.org/s{i})\n"
+        ));
+    }
+    let r = parse_text(&md);
+    let u = units(&r);
+    assert_eq!(u.len(), 6, "{u:#?}");
+    assert_eq!(u[0].0, "Adults need about seven hours of sleep each night.");
+    assert_eq!(u[2].1, s(&["1", "3"]));
+    // "for 12 weeks." is a quantity (after a word that takes a number), not [12].
+    assert!(u.iter().all(|(t, _)| !t.contains("12 weeks")), "{u:#?}");
+
+    // Two such numerals in a report are no style: they stay numbers.
+    let few = "# Notes\n\nThe trial enrolled patients from clinic 2. It ran in town 3.\n\n## References\n\n1. A https://example.org/a\n2. B https://example.org/b\n3. C https://example.org/c\n";
+    assert!(parse_text(few).facts.is_empty());
+}
+
+#[test]
+fn a_link_group_after_the_period_cites_the_sentence_before_it() {
+    let md = "# Tea\n\nTea was first drunk in China. ([example.org](https://example.org/tea-history?utm_source=chatgpt.com)) It reached Europe in the 1600s ([example.org](https://example.org/tea-trade)). Britain later grew it in India. ([example.org](https://example.org/assam), [example.net](https://example.net/india))\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert!(u[0].0.starts_with("Tea was first drunk in China."));
+    assert_eq!(u[0].1, s(&["1"]));
+    assert!(u[1].0.starts_with("It reached Europe"));
+    assert_eq!(u[2].1, s(&["3", "4"]));
+}
+
+#[test]
+fn a_bare_url_before_the_period_ends_its_sentence() {
+    let md = "# Vendor review\n\nThe vendor encrypts data at rest and in transit https://example.org/enc. Its review process is sound https://example.org/review. A 2024 error exposed some records (https://example.org/news).\n";
+    let u = units(&parse_text(md));
+    assert_eq!(
+        u,
+        vec![
+            (
+                "The vendor encrypts data at rest and in transit.".to_string(),
+                s(&["1"])
+            ),
+            ("Its review process is sound.".to_string(), s(&["2"])),
+            ("A 2024 error exposed some records.".to_string(), s(&["3"])),
+        ]
+    );
+}
+
+#[test]
+fn a_label_and_a_url_name_a_source_and_cite_nothing() {
+    let md = "# Tools\n\n### Leaf imaging review\n- Source: journal review\n- URL: https://example.org/leaf-review\n- GitHub: https://github.com/example/leafscan\n- Findings: laser scanning beats photos on thin leaves [1].\n\n## References\n\n[1] https://example.org/leaf-review\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 1, "{u:#?}");
+    assert!(u[0].0.starts_with("Findings:"));
+}
+
+#[test]
+fn scholarly_identifiers_as_link_targets_are_urls() {
+    let md = "# Traps\n\nIon traps can be linked by light [1]. Wiring large traps is hard [2].\n\n## References\n\n1. [Smith, 2024, Linking two traps](arXiv:2401.00001)\n2. [Lee, 2023, Wiring big traps](doi:10.1000/xyz123)\n";
+    let r = parse_text(md);
+    let urls: Vec<Option<String>> = r.references.iter().map(|x| x.url.clone()).collect();
+    assert_eq!(
+        urls,
+        vec![
+            Some("https://arxiv.org/abs/2401.00001".to_string()),
+            Some("https://doi.org/10.1000/xyz123".to_string())
+        ]
+    );
+}
+
+#[test]
+fn linked_markers_without_a_list_are_resolved_in_the_self_check() {
+    let mut md = String::from("# Notes\n\n");
+    for i in 1..=8 {
+        md.push_str(&format!(
+            "- Finding number {i} holds in the data [[{i}]](https://example.org/f{i}).\n"
+        ));
+    }
+    let r = parse_text(&md);
+    assert_eq!(r.facts.len(), 8);
+    assert_eq!(
+        r.extraction.verdict,
+        report::ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction.reasons
+    );
+    assert_eq!(r.extraction.counts.markers_unresolved, 0);
+}
+
+#[test]
+fn source_words_in_headings_of_report_sections_make_no_list() {
+    // Sub-sections under a heading that mentions sources, each opening with a
+    // sentence that cites: a report section, not an annotated bibliography.
+    let md = "# Guide\n\n## Study notes with source-grounded summaries\n\n### Part A: the setting\n\n1) **Opening.** The teacher eats and sits down [[3]](https://example.org/c).\n\n### Part B: the middle\n\nPick one full translation to read [[5]](https://example.org/e).\n\n### Part C: the ending\n\n9) **Closing verse.** All made things are like a dream [[7]](https://example.org/g).\n";
+    let r = parse_text(md);
+    assert_eq!(r.facts.len(), 3, "{:#?}", units(&r));
+    assert!(r
+        .references
+        .iter()
+        .all(|x| x.title.as_deref() != Some("Part A: the setting")));
+}

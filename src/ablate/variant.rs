@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::record::METRIC_NAMES;
+use crate::eval::score::metric_names;
 use crate::eval::score::ScoreOptions;
 use crate::rubric::{AnswerSpec, Band, Rubric, RubricSet};
 
@@ -114,17 +114,17 @@ fn unit_interval(x: f64) -> bool {
     x.is_finite() && (0.0..=1.0).contains(&x)
 }
 
-fn metric_list(list: &[String], what: &str) -> Result<(), String> {
+fn metric_list(list: &[String], what: &str, known: &[String]) -> Result<(), String> {
     if list.is_empty() {
         return Err(format!(
             "{what} is empty: at least one metric must enter it"
         ));
     }
     for (i, m) in list.iter().enumerate() {
-        if !METRIC_NAMES.contains(&m.as_str()) {
+        if !known.contains(m) {
             return Err(format!(
                 "{what}: unknown metric {m:?} (known: {})",
-                METRIC_NAMES.join(", ")
+                known.join(", ")
             ));
         }
         if list[..i].contains(m) {
@@ -198,12 +198,12 @@ impl Variant {
             ));
         }
         if let Some(ta) = &self.ta_metrics {
-            metric_list(ta, "ta_metrics").map_err(invalid)?;
+            metric_list(ta, "ta_metrics", &metric_names(&base.rubrics)).map_err(invalid)?;
             opts.ta_metrics = ta.clone();
             changes.push(format!("TA = mean({})", ta.join(", ")));
         }
         if let Some(va) = &self.va_metrics {
-            metric_list(va, "va_metrics").map_err(invalid)?;
+            metric_list(va, "va_metrics", &metric_names(&base.rubrics)).map_err(invalid)?;
             opts.va_metrics = va.clone();
             changes.push(format!("VA = mean({})", va.join(", ")));
         }
@@ -287,13 +287,13 @@ impl Variant {
                         "no judged metric {metric:?} (known: {})",
                         base.rubrics
                             .rubrics()
-                            .filter(|r| METRIC_NAMES.contains(&r.id.as_str()))
+                            .filter(|r| r.is_metric())
                             .map(|r| r.id.as_str())
                             .collect::<Vec<_>>()
                             .join(", ")
                     ))
                 })?;
-                if !METRIC_NAMES.contains(&r.id.as_str()) {
+                if !r.is_metric() {
                     return Err(invalid(format!("{metric:?} is not a scored metric")));
                 }
                 touched.insert(metric.to_string(), r.clone());

@@ -55,13 +55,11 @@ pub struct AblateArgs {
 
 pub fn run(args: AblateArgs) -> anyhow::Result<ExitCode> {
     let rubrics = RubricSet::load(args.rubrics.as_deref(), None).context("loading rubrics")?;
-    let base = Configuration::base(
-        rubrics,
-        ScoreOptions {
-            failed_as_zero: args.failed_as_zero,
-            ..ScoreOptions::default()
-        },
-    );
+    let score = ScoreOptions {
+        failed_as_zero: args.failed_as_zero,
+        ..ScoreOptions::for_rubrics(&rubrics)
+    };
+    let base = Configuration::base(rubrics, score);
     let mut variants = Vec::new();
     for path in &args.variants {
         let label = path.display().to_string();

@@ -348,7 +348,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         extraction,
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
-            ..ScoreOptions::default()
+            ..ScoreOptions::for_rubrics(&rubrics)
         },
         ..EvalSettings::default()
     };

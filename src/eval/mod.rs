@@ -1,6 +1,15 @@
-//! The evaluation run: planning judge units for every report, dependencies (FCQ
-//! before caption revision before the text judges), fact de-duplication, scoring
-//! through [`score::rescore`], and writing outputs.
+//! The evaluation run, in three parts:
+//!
+//! - **plan** ([`plan`]): the units of every rubric, built from the rubric's
+//!   declarations (unit kind, inputs, settle rules, `reads`, `after`), with no code
+//!   per metric;
+//! - **run** ([`run`], on the engine of [`pipeline`]: judge pool, cache, evidence
+//!   gathering, accounting): the units of each report in dependency order, with the
+//!   named steps (caption revision, fact de-duplication, image quality from pixels);
+//! - **score** ([`score::rescore`]): every number from the stored answers, as
+//!   `tvir ablate` recomputes them.
+//!
+//! Outputs are written by [`output`].
 
 pub mod dedup;
 pub mod extract;
@@ -8,7 +17,9 @@ pub mod figures;
 pub mod input;
 pub mod output;
 pub mod pipeline;
+pub mod plan;
 pub mod record;
+pub mod run;
 pub mod score;
 pub mod text;
 pub mod timing;

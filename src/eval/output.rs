@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::record::{MetricFile, ReportRecord, UnitRecord, METRIC_NAMES};
+use super::record::{MetricFile, ReportRecord, UnitRecord};
 use super::score::{FIGURE_QUALITY, IMAGE_QUALITY};
 
 #[derive(Debug, thiserror::Error)]
@@ -149,12 +149,12 @@ pub fn write_metric_files(out: &Path, record: &ReportRecord) -> Result<(), Outpu
         path: dir.display().to_string(),
         source,
     })?;
-    for metric in METRIC_NAMES {
+    for metric in super::record::metric_names_of([record]) {
         let path = dir.join(format!("{metric}.json"));
         if metric == FIGURE_QUALITY {
-            write_json(&path, &metric_file(record, metric))?;
+            write_json(&path, &metric_file(record, &metric))?;
         } else {
-            write_json(&path, &metric_file_out(record, metric))?;
+            write_json(&path, &metric_file_out(record, &metric))?;
         }
     }
     Ok(())
@@ -224,8 +224,8 @@ fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> 
         };
         out.insert(name.to_string(), value);
     };
-    for m in METRIC_NAMES {
-        put(m, &|r| r.metrics.get(m).and_then(|x| x.score));
+    for m in super::record::metric_names_of(records.iter().copied()) {
+        put(&m, &|r| r.metrics.get(&m).and_then(|x| x.score));
     }
     put("ta", &|r| r.ta);
     put("va", &|r| r.va);
@@ -415,7 +415,10 @@ mod tests {
         })
         .expect("record fixture");
         // Figure Quality is written from its value (no units of its own).
-        for metric in METRIC_NAMES.iter().filter(|m| **m != FIGURE_QUALITY) {
+        for metric in super::super::record::METRIC_NAMES
+            .iter()
+            .filter(|m| **m != FIGURE_QUALITY)
+        {
             let written = serde_json::to_vec_pretty(&metric_file_out(&record, metric)).unwrap();
             let value = serde_json::to_vec_pretty(&metric_file(&record, metric)).unwrap();
             assert_eq!(

@@ -14,25 +14,24 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
-use super::dedup::{self, DedupMode, PairCall};
+use super::dedup::DedupMode;
 use super::figures::{content_hash, image_ref, Encoder, FactsMemo, ImageRegistry};
 use super::input::{ReportJob, Task};
 use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
 use super::score::{rescore, ScoreOptions};
-use super::text::{apply_edits, blank_figure, revise_caption};
 use super::timing::{with_cpu, ReportTiming, Stage, StageTime};
 use crate::images::{ImageInput, ImageLimits, IqResult};
 use crate::judge::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
 use crate::report::{Figure, FigureKind, Report};
 use crate::rubric::{
-    build_request, dimension_scores, justification, split_items, validate_answer, RequestLabel,
-    Rubric, RubricSet, SourceText, UnitInputs,
+    build_request, justification, validate_answer, RequestLabel, Rubric, RubricSet, SourceText,
+    UnitInputs,
 };
 use crate::sources::{Fetcher, PageOutcome, PageStatus};
 
 /// Units of one metric, each with the usage of its judge answer (None when no answer
 /// came back: rules, computed metrics, failures).
-type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
+pub(super) type JudgedUnits = Vec<(UnitRecord, Option<UsageRecord>)>;
 
 /// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug
 /// in anything that answers requests.
@@ -382,7 +381,7 @@ impl RunStats {
 /// final outputs, which are only written once nothing is pending).
 pub const PENDING_REASON: &str = "pending: waiting for a batch wave";
 
-fn is_pending(unit: &UnitRecord) -> bool {
+pub(super) fn is_pending(unit: &UnitRecord) -> bool {
     unit.status == UnitStatus::Skipped && unit.reason.as_deref() == Some(PENDING_REASON)
 }
 
@@ -426,28 +425,35 @@ pub(super) enum Outcome {
 }
 
 /// Evidence gathered once per report and shared by its runs.
-struct Evidence {
-    figures: Vec<FigureEvidence>,
-    iq: IqResult,
+pub(super) struct Evidence {
+    pub(super) figures: Vec<FigureEvidence>,
+    pub(super) iq: IqResult,
     /// By reference idx; None when sources were not fetched (no judge, dry run).
-    sources: Option<BTreeMap<String, SourceText>>,
+    pub(super) sources: Option<BTreeMap<String, SourceText>>,
     /// By reference idx: how its page fetch ended (`ok`, `refused`, `blocked`,
     /// `failed`, `unavailable`, or `no_url` / `no_reference`) and why.
     fetch: BTreeMap<String, (String, Option<String>)>,
 }
 
-struct FigureEvidence {
+pub(super) struct FigureEvidence {
     /// Why the figure is unusable (missing file, broken link, undecodable, empty path).
-    invalid: Option<String>,
+    pub(super) invalid: Option<String>,
     /// Why the figure was not fetched in this run (offline, transient failure): its
     /// units are skipped, not scored 0.
-    unavailable: Option<String>,
+    pub(super) unavailable: Option<String>,
     /// The image reference vision requests carry (see [`super::figures`]).
-    data_uri: Option<String>,
+    pub(super) data_uri: Option<String>,
+}
+
+impl Evidence {
+    /// The audit of `sources` shown in unit details.
+    pub(super) fn audit(&self, sources: &[SourceText]) -> Vec<Value> {
+        source_audit(sources, &self.fetch)
+    }
 }
 
 impl FigureEvidence {
-    fn usable(&self) -> bool {
+    pub(super) fn usable(&self) -> bool {
         self.invalid.is_none() && self.unavailable.is_none()
     }
 }
@@ -515,7 +521,7 @@ impl Engine {
         self
     }
 
-    fn rubric(&self, id: &str) -> &Rubric {
+    pub(super) fn rubric(&self, id: &str) -> &Rubric {
         // The set is validated to hold every required rubric at load time.
         self.rubrics.get(id).expect("rubric set validated at load")
     }
@@ -668,7 +674,7 @@ impl Engine {
             .collect()
     }
 
-    fn empty_record(
+    pub(super) fn empty_record(
         &self,
         job: &ReportJob,
         task: Option<&Task>,
@@ -718,7 +724,7 @@ impl Engine {
 
     /// The judge's blind reason, asked only when judges are called (the client
     /// checks once and remembers).
-    async fn blind_reason(&self) -> Option<String> {
+    pub(super) async fn blind_reason(&self) -> Option<String> {
         match (&self.judge, self.settings.mode) {
             (Some(judge), JudgeMode::Judge) => judge.blind_reason().await,
             _ => None,
@@ -1112,241 +1118,8 @@ impl Engine {
         Ok(request)
     }
 
-    /// All judged units of one run of one report, then the scores.
-    async fn judge_report(
-        &self,
-        job: &ReportJob,
-        task: Option<&Task>,
-        run: u32,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-    ) -> ReportRecord {
-        let sample = run - 1;
-        let mut record = self.empty_record(job, task, run, Some(report));
-        let blank_edits = report
-            .figures
-            .iter()
-            .zip(&ev.figures)
-            .filter(|(_, e)| !e.usable())
-            .filter_map(|(f, _)| blank_figure(&report.text, f))
-            .collect::<Vec<_>>();
-        let base_text = apply_edits(&report.text, blank_edits.clone());
-        let any_valid_figure = ev.figures.iter().any(FigureEvidence::usable);
-        let any_unavailable = ev.figures.iter().any(|e| e.unavailable.is_some());
-        self.progress.planned(planned_units(report, task));
-
-        let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
-        // Chain A: FCQ -> caption revision -> IA, MC (and WQ, ADB, FLC in reference scope).
-        let chain_a = async {
-            let fcq = self.fcq_units(report, ev, label, sample).await;
-            if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
-                // The revised text depends on answers still in a batch: so does
-                // every judge that reads it.
-                let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
-                let waiting = |id: &str, unit: &str| {
-                    self.unit_from(
-                        id,
-                        unit.into(),
-                        Outcome::Skipped(PENDING_REASON.into()),
-                        json!({}),
-                    )
-                };
-                let ia = vec![waiting("instruction_alignment", "checklist")];
-                let mc = waiting("multimodal_composition", "report");
-                let text = if reference_scope {
-                    [
-                        "writing_quality",
-                        "analytical_depth_breadth",
-                        "factual_logical_consistency",
-                    ]
-                    .iter()
-                    .map(|id| waiting(id, "report"))
-                    .collect()
-                } else {
-                    Vec::new()
-                };
-                return (fcq, ia, mc, text);
-            }
-            let revised_text = if self.settings.caption_revision {
-                let mut edits = blank_edits.clone();
-                for (i, (_, revision)) in fcq.iter().enumerate() {
-                    if let Some(rev) = revision {
-                        edits.extend(revise_caption(&report.text, &report.figures[i], rev));
-                    }
-                }
-                apply_edits(&report.text, edits)
-            } else {
-                base_text.clone()
-            };
-            let text_units = async {
-                if reference_scope {
-                    self.text_judges(&revised_text, task, label, sample).await
-                } else {
-                    Vec::new()
-                }
-            };
-            let (ia, mc, text) = futures::join!(
-                self.ia_units(&revised_text, task, label, sample),
-                self.mc_unit(
-                    &revised_text,
-                    task,
-                    any_valid_figure,
-                    any_unavailable,
-                    label,
-                    sample
-                ),
-                text_units
-            );
-            (
-                fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
-                ia,
-                mc,
-                text,
-            )
-        };
-        // Chain B: WQ, ADB, FLC on the blanked text (paper scope).
-        let chain_b = async {
-            if reference_scope {
-                Vec::new()
-            } else {
-                self.text_judges(&base_text, task, label, sample).await
-            }
-        };
-        let chain_c = self.cs_units(report, ev, label, sample);
-        let chain_d = async {
-            futures::join!(
-                self.fci_units(report, ev, label, sample),
-                self.chart_units(report, ev, label, sample),
-            )
-        };
-        let ((fcq, ia, mc, text_a), text_b, (cs, dedup_units), (fci, (cq, csc))) =
-            futures::join!(chain_a, chain_b, chain_c, chain_d);
-
-        let iq_units = self.iq_units(report, ev);
-        let mut units: JudgedUnits = Vec::new();
-        let text_units = if reference_scope { text_a } else { text_b };
-        for group in [cs, ia, text_units, vec![mc], cq, fcq, fci, csc, dedup_units] {
-            units.extend(group);
-        }
-        if let Some(reason) = self.blind_reason().await {
-            // A judge that cannot see settles no vision metric, not even by an
-            // edge-case rule: a marker unit makes each one "not evaluated".
-            for rubric in self.rubrics.rubrics().filter(|r| r.is_vision()) {
-                units.push((
-                    UnitRecord {
-                        metric: rubric.id.clone(),
-                        unit: "judge".into(),
-                        status: UnitStatus::Skipped,
-                        reason: Some(reason.clone()),
-                        score: None,
-                        answer: None,
-                        justification: None,
-                        detail: Value::Null,
-                    },
-                    None,
-                ));
-            }
-        }
-        if self.settings.mode != JudgeMode::Judge {
-            // Without a judge every judged metric is "not evaluated", even one an
-            // edge-case rule could settle (no chart, no facts): a marker unit says so.
-            let reason = match self.settings.mode {
-                JudgeMode::DryRun => "dry run: not called",
-                _ => "--no-judge: judged metric not evaluated",
-            };
-            for metric in super::record::METRIC_NAMES {
-                if matches!(metric, "image_quality" | "figure_quality") {
-                    continue;
-                }
-                units.push((
-                    UnitRecord {
-                        metric: metric.into(),
-                        unit: "judge".into(),
-                        status: UnitStatus::Skipped,
-                        reason: Some(reason.into()),
-                        score: None,
-                        answer: None,
-                        justification: None,
-                        detail: Value::Null,
-                    },
-                    None,
-                ));
-            }
-        }
-        // Units in the order of METRIC_NAMES, then the dedup audit; stable within.
-        let order = |m: &str| {
-            super::record::METRIC_NAMES
-                .iter()
-                .position(|n| *n == m)
-                .unwrap_or(usize::MAX)
-        };
-        let mut all: JudgedUnits = units;
-        all.extend(iq_units.into_iter().map(|u| (u, None)));
-        all.sort_by_key(|(u, _)| order(&u.metric));
-        let failed = all
-            .iter()
-            .filter(|(u, _)| u.status == UnitStatus::Failed)
-            .count() as u64;
-        self.progress.finished(all.len() as u64, failed);
-        let mut usage = UsageRecord::default();
-        let mut cost: Option<f64> = None;
-        for (_, u) in &all {
-            if let Some(u) = u {
-                usage.calls += u.calls;
-                usage.prompt_tokens += u.prompt_tokens;
-                usage.completion_tokens += u.completion_tokens;
-                usage.cached_tokens += u.cached_tokens;
-                if let Some(c) = u.cost_usd {
-                    cost = Some(cost.unwrap_or(0.0) + c);
-                }
-            }
-        }
-        usage.failed_calls = failed;
-        usage.cost_usd = cost;
-        record.usage = usage;
-        record.units = all.into_iter().map(|(u, _)| u).collect();
-        super::score::rescore_owned(record, &self.rubrics, &self.settings.score)
-    }
-
-    /// One unit per image figure: its IQ components (a broken image is scored with
-    /// Q = 0 and its reason: a property of the report), or skipped when the image
-    /// was not fetched in this run.
-    fn iq_units(&self, report: &Report, ev: &Evidence) -> Vec<UnitRecord> {
-        let mut scored = ev.iq.images.iter();
-        report
-            .figures
-            .iter()
-            .zip(&ev.figures)
-            .filter(|(f, _)| f.kind == FigureKind::Image)
-            .enumerate()
-            .filter_map(|(i, (f, e))| {
-                let mut unit = UnitRecord {
-                    metric: super::score::IMAGE_QUALITY.into(),
-                    unit: format!("image:{}", i + 1),
-                    status: UnitStatus::Scored,
-                    reason: None,
-                    score: None,
-                    answer: None,
-                    justification: None,
-                    detail: Value::Null,
-                };
-                if let Some(reason) = &e.unavailable {
-                    unit.status = UnitStatus::Skipped;
-                    unit.reason = Some(reason.clone());
-                    unit.detail = json!({"path": f.content});
-                    return Some(unit);
-                }
-                let img = scored.next()?;
-                unit.reason = img.error.as_ref().map(|e| format!("broken image: {e}"));
-                unit.detail = serde_json::to_value(img).unwrap_or(Value::Null);
-                Some(unit)
-            })
-            .collect()
-    }
-
     /// Turn an outcome into a unit record (answer kept for re-scoring).
-    fn unit_from(
+    pub(super) fn unit_from(
         &self,
         metric: &str,
         unit: String,
@@ -1383,7 +1156,7 @@ impl Engine {
         (rec, usage)
     }
 
-    fn rule_unit(
+    pub(super) fn rule_unit(
         &self,
         metric: &str,
         unit: String,
@@ -1407,540 +1180,6 @@ impl Engine {
             },
             None,
         )
-    }
-
-    async fn fcq_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> Vec<((UnitRecord, Option<UsageRecord>), Option<String>)> {
-        let rubric = self.rubric("figure_caption_quality");
-        let futures =
-            report
-                .figures
-                .iter()
-                .zip(&ev.figures)
-                .enumerate()
-                .map(|(i, (f, e))| async move {
-                    let unit = format!("figure:{}", i + 1);
-                    let detail = figure_detail(f);
-                    if let Some(reason) = &e.invalid {
-                        return (
-                            self.rule_unit(
-                                &rubric.id,
-                                unit,
-                                "invalid_visual",
-                                format!("invalid figure: {reason}"),
-                                detail,
-                            ),
-                            None,
-                        );
-                    }
-                    if let Some(reason) = &e.unavailable {
-                        let skipped = Outcome::Skipped(reason.clone());
-                        return (self.unit_from(&rubric.id, unit, skipped, detail), None);
-                    }
-                    let caption = f
-                        .caption
-                        .as_deref()
-                        .map(str::trim)
-                        .filter(|c| !c.is_empty());
-                    let inputs = UnitInputs {
-                        figure_image: e.data_uri.clone(),
-                        caption: Some(caption.unwrap_or("").to_string()),
-                        ..Default::default()
-                    };
-                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
-                    let revision = match (&outcome, &rubric.revision) {
-                        (Outcome::Answer { value, .. }, Some(spec)) => {
-                            let low = dimension_scores(rubric, value)
-                                .iter()
-                                .any(|s| *s <= spec.threshold);
-                            (low || caption.is_none())
-                                .then(|| value[spec.field.as_str()].as_str().map(str::to_string))
-                                .flatten()
-                        }
-                        _ => None,
-                    };
-                    if matches!(&outcome, Outcome::Skipped(r) if r == PENDING_REASON) {
-                        return (self.unit_from(&rubric.id, unit, outcome, detail), None);
-                    }
-                    if caption.is_none() {
-                        // Missing caption scores 0 by rule; the judge was asked only for the
-                        // caption to insert.
-                        let mut detail = detail;
-                        if let (Value::Object(m), Outcome::Answer { value, .. }) =
-                            (&mut detail, &outcome)
-                        {
-                            m.insert("revision_answer".into(), value.clone());
-                        }
-                        let (rec, _) = self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "missing_caption",
-                            "figure has no caption".into(),
-                            detail,
-                        );
-                        let usage = match outcome {
-                            Outcome::Answer { usage, .. } => Some(usage),
-                            _ => None,
-                        };
-                        return ((rec, usage), revision);
-                    }
-                    (self.unit_from(&rubric.id, unit, outcome, detail), revision)
-                });
-        join_all(futures).await
-    }
-
-    async fn fci_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let rubric = self.rubric("figure_context_integration");
-        join_all(
-            report
-                .figures
-                .iter()
-                .zip(&ev.figures)
-                .enumerate()
-                .map(|(i, (f, e))| async move {
-                    let unit = format!("figure:{}", i + 1);
-                    let detail = figure_detail(f);
-                    if let Some(reason) = &e.invalid {
-                        return self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "invalid_visual",
-                            format!("invalid figure: {reason}"),
-                            detail,
-                        );
-                    }
-                    if let Some(reason) = &e.unavailable {
-                        let skipped = Outcome::Skipped(reason.clone());
-                        return self.unit_from(&rubric.id, unit, skipped, detail);
-                    }
-                    let Some(context) = f
-                        .context
-                        .as_deref()
-                        .map(str::trim)
-                        .filter(|c| !c.is_empty())
-                    else {
-                        return self.rule_unit(
-                            &rubric.id,
-                            unit,
-                            "missing_context",
-                            "figure has no context".into(),
-                            detail,
-                        );
-                    };
-                    let inputs = UnitInputs {
-                        figure_image: e.data_uri.clone(),
-                        context: Some(context.to_string()),
-                        ..Default::default()
-                    };
-                    let outcome = self.ask(rubric, &inputs, label, &unit, sample).await;
-                    self.unit_from(&rubric.id, unit, outcome, detail)
-                }),
-        )
-        .await
-    }
-
-    /// CQ and CSC units of every chart.
-    async fn chart_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> (JudgedUnits, JudgedUnits) {
-        let cq_rubric = self.rubric("chart_quality");
-        let csc_rubric = self.rubric("chart_source_consistency");
-        let charts: Vec<(usize, &Figure, &FigureEvidence)> = report
-            .figures
-            .iter()
-            .zip(&ev.figures)
-            .enumerate()
-            .filter(|(_, (f, _))| f.kind == FigureKind::Chart)
-            .map(|(i, (f, e))| (i, f, e))
-            .collect();
-        let cq = join_all(charts.iter().map(|&(i, f, e)| async move {
-            let unit = format!("figure:{}", i + 1);
-            let detail = figure_detail(f);
-            if let Some(reason) = &e.invalid {
-                return self.rule_unit(
-                    &cq_rubric.id,
-                    unit,
-                    "invalid_visual",
-                    format!("invalid chart: {reason}"),
-                    detail,
-                );
-            }
-            if let Some(reason) = &e.unavailable {
-                let skipped = Outcome::Skipped(reason.clone());
-                return self.unit_from(&cq_rubric.id, unit, skipped, detail);
-            }
-            let inputs = UnitInputs {
-                figure_image: e.data_uri.clone(),
-                ..Default::default()
-            };
-            let outcome = self.ask(cq_rubric, &inputs, label, &unit, sample).await;
-            self.unit_from(&cq_rubric.id, unit, outcome, detail)
-        }));
-        let csc = join_all(charts.iter().map(|&(i, f, e)| async move {
-            let unit = format!("figure:{}", i + 1);
-            let mut detail = figure_detail(f);
-            if let Some(reason) = &e.invalid {
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "invalid_visual",
-                    format!("invalid chart: {reason}"),
-                    detail,
-                );
-            }
-            if let Some(reason) = &e.unavailable {
-                let skipped = Outcome::Skipped(reason.clone());
-                return self.unit_from(&csc_rubric.id, unit, skipped, detail);
-            }
-            if f.ref_idxs.is_empty() {
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "no_usable_source",
-                    "chart cites no source".into(),
-                    detail,
-                );
-            }
-            let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
-            if ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty()) {
-                if let Value::Object(m) = &mut detail {
-                    m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-                }
-                return self.rule_unit(
-                    &csc_rubric.id,
-                    unit,
-                    "no_usable_source",
-                    "no cited source could be read".into(),
-                    detail,
-                );
-            }
-            if let Value::Object(m) = &mut detail {
-                m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-            }
-            let inputs = UnitInputs {
-                figure_image: e.data_uri.clone(),
-                caption: Some(f.caption.clone().unwrap_or_default()),
-                sources,
-                ..Default::default()
-            };
-            let outcome = self.ask(csc_rubric, &inputs, label, &unit, sample).await;
-            self.unit_from(&csc_rubric.id, unit, outcome, detail)
-        }));
-        futures::join!(cq, csc)
-    }
-
-    /// WQ, ADB and FLC on the given text.
-    async fn text_judges(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let ids = [
-            "writing_quality",
-            "analytical_depth_breadth",
-            "factual_logical_consistency",
-        ];
-        join_all(ids.iter().map(|id| async move {
-            let rubric = self.rubric(id);
-            self.report_unit(rubric, text, task, label, sample).await
-        }))
-        .await
-    }
-
-    async fn report_unit(
-        &self,
-        rubric: &Rubric,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> (UnitRecord, Option<UsageRecord>) {
-        let needs_task = rubric.needs(crate::rubric::InputKind::TaskQuery);
-        if needs_task && task.is_none() {
-            return self.unit_from(
-                &rubric.id,
-                "report".into(),
-                Outcome::Failed(no_task_reason(label)),
-                json!({}),
-            );
-        }
-        let inputs = UnitInputs {
-            report_text: Some(text.to_string()),
-            task_query: task.map(|t| t.query.clone()),
-            ..Default::default()
-        };
-        let outcome = self.ask(rubric, &inputs, label, "report", sample).await;
-        self.unit_from(&rubric.id, "report".into(), outcome, json!({}))
-    }
-
-    async fn mc_unit(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        any_valid_figure: bool,
-        any_unavailable: bool,
-        label: &str,
-        sample: u32,
-    ) -> (UnitRecord, Option<UsageRecord>) {
-        let rubric = self.rubric("multimodal_composition");
-        if !any_valid_figure && any_unavailable {
-            return self.unit_from(
-                &rubric.id,
-                "report".into(),
-                Outcome::Skipped("no valid figure, some not fetched in this run".into()),
-                json!({}),
-            );
-        }
-        if !any_valid_figure {
-            return self.rule_unit(
-                &rubric.id,
-                "report".into(),
-                "no_valid_figure",
-                "report has no valid figure".into(),
-                json!({}),
-            );
-        }
-        self.report_unit(rubric, text, task, label, sample).await
-    }
-
-    /// IA: one call judges every checklist item; one unit per item.
-    async fn ia_units(
-        &self,
-        text: &str,
-        task: Option<&Task>,
-        label: &str,
-        sample: u32,
-    ) -> JudgedUnits {
-        let rubric = self.rubric("instruction_alignment");
-        let Some(task) = task else {
-            return vec![self.unit_from(
-                &rubric.id,
-                "checklist".into(),
-                Outcome::Failed(no_task_reason(label)),
-                json!({}),
-            )];
-        };
-        if task.checklist.is_empty() {
-            return Vec::new();
-        }
-        let inputs = UnitInputs {
-            report_text: Some(text.to_string()),
-            task_query: Some(task.query.clone()),
-            checklist: task.checklist.clone(),
-            ..Default::default()
-        };
-        let outcome = self.ask(rubric, &inputs, label, "checklist", sample).await;
-        let k = task.checklist.len();
-        task.checklist
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let unit = format!("item:{}", i + 1);
-                let detail = json!({"section": item.section, "item": item.item});
-                let (outcome_i, usage) = match &outcome {
-                    Outcome::Answer { value, usage } => (
-                        Outcome::Answer {
-                            value: split_items(rubric, value, k)[i].clone(),
-                            usage: usage.clone(),
-                        },
-                        // The one call's usage is attributed to the first item.
-                        i == 0,
-                    ),
-                    other => (other.clone(), false),
-                };
-                let (mut rec, u) = self.unit_from(&rubric.id, unit, outcome_i, detail);
-                if rec.status == UnitStatus::Scored {
-                    rec.justification = rec.answer.as_ref().and_then(justification);
-                }
-                (rec, if usage { u } else { None })
-            })
-            .collect()
-    }
-
-    /// Fact de-duplication then one CS unit per kept fact.
-    async fn cs_units(
-        &self,
-        report: &Report,
-        ev: &Evidence,
-        label: &str,
-        sample: u32,
-    ) -> (JudgedUnits, JudgedUnits) {
-        let dedup_rubric = self.rubric("fact_dedup");
-        let cs_rubric = self.rubric("citation_support");
-        let facts = &report.facts;
-        let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
-        let spec = dedup_rubric
-            .prefilter
-            .clone()
-            .unwrap_or(crate::rubric::PrefilterSpec {
-                duplicate_at: 1.0,
-                distinct_below: 0.0,
-            });
-        let mut duplicates = BTreeSet::new();
-        let mut ask_pairs = Vec::new();
-        // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the CS
-        // unit details.
-        let mut decisions: Vec<(usize, usize, bool, &str)> = Vec::new();
-        let prefilter = dedup::Prefilter::new(facts.iter().map(|f| f.fact.as_str()));
-        for (i, j) in dedup::candidate_pairs(&cited) {
-            let call = match self.settings.dedup {
-                DedupMode::JudgeAll => PairCall::AskJudge,
-                DedupMode::Prefilter => prefilter.call(i, j, &spec),
-                DedupMode::Off => match prefilter.call(i, j, &spec) {
-                    PairCall::AskJudge => PairCall::Distinct,
-                    c => c,
-                },
-            };
-            match call {
-                PairCall::Duplicate => {
-                    duplicates.insert((i, j));
-                    decisions.push((i, j, true, "prefilter"));
-                }
-                PairCall::AskJudge => ask_pairs.push((i, j)),
-                PairCall::Distinct => decisions.push((i, j, false, "prefilter")),
-            }
-        }
-        let judged = join_all(ask_pairs.iter().map(|&(i, j)| async move {
-            let unit = format!("pair:{}:{}", i + 1, j + 1);
-            let inputs = UnitInputs {
-                fact: Some(facts[i].fact.clone()),
-                other_fact: Some(facts[j].fact.clone()),
-                ..Default::default()
-            };
-            let outcome = self.ask(dedup_rubric, &inputs, label, &unit, sample).await;
-            let decided = match &outcome {
-                Outcome::Answer { value, .. } => value["duplicate"].as_bool(),
-                _ => None,
-            };
-            let dup = decided.unwrap_or(false);
-            // Without an answer the facts stay apart (each keeps its CS unit).
-            let detail = json!({"facts": [i + 1, j + 1],
-                                "decision": if dup { "merged" } else { "kept" }});
-            (
-                (i, j, dup),
-                self.unit_from(&dedup_rubric.id, unit, outcome, detail),
-            )
-        }))
-        .await;
-        if judged.iter().any(|(_, (u, _))| is_pending(u)) {
-            // Which facts survive de-duplication is not known yet: every CS unit
-            // waits (none is asked for a fact that may turn out to be a duplicate).
-            let dedup_units = judged.into_iter().map(|(_, u)| u).collect();
-            let cs = facts
-                .iter()
-                .enumerate()
-                .map(|(i, _)| {
-                    self.unit_from(
-                        &cs_rubric.id,
-                        format!("fact:{}", i + 1),
-                        Outcome::Skipped(PENDING_REASON.into()),
-                        json!({}),
-                    )
-                })
-                .collect();
-            return (cs, dedup_units);
-        }
-        let mut dedup_units = Vec::new();
-        for ((i, j, dup), unit) in judged {
-            if dup {
-                duplicates.insert((i, j));
-            }
-            let by = if unit.0.status == UnitStatus::Scored {
-                "judge"
-            } else {
-                "judge failed: kept apart"
-            };
-            decisions.push((i, j, dup, by));
-            dedup_units.push(unit);
-        }
-        let dup_of = dedup::resolve(facts.len(), &duplicates);
-        let decisions = &decisions;
-        let dedup_detail = move |i: usize| -> Vec<Value> {
-            decisions
-                .iter()
-                .filter(|d| d.0 == i || d.1 == i)
-                .map(|&(a, b, dup, by)| {
-                    let other = if a == i { b } else { a };
-                    json!({"fact": other + 1, "pair": format!("pair:{}:{}", a + 1, b + 1),
-                           "decision": if dup { "merged" } else { "kept" }, "by": by})
-                })
-                .collect()
-        };
-        // Facts citing the same sources are asked one after another (their prompts
-        // share the sources' text as a prefix, which providers' prompt caches
-        // discount); units are put back in fact order afterwards.
-        let mut kept: Vec<(usize, &crate::report::Fact)> = facts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| dup_of[*i].is_none())
-            .collect();
-        kept.sort_by_cached_key(|(i, f)| {
-            let mut refs: Vec<(u64, &str)> = f
-                .ref_idxs
-                .iter()
-                .map(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
-                .collect();
-            refs.sort();
-            refs.dedup();
-            (refs, *i)
-        });
-        let mut cs = join_all(kept.into_iter().map(|(i, f)| {
-            let merged: Vec<usize> = (0..facts.len())
-                .filter(|&j| dup_of[j] == Some(i))
-                .map(|j| j + 1)
-                .collect();
-            async move {
-                let unit = format!("fact:{}", i + 1);
-                let sources = cited_sources(&f.ref_idxs, ev.sources.as_ref());
-                let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
-                                        "merged_duplicates": merged, "dedup": dedup_detail(i)});
-                if ev.sources.is_some() {
-                    if let Value::Object(m) = &mut detail {
-                        m.insert("sources".into(), json!(source_audit(&sources, &ev.fetch)));
-                    }
-                    if sources.iter().all(|s| s.text.trim().is_empty()) {
-                        return (
-                            i,
-                            self.rule_unit(
-                                &cs_rubric.id,
-                                unit,
-                                "no_source_text",
-                                "no cited source could be read: verdict unknown".into(),
-                                detail,
-                            ),
-                        );
-                    }
-                }
-                let inputs = UnitInputs {
-                    fact: Some(f.fact.clone()),
-                    sources: canonical_order(sources),
-                    ..Default::default()
-                };
-                let outcome = self.ask(cs_rubric, &inputs, label, &unit, sample).await;
-                (i, self.unit_from(&cs_rubric.id, unit, outcome, detail))
-            }
-        }))
-        .await;
-        cs.sort_by_key(|(i, _)| *i);
-        let cs = cs.into_iter().map(|(_, u)| u).collect();
-        (cs, dedup_units)
     }
 }
 
@@ -2012,15 +1251,15 @@ fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {
     }
 }
 
-fn no_task_reason(label: &str) -> String {
+pub(super) fn no_task_reason(label: &str) -> String {
     format!("report {label} matches no task in the tasks file")
 }
 
-fn figure_detail(f: &Figure) -> Value {
+pub(super) fn figure_detail(f: &Figure) -> Value {
     json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption})
 }
 
-fn cited_sources(
+pub(super) fn cited_sources(
     idxs: &[String],
     sources: Option<&BTreeMap<String, SourceText>>,
 ) -> Vec<SourceText> {
@@ -2041,7 +1280,7 @@ fn cited_sources(
 /// Sources in one order whatever order the fact cites them in (numeric indices
 /// numerically), so prompts of facts citing overlapping sources share the longest
 /// prefix a provider's prompt cache can serve.
-fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+pub(super) fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
     sources.sort_by(|a, b| {
         let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
         key(a).cmp(&key(b))
@@ -2073,7 +1312,7 @@ fn source_audit(
 }
 
 /// Upper bound of units a report will produce (for the progress bar).
-fn planned_units(report: &Report, task: Option<&Task>) -> u64 {
+pub(super) fn planned_units(report: &Report, task: Option<&Task>) -> u64 {
     let charts = report
         .figures
         .iter()

@@ -22,6 +22,22 @@ pub const METRIC_NAMES: [&str; 12] = [
     "chart_source_consistency",
 ];
 
+/// The metric names of `records`: [`METRIC_NAMES`] first, then any other metric
+/// they hold (added through `--rubrics DIR`), by name.
+pub fn metric_names_of<'a>(records: impl IntoIterator<Item = &'a ReportRecord>) -> Vec<String> {
+    let mut names: Vec<String> = METRIC_NAMES.iter().map(|s| s.to_string()).collect();
+    let mut extra = std::collections::BTreeSet::new();
+    for r in records {
+        for m in r.metrics.keys() {
+            if !METRIC_NAMES.contains(&m.as_str()) {
+                extra.insert(m.clone());
+            }
+        }
+    }
+    names.extend(extra);
+    names
+}
+
 /// Metrics entering TA and VA by default.
 pub const TA_METRICS: [&str; 5] = [
     "citation_support",

@@ -73,6 +73,45 @@ impl Default for ScoreOptions {
     }
 }
 
+impl ScoreOptions {
+    /// The defaults with TA and VA taken from the rubrics' `level` declarations
+    /// (the paper's sets for the built-in rubrics), in metric-file order; Figure
+    /// Quality, computed from pixels, is visual.
+    pub fn for_rubrics(rubrics: &RubricSet) -> Self {
+        let level = |m: &str| {
+            if m == FIGURE_QUALITY {
+                Some(crate::rubric::Level::Visual)
+            } else {
+                rubrics.get(m).ok().and_then(|r| r.level)
+            }
+        };
+        let names = metric_names(rubrics);
+        let at = |l| {
+            names
+                .iter()
+                .filter(|m| level(m) == Some(l))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        Self {
+            ta_metrics: at(crate::rubric::Level::Text),
+            va_metrics: at(crate::rubric::Level::Visual),
+            ..Self::default()
+        }
+    }
+}
+
+/// Every metric file of a run with these rubrics: the paper's twelve, then the
+/// added metric rubrics by id.
+pub fn metric_names(rubrics: &RubricSet) -> Vec<String> {
+    let mut names: Vec<String> = super::record::METRIC_NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.extend(rubrics.added_metrics().map(|r| r.id.clone()));
+    names
+}
+
 fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
@@ -184,7 +223,7 @@ pub fn rescore_owned(
     let mut out = record;
     if let Some(error) = out.load_error() {
         let error = error.to_string();
-        return unevaluable(out, &error);
+        return unevaluable(out, &error, rubrics);
     }
     for unit in &mut out.units {
         if unit.metric == FACT_DEDUP {
@@ -221,7 +260,7 @@ pub fn rescore_owned(
     }
     let mut metrics = BTreeMap::new();
     for rubric in rubrics.rubrics() {
-        if !super::record::METRIC_NAMES.contains(&rubric.id.as_str()) {
+        if !rubric.is_metric() {
             continue;
         }
         let units = by_metric
@@ -339,8 +378,8 @@ pub fn rescore_owned(
 }
 
 /// A report that could not be read: every metric not evaluated, never 0.
-fn unevaluable(mut out: ReportRecord, error: &str) -> ReportRecord {
-    out.metrics = super::record::METRIC_NAMES
+fn unevaluable(mut out: ReportRecord, error: &str, rubrics: &RubricSet) -> ReportRecord {
+    out.metrics = metric_names(rubrics)
         .iter()
         .map(|m| {
             (

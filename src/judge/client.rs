@@ -10,12 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 use rand::Rng;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
 use super::accounting::{Accounting, Event};
 use super::estimate::{estimate_request, TokenEstimate};
 use super::journal::{self, journal_messages, EntryStatus, Journal, JournalEntry};
-use super::limits::{Pacer, TokenBucket};
+use super::limits::{InFlightLimit, Pacer, Slot, TokenBucket};
 use super::prices::PriceTable;
 use super::protocol::{
     build_body, classify_rejection, error_message, parse_completion, Adaptations, OutputMode,
@@ -59,7 +58,7 @@ pub(crate) struct Inner {
     store: Option<Store>,
     http: reqwest::Client,
     endpoint: String,
-    semaphore: Semaphore,
+    slots: InFlightLimit,
     rpm: Option<TokenBucket>,
     tpm: Option<TokenBucket>,
     pacer: Pacer,
@@ -110,6 +109,9 @@ struct CallSuccess {
 struct CallReport {
     result: Result<CallSuccess, CallError>,
     attempts: u32,
+    /// Attempts that re-asked because the answer did not validate (not counting
+    /// retries after transport errors or server adaptations).
+    reasks: u32,
     usage: Usage,
     mode: OutputMode,
 }
@@ -185,7 +187,7 @@ impl Inner {
             .build()
             .map_err(|e| failed(format!("HTTP client: {e}")))?;
         let inner = Self {
-            semaphore: Semaphore::new(config.concurrency),
+            slots: InFlightLimit::new(config.concurrency),
             rpm: config.rpm.map(TokenBucket::per_minute),
             tpm: config.tpm.map(TokenBucket::per_minute),
             pacer: Pacer::new(Duration::from_millis(25)),
@@ -548,6 +550,7 @@ impl Inner {
             Err(reason) => CallReport {
                 result: Err(CallError::Image(reason)),
                 attempts: 0,
+                reasks: 0,
                 usage: Usage::default(),
                 mode: self.adaptations.current().mode,
             },
@@ -560,6 +563,7 @@ impl Inner {
         let latency_ms = started.elapsed().as_millis() as u64;
         outcome.latency_ms = latency_ms;
         outcome.attempts = report.attempts;
+        outcome.reasks = report.reasks;
         outcome.mode = report.mode.name();
         outcome.usage = Some(report.usage.clone());
 
@@ -696,12 +700,13 @@ impl Inner {
         let limit = self.token_limit(request);
         // A slot of `concurrency` kept from an attempt that timed out: the server may
         // still be working on it, so the slot stays taken until the retry is sent.
-        let mut kept_slot: Option<tokio::sync::SemaphorePermit<'_>> = None;
+        let mut kept_slot: Option<Slot<'_>> = None;
         let est_tokens = (estimate.prompt_tokens + estimate.completion_tokens) as f64;
 
-        let done = |result, attempts, usage, mode| CallReport {
+        let done = |result, attempts, reasks, usage, mode| CallReport {
             result,
             attempts,
+            reasks,
             usage,
             mode,
         };
@@ -726,12 +731,17 @@ impl Inner {
             );
             attempts += 1;
             let slot = match kept_slot.take() {
-                Some(slot) => slot,
-                None => self
-                    .semaphore
-                    .acquire()
-                    .await
-                    .expect("the semaphore is never closed"),
+                // The limit came down while this retry waited: give the slot back
+                // and queue under the new limit like every other request.
+                Some(slot) if self.slots.owes() => {
+                    drop(slot);
+                    self.slots.acquire().await
+                }
+                Some(mut slot) => {
+                    slot.renew();
+                    slot
+                }
+                None => self.slots.acquire().await,
             };
             let reply = self.send(&body).await;
 
@@ -740,6 +750,12 @@ impl Inner {
                 Reply::Transport { reason, timed_out } => {
                     self.tpm_adjust(-est_tokens);
                     if timed_out {
+                        if let Some(limit) = self.slots.on_timeout(&slot) {
+                            tracing::warn!(
+                                "the judge server did not answer within {:?}; at most {limit} requests in flight from now on (raised again as answers come back)",
+                                self.config.timeout
+                            );
+                        }
                         kept_slot = Some(slot);
                     } else {
                         drop(slot);
@@ -752,6 +768,7 @@ impl Inner {
                     body,
                 } if (200..300).contains(&status) => {
                     drop(slot);
+                    self.slots.on_answer();
                     let completion = match parse_completion(&body) {
                         Ok(c) => c,
                         Err(reason) => {
@@ -762,7 +779,7 @@ impl Inner {
                                     attempts,
                                     last: reason,
                                 };
-                                return done(Err(err), attempts, usage, params.mode);
+                                return done(Err(err), attempts, reasks, usage, params.mode);
                             }
                             self.sleep_backoff(transient_failures, None).await;
                             continue;
@@ -788,7 +805,7 @@ impl Inner {
                                 param: params.token_param.name(),
                                 limit,
                             };
-                            return done(Err(err), attempts, usage, params.mode);
+                            return done(Err(err), attempts, reasks, usage, params.mode);
                         }
                         length_reasks += 1;
                         tracing::debug!(metric = %request.metric, unit = %request.unit, limit, "answer cut off by the token limit; asking for a shorter one");
@@ -826,7 +843,7 @@ impl Inner {
                                     completion.model
                                 },
                             };
-                            return done(Ok(success), attempts, usage, params.mode);
+                            return done(Ok(success), attempts, reasks, usage, params.mode);
                         }
                         Err(problem) => {
                             if reasks >= self.config.max_reasks {
@@ -834,7 +851,7 @@ impl Inner {
                                     reasks,
                                     last: problem,
                                 };
-                                return done(Err(err), attempts, usage, params.mode);
+                                return done(Err(err), attempts, reasks, usage, params.mode);
                             }
                             reasks += 1;
                             tracing::debug!(metric = %request.metric, unit = %request.unit, "re-asking: {problem}");
@@ -883,14 +900,14 @@ impl Inner {
                             } else {
                                 CallError::Rejected { status, message }
                             };
-                        return done(Err(err), attempts, usage, params.mode);
+                        return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if !is_retryable_status(status) {
                         let err = CallError::Rejected {
                             status,
                             message: error_message(&text),
                         };
-                        return done(Err(err), attempts, usage, params.mode);
+                        return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if status == 429 {
                         self.pacer.on_rate_limited();
@@ -906,7 +923,7 @@ impl Inner {
                     attempts,
                     last: retry_reason,
                 };
-                return done(Err(err), attempts, usage, params.mode);
+                return done(Err(err), attempts, reasks, usage, params.mode);
             }
             tracing::debug!(metric = %request.metric, unit = %request.unit, attempt = attempts, "retrying: {retry_reason}");
             self.sleep_backoff(transient_failures, server_wait).await;
@@ -1024,6 +1041,7 @@ impl Inner {
                 status,
                 cache_hit: status == EntryStatus::CacheHit,
                 attempts: outcome.attempts,
+                reasks: outcome.reasks,
                 latency_ms: outcome.latency_ms,
                 response_format: outcome.mode,
                 request: journal_messages(&request.messages),
@@ -1058,6 +1076,7 @@ impl Inner {
 struct Outcome<'a> {
     key: &'a str,
     attempts: u32,
+    reasks: u32,
     latency_ms: u64,
     mode: &'static str,
     answer: Option<Value>,
@@ -1073,6 +1092,7 @@ impl<'a> Outcome<'a> {
         Self {
             key,
             attempts: 0,
+            reasks: 0,
             latency_ms: 0,
             mode: "none",
             answer: None,

@@ -45,6 +45,8 @@ pub struct JournalEntry<'a> {
     pub status: EntryStatus,
     pub cache_hit: bool,
     pub attempts: u32,
+    /// Attempts that re-asked for an answer that did not validate.
+    pub reasks: u32,
     pub latency_ms: u64,
     /// How structured output was requested on the final attempt.
     pub response_format: &'a str,
@@ -180,6 +182,7 @@ mod tests {
                     status,
                     cache_hit: status == EntryStatus::CacheHit,
                     attempts: 1,
+                    reasks: 0,
                     latency_ms: 3,
                     response_format: "json_schema",
                     request: journal_messages(&messages),

@@ -1,12 +1,148 @@
 //! Throughput limits shared by every clone of a client: token buckets for requests
 //! and tokens per minute (the token bucket accepts corrections once the server reports
 //! real usage) and an adaptive pacer that spaces request starts while 429s keep
-//! arriving. The in-flight limit itself is a `tokio::sync::Semaphore` in the client.
+//! arriving, and the in-flight limit, which halves when requests time out.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
+
+/// How many requests may be in flight at once: `--concurrency` at most, halved
+/// whenever a request times out (a server that queues requests it cannot serve,
+/// such as a single-slot local server, makes every queued request wait behind the
+/// others until they all time out and are sent again), and raised by one after a
+/// full window of answers without a timeout, back up to the configured maximum.
+#[derive(Debug)]
+pub struct InFlightLimit {
+    semaphore: Semaphore,
+    max: usize,
+    state: Mutex<LimitState>,
+}
+
+#[derive(Debug)]
+struct LimitState {
+    limit: usize,
+    /// Permits to retire as they come back (a shrink while they were in use).
+    debt: usize,
+    /// Answers since the last change of the limit.
+    answered: usize,
+    /// Bumped on every halving: requests sent before it timed out in the same
+    /// congestion and count once (the limit halves once per episode, not once per
+    /// queued request).
+    epoch: u64,
+}
+
+/// A slot of the limit, given back when dropped (or retired if the limit shrank
+/// while it was taken).
+#[derive(Debug)]
+pub struct Slot<'a> {
+    permit: Option<SemaphorePermit<'a>>,
+    owner: &'a InFlightLimit,
+    epoch: u64,
+}
+
+impl Slot<'_> {
+    /// The slot is used for another request (a retry that kept it).
+    pub fn renew(&mut self) {
+        self.epoch = self.owner.lock().epoch;
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            let mut st = self.owner.lock();
+            if st.debt > 0 {
+                st.debt -= 1;
+                permit.forget();
+            }
+        }
+    }
+}
+
+impl InFlightLimit {
+    pub fn new(max: usize) -> Self {
+        let max = max.max(1);
+        Self {
+            semaphore: Semaphore::new(max),
+            max,
+            state: Mutex::new(LimitState {
+                limit: max,
+                debt: 0,
+                answered: 0,
+                epoch: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LimitState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub async fn acquire(&self) -> Slot<'_> {
+        let permit = self
+            .semaphore
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        Slot {
+            permit: Some(permit),
+            owner: self,
+            epoch: self.lock().epoch,
+        }
+    }
+
+    /// Whether slots in use are owed back (the limit shrank while they were out):
+    /// a retry holding one should give it back and queue for a new one.
+    pub fn owes(&self) -> bool {
+        self.lock().debt > 0
+    }
+
+    /// The current limit.
+    pub fn limit(&self) -> usize {
+        self.lock().limit
+    }
+
+    /// The request sent on `slot` timed out: halve the limit (never below one),
+    /// unless it was sent before the last halving. Returns the new limit when it
+    /// changed.
+    pub fn on_timeout(&self, slot: &Slot<'_>) -> Option<usize> {
+        let mut st = self.lock();
+        st.answered = 0;
+        if st.limit <= 1 || slot.epoch != st.epoch {
+            return None;
+        }
+        st.epoch += 1;
+        let new = (st.limit / 2).max(1);
+        let remove = st.limit - new;
+        let forgotten = self.semaphore.forget_permits(remove);
+        st.debt += remove - forgotten;
+        st.limit = new;
+        Some(new)
+    }
+
+    /// An answer came back: after a whole window of them (as many as the limit)
+    /// without a timeout, allow one more in flight.
+    pub fn on_answer(&self) {
+        let mut st = self.lock();
+        if st.limit >= self.max {
+            return;
+        }
+        st.answered += 1;
+        if st.answered < st.limit {
+            return;
+        }
+        st.answered = 0;
+        st.limit += 1;
+        if st.debt > 0 {
+            st.debt -= 1;
+        } else {
+            self.semaphore.add_permits(1);
+        }
+    }
+}
 
 /// A per-minute budget refilled continuously. Burst capacity is a sixth of the
 /// minute's budget (ten seconds' worth), so `--rpm 600` never fires 600 requests in
@@ -226,5 +362,58 @@ mod tests {
         let start = Instant::now();
         pacer.wait_turn().await;
         assert!(start.elapsed() < Duration::from_millis(500));
+    }
+
+    #[tokio::test]
+    async fn in_flight_limit_halves_on_timeouts_and_recovers() {
+        let lim = InFlightLimit::new(8);
+        // Eight slots taken, then a timeout: the limit halves, and the permits come
+        // back retired, so only four can be taken afterwards.
+        let slots: Vec<Slot<'_>> = futures_take(&lim, 8).await;
+        assert_eq!(lim.on_timeout(&slots[0]), Some(4));
+        // The other seven were sent in the same episode: no further halving.
+        assert_eq!(lim.on_timeout(&slots[1]), None);
+        assert!(lim.owes());
+        drop(slots);
+        assert!(!lim.owes());
+        assert_eq!(lim.semaphore.available_permits(), 4);
+        for expect in [Some(2), Some(1), None] {
+            let s = lim.acquire().await;
+            assert_eq!(lim.on_timeout(&s), expect, "never below one");
+        }
+        assert_eq!(lim.semaphore.available_permits(), 1);
+        // One answer at limit 1 raises it to 2; then two answers to 3; and so on,
+        // never past the maximum.
+        lim.on_answer();
+        assert_eq!(lim.limit(), 2);
+        assert_eq!(lim.semaphore.available_permits(), 2);
+        for _ in 0..200 {
+            lim.on_answer();
+        }
+        assert_eq!(lim.limit(), 8);
+        assert_eq!(lim.semaphore.available_permits(), 8);
+    }
+
+    #[tokio::test]
+    async fn growth_while_slots_are_retired_pays_the_debt_first() {
+        let lim = InFlightLimit::new(4);
+        let mut slots = futures_take(&lim, 4).await;
+        assert_eq!(lim.on_timeout(&slots[0]), Some(2)); // two permits owed
+                                                        // A kept slot renewed for a retry belongs to the new episode.
+        slots[1].renew();
+        assert_eq!(slots[1].epoch, 1);
+        lim.on_answer();
+        lim.on_answer(); // limit 3: one debt forgiven instead of a new permit
+        assert_eq!(lim.limit(), 3);
+        drop(slots); // four come back, one still owed
+        assert_eq!(lim.semaphore.available_permits(), 3);
+    }
+
+    async fn futures_take(lim: &InFlightLimit, n: usize) -> Vec<Slot<'_>> {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            v.push(lim.acquire().await);
+        }
+        v
     }
 }

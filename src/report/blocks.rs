@@ -3,6 +3,7 @@
 //! content and byte spans in the source. References, citations and figures are all
 //! read from this list, so Markdown and HTML reports share every later rule.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd, TextMergeWithOffset};
@@ -178,6 +179,69 @@ fn markdown_options() -> Options {
     o.insert(Options::ENABLE_STRIKETHROUGH);
     o.insert(Options::ENABLE_TASKLISTS);
     o
+}
+
+/// Citation markers and nothing else: what writers put after a closing fence.
+static FENCE_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:\\?\[\s*\d{1,4}(?:\s*[,，、-]\s*\d{1,4})*\s*\\?\]\s*|【\s*\d{1,4}\s*】\s*|\[\^[^\]\s]{1,20}\]\s*)+$",
+    )
+    .unwrap()
+});
+
+/// Writers close a code fence and cite the block on one line (a fence followed by
+/// `[21]`). CommonMark reads that line as code, so the fence never closes and the
+/// rest of the report, reference list included, becomes code. Such a line closes
+/// its fence here: the markers after it are blanked with spaces, so every byte
+/// offset stays where it was.
+fn close_cited_fences(text: &str) -> Cow<'_, str> {
+    if !text.contains("```") && !text.contains("~~~") {
+        return Cow::Borrowed(text);
+    }
+    let mut open: Option<(u8, usize)> = None;
+    let mut blank: Vec<Range<usize>> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let t = body.trim_start();
+        let at = start + (body.len() - t.len());
+        let fence_char = t
+            .as_bytes()
+            .first()
+            .copied()
+            .filter(|c| matches!(c, b'`' | b'~'));
+        let run = fence_char.map_or(0, |c| t.bytes().take_while(|&b| b == c).count());
+        match (open, fence_char) {
+            // A backtick fence's info string holds no backtick.
+            (None, Some(c)) if run >= 3 && (c == b'~' || !t[run..].contains('`')) => {
+                open = Some((c, run));
+            }
+            (Some((c, n)), Some(f)) if f == c && run >= n => {
+                let rest = &t[run..];
+                if rest.trim().is_empty() {
+                    open = None;
+                } else if FENCE_MARKERS.is_match(rest) {
+                    blank.push(at + run..at + t.len());
+                    open = None;
+                }
+            }
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for r in blank {
+        out.push_str(&text[last..r.start]);
+        out.extend(std::iter::repeat_n(' ', r.end - r.start));
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
 }
 
 static IMG_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<img(?-u:\b)").unwrap());
@@ -565,6 +629,7 @@ impl<'a> MdBuilder<'a> {
 /// Parse Markdown into leaf blocks. HTML blocks inside it go through the HTML front
 /// end with their offsets kept.
 pub(crate) fn blocks_from_markdown(text: &str) -> Vec<Block> {
+    let text = &*close_cited_fences(text);
     let parser = Parser::new_ext(text, markdown_options()).into_offset_iter();
     let mut builder = MdBuilder {
         text,
@@ -598,6 +663,30 @@ mod tests {
 
     fn kinds(blocks: &[Block]) -> Vec<String> {
         blocks.iter().map(|b| format!("{:?}", b.kind)).collect()
+    }
+
+    #[test]
+    fn a_fence_closed_with_a_citation_closes() {
+        let md = "Intro [1].\n\n```bash\nrm -rf x\n``` [2]\n\nAfter the code [3].\n\n~~~\ny\n~~~【4】\n\nEnd.\n";
+        let blocks = blocks_from_markdown(md);
+        let k = kinds(&blocks);
+        assert_eq!(
+            k.iter().filter(|k| k.starts_with("Code")).count(),
+            2,
+            "{k:?}"
+        );
+        let after = blocks
+            .iter()
+            .find(|b| b.plain_text().contains("After the code"))
+            .expect("text after the fence is a paragraph again");
+        assert_eq!(after.kind, BlockKind::Paragraph);
+        assert_eq!(md[after.span.clone()].trim_end(), "After the code [3].");
+        assert!(blocks.iter().any(|b| b.plain_text() == "End."));
+        // Text after a fence that is not markers keeps CommonMark's reading.
+        let md = "```\ncode\n``` not a marker\nstill code\n```\n";
+        let blocks = blocks_from_markdown(md);
+        assert_eq!(blocks.len(), 1, "{:?}", kinds(&blocks));
+        assert!(matches!(close_cited_fences(md), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn expand_numbers(list: &str) -> Vec<String> {
 
 /// Split plain text into text and textual markers. Links the Markdown parser
 /// refused (a target with spaces) are cut out first, whole.
-fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued) {
     let map_src = |a: usize, b: usize| -> Range<usize> {
         // Text from the Markdown parser may have lost escapes, so offsets are
         // proportional guesses clamped to the piece.
@@ -166,7 +166,7 @@ fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) 
 }
 
 /// Textual markers (`[3]`, `【3】`, `[^3]`, tags) inside link-free text.
-fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued) {
     let map_src = |a: usize, b: usize| -> Range<usize> {
         let s = (src.start + a).min(src.end);
         let e = (src.start + b).min(src.end).max(s);
@@ -280,7 +280,7 @@ fn superscript_markers(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
 }
 
 /// Bare URLs and glued numerals inside marker-free text.
-fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool) {
+fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued) {
     let map_src = |a: usize, b: usize| -> Range<usize> {
         let s = (src.start + a).min(src.end);
         let e = (src.start + b).min(src.end).max(s);
@@ -289,7 +289,18 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool)
     let mut last = 0;
     let mut cuts: Vec<(Range<usize>, RawCite)> = Vec::new();
     for m in BARE_URL.find_iter(text) {
-        cuts.push((m.range(), RawCite::Url(clean_url(m.as_str()))));
+        // Punctuation ending the sentence after a bare URL stays in the text, or the
+        // sentence would run on into the next one.
+        // So does a closing parenthesis the URL does not open (`(https://x.org/a).`).
+        let url = clean_url(m.as_str());
+        let kept = if m.as_str().starts_with(url.as_str()) {
+            url.len()
+        } else {
+            m.as_str()
+                .trim_end_matches(['.', ',', ';', ':', '!', '?', '。', '，', '；', '：'])
+                .len()
+        };
+        cuts.push((m.start()..m.start() + kept, RawCite::Url(url)));
     }
     if !text.is_ascii() {
         for (r, n) in superscript_markers(text) {
@@ -300,8 +311,15 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: bool)
             }
         }
     }
-    if allow_glued {
-        for (r, n) in glued_numerals(text) {
+    let mut glued = Vec::new();
+    if allow_glued != Glued::No {
+        glued = glued_numerals(text);
+    }
+    if allow_glued == Glued::Spaced {
+        glued.extend(spaced_numerals(text));
+    }
+    {
+        for (r, n) in glued {
             if !cuts.iter().any(|(c, _)| c.start < r.end && r.start < c.end) {
                 for num in n {
                     cuts.push((r.clone(), RawCite::Weak(num)));
@@ -426,14 +444,159 @@ fn ends_with_year(before: &str) -> bool {
         && (tail.starts_with(b"19") || tail.starts_with(b"20"))
 }
 
+/// Which unbracketed numerals read as citations in a report (Gemini's styles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Glued {
+    /// None: numbers are numbers.
+    No,
+    /// Glued to a sentence end: `offspring.1`, `species.3, 4`.
+    Tight,
+    /// Also a space before the end: `from the diet 2.`, `less so 1, 3.`.
+    Spaced,
+}
+
+/// Words after which a number before a period is a quantity, not a citation.
+const NUMBER_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "act",
+    "after",
+    "age",
+    "aged",
+    "and",
+    "approximately",
+    "are",
+    "around",
+    "article",
+    "at",
+    "be",
+    "been",
+    "before",
+    "below",
+    "between",
+    "by",
+    "category",
+    "chapter",
+    "class",
+    "day",
+    "days",
+    "down",
+    "episode",
+    "equal",
+    "equals",
+    "factor",
+    "fig",
+    "figure",
+    "from",
+    "gen",
+    "generation",
+    "grade",
+    "group",
+    "hour",
+    "hours",
+    "in",
+    "is",
+    "issue",
+    "item",
+    "just",
+    "least",
+    "level",
+    "line",
+    "minus",
+    "minute",
+    "minutes",
+    "model",
+    "month",
+    "months",
+    "nearly",
+    "no",
+    "number",
+    "of",
+    "on",
+    "only",
+    "or",
+    "out",
+    "over",
+    "p",
+    "page",
+    "pages",
+    "part",
+    "phase",
+    "plus",
+    "pp",
+    "rank",
+    "ranked",
+    "rated",
+    "reached",
+    "round",
+    "rule",
+    "score",
+    "scored",
+    "season",
+    "section",
+    "series",
+    "stage",
+    "step",
+    "table",
+    "than",
+    "the",
+    "tier",
+    "times",
+    "to",
+    "top",
+    "type",
+    "under",
+    "up",
+    "v",
+    "version",
+    "vol",
+    "volume",
+    "was",
+    "week",
+    "weeks",
+    "were",
+    "with",
+    "year",
+    "years",
+];
+
+/// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`):
+/// after a word with a letter that does not take a number, each at most three
+/// digits, then terminal punctuation and a space or the end.
+pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+    static SPACED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[.!?。](?:\s|$)").unwrap());
+    let mut out = Vec::new();
+    for c in SPACED.captures_iter(text) {
+        let (word, nums) = (c.get(1).expect("word"), c.get(2).expect("numbers"));
+        let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
+        if !w.chars().any(char::is_alphabetic) || NUMBER_WORDS.contains(&w.to_lowercase().as_str())
+        {
+            continue;
+        }
+        let list: Vec<String> = nums
+            .as_str()
+            .split(',')
+            .map(|n| n.trim().to_string())
+            .filter(|n| n.parse::<u32>().is_ok_and(|v| v > 0))
+            .collect();
+        if !list.is_empty() {
+            // From the space, so the fact text keeps no trailing blank.
+            out.push((word.end()..nums.end(), list));
+        }
+    }
+    out
+}
+
 /// Flatten inlines (or a slice of them) into text with sentinels.
-pub(crate) fn flatten(inlines: &[Inline], allow_glued: bool) -> Flat {
+pub(crate) fn flatten(inlines: &[Inline], allow_glued: Glued) -> Flat {
     let mut flat = Flat::default();
     flatten_into(&mut flat, inlines, allow_glued);
     flat
 }
 
-fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: bool) {
+fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glued) {
     for inline in inlines {
         match inline {
             Inline::Text { text, span, sup } => {
@@ -682,6 +845,12 @@ pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
                 }
                 m += 1;
             }
+            // A parenthesised group of citation links after the end
+            // (`China. ([site.org](url)) It reached`) belongs to the sentence it
+            // follows, not to the next one.
+            if let Some(close) = cite_group_after(&chars, m) {
+                end = chars[close].0 + 1;
+            }
             ends.push(end);
             k = chars.partition_point(|x| x.0 < end);
             continue;
@@ -729,19 +898,77 @@ pub(crate) fn split_sentences(flat: &Flat) -> Vec<Sentence> {
     out
 }
 
+/// Index of the `)` closing a citation group that opens at `chars[open]`: a short
+/// parenthesis holding at least one citation and no sentence of its own.
+fn cite_group_after(chars: &[(usize, char)], open: usize) -> Option<usize> {
+    if chars.get(open).map(|x| x.1) != Some('(') {
+        return None;
+    }
+    let close =
+        (open + 1..chars.len().min(open + 200)).find(|&j| matches!(chars[j].1, ')' | '('))?;
+    if chars[close].1 != ')' {
+        return None;
+    }
+    let inner = &chars[open + 1..close];
+    let cites = inner.iter().any(|x| x.1 == SENTINEL);
+    let sentence = inner
+        .windows(2)
+        .any(|w| matches!(w[0].1, '.' | '!' | '?' | '。') && w[1].1.is_whitespace());
+    (cites && !sentence).then_some(close)
+}
+
 static EMPTY_PARENS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\(\s*[,;]?\s*\)|（\s*）|\[\s*\]").unwrap());
-static SPACE_BEFORE_PUNCT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s+([.,;:!?。，；：！？）)])").unwrap());
 
 /// Fact text: markers removed, whitespace collapsed, leftovers of removed markers
 /// (empty parentheses, spaces before punctuation) tidied.
 pub(crate) fn clean_fact_text(piece: &str) -> String {
-    let no_markers: String = piece.chars().filter(|&c| c != SENTINEL).collect();
-    let collapsed = no_markers.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Markers dropped, whitespace runs collapsed to one space, ends trimmed, and no
+    // space before closing punctuation (`word .` -> `word.`). Most sentences hold no
+    // brackets, and for them all of it is one pass.
+    let has_brackets = piece.contains(['(', '（', '[']);
+    let mut collapsed = String::with_capacity(piece.len());
+    let mut space = false;
+    for c in piece.chars() {
+        if c == SENTINEL {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = !collapsed.is_empty();
+            continue;
+        }
+        if space && (has_brackets || !is_closing_punct(c)) {
+            collapsed.push(' ');
+        }
+        space = false;
+        collapsed.push(c);
+    }
+    if !has_brackets {
+        return collapsed;
+    }
+    // Empty brackets left by removed markers go first; spaces they leave before
+    // punctuation go after (spaces elsewhere stay as they are).
     let t = EMPTY_PARENS.replace_all(&collapsed, "");
-    let t = SPACE_BEFORE_PUNCT.replace_all(&t, "$1");
-    t.trim().to_string()
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        if is_closing_punct(c) {
+            out.truncate(out.trim_end().len());
+        }
+        out.push(c);
+    }
+    out.truncate(out.trim_end().len());
+    match out.find(|c: char| !c.is_whitespace()) {
+        Some(0) => out,
+        Some(i) => out.split_off(i),
+        None => String::new(),
+    }
+}
+
+fn is_closing_punct(c: char) -> bool {
+    matches!(
+        c,
+        '.' | ',' | ';' | ':' | '!' | '?' | '。' | '，' | '；' | '：' | '！' | '？' | '）' | ')'
+    )
 }
 
 /// Cited numbers in a citation column cell of a table (`31`, `15, 23`).
@@ -769,7 +996,7 @@ pub(crate) struct FactInput<'a> {
     /// Blocks that never produce facts (reference lists, captions, pseudo-visuals).
     pub excluded: &'a HashSet<usize>,
     pub resolver: &'a Resolver,
-    pub allow_glued: bool,
+    pub allow_glued: Glued,
 }
 
 /// What fact extraction produced.
@@ -883,6 +1110,11 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     let markers_alone = s.text.is_empty()
                         || s.text.chars().all(|c| !c.is_alphanumeric())
                         || LABEL_ONLY.is_match(&s.text);
+                    // `URL: https://...`, `GitHub: https://...`: a line naming where a
+                    // source is (annotated source lists), not a claim that cites it.
+                    if url_label(&s.text, &s.cites) {
+                        continue;
+                    }
                     if idxs.is_empty() {
                         if markers_alone {
                             continue;
@@ -981,6 +1213,16 @@ struct PrevUnit {
 }
 
 /// A unit that is only a source label before its markers (`Sources: [2][5]`).
+/// A unit that is a short label ending in a colon and cites only by URL.
+fn url_label(text: &str, cites: &[RawCite]) -> bool {
+    let label = text.trim_end_matches([' ', '.']);
+    !cites.is_empty()
+        && cites.iter().all(|c| matches!(c, RawCite::Url(_)))
+        && label.ends_with([':', '：'])
+        && label.split_whitespace().count() <= 3
+        && label.chars().filter(|c| c.is_alphanumeric()).count() <= 24
+}
+
 static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[(（\[]?\s*(sources?|refs?\.?|references?|citations?|cited|via|来源|资料来源|数据来源|信息来源|参考|参考文献|参考资料|出处|引用)\s*[:：]?\s*[)）\]]?\s*[.。]?$").unwrap()
 });
@@ -1050,7 +1292,7 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
     }
     for b in &blocks[rows.clone()] {
         let is_header = matches!(b.kind, BlockKind::TableRow { header: true, .. });
-        let flat = flatten(&b.inlines, false);
+        let flat = flatten(&b.inlines, Glued::No);
         let mut cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
         let mut text = clean_fact_text(&flat.text);
         if let (Some(col), false) = (cite_col, is_header) {
@@ -1089,6 +1331,35 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
 mod tests {
     use super::*;
 
+    /// The regex definition the one-pass `clean_fact_text` replaced.
+    fn clean_fact_text_regex(piece: &str) -> String {
+        let no_markers: String = piece.chars().filter(|&c| c != SENTINEL).collect();
+        let collapsed = no_markers.split_whitespace().collect::<Vec<_>>().join(" ");
+        let t = EMPTY_PARENS.replace_all(&collapsed, "");
+        let space_before = Regex::new(r"\s+([.,;:!?。，；：！？）)])").unwrap();
+        let t = space_before.replace_all(&t, "$1");
+        t.trim().to_string()
+    }
+
+    #[test]
+    fn one_pass_cleaning_matches_the_regex_definition() {
+        let s = SENTINEL;
+        let cases = [
+            format!("  Revenue rose 12% {s} .  "),
+            format!("Growth ( ) was strong {s}{s} ,  and [ ] more （ ） here ( ; ) ."),
+            format!("{s} () leading\n\tspace\u{3000}and ideographic\u{3000}。 end ）"),
+            format!("数据增长了 。{s}另一句 ， 完"),
+            "no change at all".to_string(),
+            format!("plain , fast path {s} ; with  spaces ! and ？ CJK ）end ."),
+            "a\u{a0}\u{a0}!  ?b (c) [d] ( , )x".to_string(),
+            String::new(),
+            format!("{s}"),
+        ];
+        for c in &cases {
+            assert_eq!(clean_fact_text(c), clean_fact_text_regex(c), "{c:?}");
+        }
+    }
+
     fn glued(t: &str) -> Vec<Vec<String>> {
         glued_numerals(t).into_iter().map(|(_, n)| n).collect()
     }
@@ -1116,7 +1387,7 @@ mod tests {
             &mut flat,
             "First claim. [1] Second claim [2]. Third, e.g. this one.",
             0..60,
-            false,
+            Glued::No,
         );
         let s = split_sentences(&flat);
         let texts: Vec<&str> = s.iter().map(|x| x.text.as_str()).collect();
@@ -1132,7 +1403,12 @@ mod tests {
     #[test]
     fn cjk_sentences_and_decimals() {
         let mut flat = Flat::default();
-        scan_text(&mut flat, "增长了3.5倍【1】。第二句话[2]！", 0..40, false);
+        scan_text(
+            &mut flat,
+            "增长了3.5倍【1】。第二句话[2]！",
+            0..40,
+            Glued::No,
+        );
         let s = split_sentences(&flat);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].text, "增长了3.5倍。");

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::blocks::{inline_text, Block, BlockKind, Inline, LineIndex};
-use super::citations::{flatten, Resolved, Resolver};
+use super::citations::{flatten, Glued, Resolved, Resolver};
 use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
 use super::urls::is_web_url;
 
@@ -203,7 +203,7 @@ fn text_span(inlines: &[Inline]) -> Option<Range<usize>> {
 }
 
 fn caption_refs(inlines: &[Inline], resolver: &Resolver) -> Vec<String> {
-    let flat = flatten(inlines, false);
+    let flat = flatten(inlines, Glued::No);
     let mut out: Vec<String> = Vec::new();
     for c in flat.cites.iter().flatten() {
         if let Resolved::Ref(i) = resolver.resolve(c) {
@@ -465,8 +465,8 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
     // a parse).
     let lower_texts: HashMap<usize, String> = block_texts
         .iter()
+        .filter(|(_, t)| has_mention_prefix(t))
         .map(|(i, t)| (*i, t.to_lowercase()))
-        .filter(|(_, t)| MENTION_PREFIXES.iter().any(|p| t.contains(p)))
         .collect();
     let mut number_positions: HashMap<String, Vec<usize>> = HashMap::new();
     for p in &pending {
@@ -550,8 +550,18 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
 /// "图 2", "圖2", "#fig2"), the number not running on into more digits. A plain scan
 /// rather than a per-figure regex, which would be compiled on every parse.
 /// `lower` must already be lowercased (done once per block, not per figure).
-/// Every prefix `mentions_number` looks for contains one of these.
-const MENTION_PREFIXES: [&str; 4] = ["fig", "chart", "图", "圖"];
+/// Whether the lowercased `text` would contain one of the stems every prefix
+/// `mentions_number` looks for ("fig", "chart", "图", "圖"), without lowercasing it
+/// (a full Unicode lowercase of every block was most of this stage). ASCII case
+/// folding is exact here: no non-ASCII letter lowercases to any of these letters.
+fn has_mention_prefix(text: &str) -> bool {
+    let ci = |stem: &[u8]| {
+        text.as_bytes()
+            .windows(stem.len())
+            .any(|w| w.eq_ignore_ascii_case(stem))
+    };
+    text.contains(['图', '圖']) || ci(b"fig") || ci(b"chart")
+}
 
 fn mentions_number(lower: &str, n: &str) -> bool {
     let prefixes = ["figure", "fig.", "fig", "chart", "图", "圖", "#fig"];

@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use blocks::{Block, BlockKind, Inline, LineIndex};
-use citations::{flatten, FactInput, RawCite, Resolved, Resolver};
+use citations::{flatten, FactInput, Glued, RawCite, Resolved, Resolver};
 
 /// Errors that stop a report from being parsed at all (anything softer is a warning
 /// or a structural error inside the [`Report`]).
@@ -87,6 +87,14 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         let (explicit, glued) = marker_styles(&blocks, &body, &resolver);
         explicit == 0 || (glued >= 20 && glued >= 4 * explicit)
     };
+    // Numerals a space before the period (`from the diet 2.`) only where a report
+    // writes them again and again and every one names an entry: a lone number
+    // before a period is usually a quantity.
+    let allow_glued = match allow_glued {
+        false => Glued::No,
+        true if spaced_markers(&blocks, &body, &resolver) >= 5 => Glued::Spaced,
+        true => Glued::Tight,
+    };
 
     let figscan = figures::extract_figures(&figures::FigureInput {
         blocks: &blocks,
@@ -110,7 +118,14 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     let mut facts = factscan.facts;
     // A report pasted twice repeats its sentences verbatim; keep the first.
     let mut seen = HashSet::new();
-    facts.retain(|f| seen.insert((f.fact.clone(), f.ref_idxs.clone())));
+    let mut repeat_spans = Vec::new();
+    facts.retain(|f| {
+        let first = seen.insert((f.fact.clone(), f.ref_idxs.clone()));
+        if !first {
+            repeat_spans.push(f.span.clone());
+        }
+        first
+    });
 
     let mut errors = StructuralErrors::default();
     errors.traceability.extend(factscan.traceability);
@@ -154,6 +169,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
             .collect(),
         references: &refscan.references,
         facts: &facts,
+        repeat_spans,
         figures: &figscan.figures,
         errors: &errors,
     });
@@ -186,7 +202,7 @@ fn references_from_links(blocks: &[Block], body: &[usize], lines: &LineIndex) ->
     let mut first_line: HashMap<String, usize> = HashMap::new();
     let mut flats = Vec::new();
     for &i in body {
-        let f = flatten(&blocks[i].inlines, false);
+        let f = flatten(&blocks[i].inlines, Glued::No);
         for group in &f.cites {
             for c in group {
                 if let RawCite::Url(u) | RawCite::Linked(_, u) = c {
@@ -250,7 +266,7 @@ fn append_link_entries(
         if !has_url {
             continue;
         }
-        let f = flatten(&b.inlines, false);
+        let f = flatten(&b.inlines, Glued::No);
         for c in f.cites.iter().flatten() {
             let url = match c {
                 RawCite::Url(u) => u,
@@ -285,7 +301,11 @@ fn append_link_entries(
 fn marker_styles(blocks: &[Block], body: &[usize], resolver: &Resolver) -> (usize, usize) {
     let (mut explicit, mut glued) = (0, 0);
     for &i in body {
-        for c in flatten(&blocks[i].inlines, true).cites.iter().flatten() {
+        for c in flatten(&blocks[i].inlines, Glued::Tight)
+            .cites
+            .iter()
+            .flatten()
+        {
             let resolves = || matches!(resolver.resolve(c), Resolved::Ref(_));
             match c {
                 RawCite::Num(_) | RawCite::Foot(_) | RawCite::Linked(_, _) if resolves() => {
@@ -301,6 +321,33 @@ fn marker_styles(blocks: &[Block], body: &[usize], resolver: &Resolver) -> (usiz
         }
     }
     (explicit, glued)
+}
+
+/// How many `word N.` citations a report writes whose numbers all name an entry,
+/// or 0 when more than a fifth of such numerals name none (then they are
+/// quantities, and so may the rest be).
+fn spaced_markers(blocks: &[Block], body: &[usize], resolver: &Resolver) -> usize {
+    let (mut named, mut unnamed) = (0, 0);
+    for &i in body {
+        for (_, nums) in citations::spaced_numerals(&blocks[i].plain_text()) {
+            let resolves = |x: &String| {
+                matches!(
+                    resolver.resolve(&RawCite::Weak(x.clone())),
+                    Resolved::Ref(_)
+                )
+            };
+            if nums.iter().all(resolves) {
+                named += 1;
+            } else {
+                unnamed += 1;
+            }
+        }
+    }
+    if named >= 4 * unnamed {
+        named
+    } else {
+        0
+    }
 }
 
 /// One error per absent entry, with where it is first cited and how often.

@@ -2,6 +2,7 @@
 //! runs of `[N] ... URL` entries) and what each entry says (label, URL, title).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -66,21 +67,24 @@ pub(crate) struct ReferenceScan {
     pub consistency: Vec<StructuralError>,
 }
 
-fn normalize_heading(text: &str) -> String {
+/// Whether a heading or label line names a reference list ("References",
+/// "## 5. Sources:", "**参考文献**"). Called on every paragraph, so it rejects long
+/// text before any regex; `REF_HEADING` is case-insensitive, so nothing is lowercased.
+pub(crate) fn is_reference_heading(text: &str) -> bool {
     let t = text
         .trim()
         .trim_matches(|c: char| c == '*' || c == '_' || c == '#' || c.is_whitespace());
+    // Numbering is at most a few dozen bytes; a label is at most 40 characters.
+    if t.is_empty() || t.len() > 40 * 4 + 64 {
+        return false;
+    }
     let t = HEADING_NUMBERING.replace(t, "");
-    t.trim()
+    let n = t
+        .trim()
         .trim_end_matches([':', '：', '.'])
         .trim_matches(|c: char| c == '*' || c == '_')
-        .trim()
-        .to_lowercase()
-}
-
-pub(crate) fn is_reference_heading(text: &str) -> bool {
-    let n = normalize_heading(text);
-    !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(&n)
+        .trim();
+    !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(n)
 }
 
 /// Plain text and links of one line of Markdown inline content.
@@ -416,6 +420,125 @@ static SOURCE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?-u:\b)(sources?|references?|bibliography|citations?|reading|resources|links|literature)(?-u:\b)|来源|参考|文献|资料|链接|出处").unwrap()
 });
 
+/// One source of an annotated bibliography: its sub-heading's number and title and
+/// the URL given under it.
+struct AnnotatedEntry {
+    label: Option<String>,
+    title: Option<String>,
+    url: String,
+}
+
+static ENTRY_HEADING_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\\?\[(\d{1,4})\\?\]|(\d{1,4})[.)、:：]?|\((\d{1,4})\))\s+").unwrap()
+});
+
+/// Sources written as sub-sections (`### 1) Title`, a `URL: ...` line, then notes
+/// on the source): entries by sub-heading when at least three sub-headings, and
+/// two thirds of them, give a URL within their first blocks. Keyed by the
+/// sub-heading's block.
+fn annotated_entries(
+    blocks: &[Block],
+    section: Range<usize>,
+    text: &str,
+    from_html: bool,
+) -> Option<HashMap<usize, AnnotatedEntry>> {
+    let level = section
+        .clone()
+        .filter_map(|i| match blocks[i].kind {
+            BlockKind::Heading(l) => Some(l),
+            _ => None,
+        })
+        .min()?;
+    let heads: Vec<usize> = section
+        .clone()
+        .filter(|&i| blocks[i].kind == BlockKind::Heading(level))
+        .collect();
+    if heads.len() < 3 {
+        return None;
+    }
+    let mut out = HashMap::new();
+    for (k, &hd) in heads.iter().enumerate() {
+        let stop = heads.get(k + 1).copied().unwrap_or(section.end);
+        // A sub-section listing several entries is a category of a plain list
+        // ("### Papers", "### Datasets"), not one annotated source.
+        let listed = blocks[hd + 1..stop]
+            .iter()
+            .filter(|b| {
+                url_entry_block(b, text, from_html) || entry_like(b, text, from_html).is_some()
+            })
+            .count();
+        if listed > 1 {
+            return None;
+        }
+        // The URL comes with the source's description, before its notes, on a line
+        // of its own (`URL: https://...`, `Link: [Title](https://...)`); a sentence
+        // carrying a citation link is a report section, not an entry.
+        let url = blocks[hd + 1..stop]
+            .iter()
+            .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
+            .take(3)
+            .find_map(|b| url_line(b, text, from_html));
+        let Some(url) = url else { continue };
+        let heading = blocks[hd].plain_text();
+        let caps = ENTRY_HEADING_NUMBER.captures(&heading);
+        let label = caps.as_ref().and_then(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .or_else(|| c.get(3))
+                .map(|m| m.as_str().trim_start_matches('0').to_string())
+                .filter(|l| !l.is_empty())
+        });
+        let rest = caps.map_or(heading.as_str(), |c| {
+            &heading[c.get(0).map_or(0, |m| m.end())..]
+        });
+        let title = tidy_title(rest);
+        out.insert(
+            hd,
+            AnnotatedEntry {
+                label,
+                title: (!title.is_empty()).then_some(title),
+                url,
+            },
+        );
+    }
+    (out.len() >= 3 && out.len() * 3 >= heads.len() * 2).then_some(out)
+}
+
+/// The URL of a block line that is a URL and at most a short label: `URL:
+/// https://...`, `**Link:** [Title](https://...)`, a bare URL. Link texts count as
+/// the URL (a title), but not a numeric one (`[[3]](url)` is a citation marker).
+fn url_line(b: &Block, text: &str, from_html: bool) -> Option<String> {
+    if !has_url(b) {
+        return None;
+    }
+    for line in block_lines(b, text, from_html) {
+        let (plain, links) = inline_parse(line.trim_start_matches(['-', '*', '+', ' ']));
+        let url = links
+            .iter()
+            .find(|(u, _)| is_web_url(u))
+            .map(|(u, _)| clean_url(u))
+            .or_else(|| BARE_URL.find(&plain).map(|m| clean_url(m.as_str())));
+        let Some(url) = url else { continue };
+        if links
+            .iter()
+            .any(|(_, t)| t.trim_matches(['[', ']', ' ']).parse::<u32>().is_ok())
+        {
+            return None;
+        }
+        // What is left once URLs and link texts go: a label of a few words.
+        let mut rest = strip_urls(&plain);
+        for (_, t) in &links {
+            rest = rest.replacen(t.as_str(), "", 1);
+        }
+        let label = rest.trim().trim_end_matches([':', '：', ' ', '*']);
+        let words = label.split_whitespace().count();
+        if words <= 3 && label.chars().filter(|c| c.is_alphanumeric()).count() <= 24 {
+            return Some(url);
+        }
+    }
+    None
+}
+
 /// Whether a block holds a web link or a bare URL (a cheap test before reading
 /// it as entries).
 fn has_url(b: &Block) -> bool {
@@ -570,6 +693,10 @@ pub(crate) fn scan(
     from_html: bool,
 ) -> ReferenceScan {
     let mut in_region = vec![false; blocks.len()];
+    // Annotated bibliographies (one sub-heading per source): their sections and
+    // the entry each sub-heading gives, keyed by the sub-heading's block.
+    let mut annotated: HashMap<usize, AnnotatedEntry> = HashMap::new();
+    let mut annotated_sections: Vec<Range<usize>> = Vec::new();
     // 1. Sections under a reference heading (sub-headings stay inside).
     let mut i = 0;
     while i < blocks.len() {
@@ -589,6 +716,10 @@ pub(crate) fn scan(
                 }
                 in_region[j] = true;
                 j += 1;
+            }
+            if let Some(found) = annotated_entries(blocks, i + 1..j, text, from_html) {
+                annotated_sections.push(i + 1..j);
+                annotated.extend(found);
             }
             i = j;
         } else if matches!(b.kind, BlockKind::Paragraph)
@@ -650,7 +781,9 @@ pub(crate) fn scan(
     }
 
     // 2b. A section whose heading speaks of sources ("Official sources", "Most
-    // useful references", "延伸阅读资料") and whose content is mostly URL entries.
+    // useful references", "延伸阅读资料") and whose content is mostly URL entries,
+    // or an annotated bibliography: one sub-heading per source, its URL on a line
+    // of its own and notes on the source under it.
     let mut h = 0;
     while h < blocks.len() {
         let BlockKind::Heading(level) = blocks[h].kind else {
@@ -689,6 +822,16 @@ pub(crate) fn scan(
             for r in in_region.iter_mut().take(end).skip(h) {
                 *r = true;
             }
+            h = end;
+        } else if let Some(found) = (!in_region[h..end].iter().any(|r| *r))
+            .then(|| annotated_entries(blocks, h + 1..end, text, from_html))
+            .flatten()
+        {
+            for r in in_region.iter_mut().take(end).skip(h) {
+                *r = true;
+            }
+            annotated_sections.push(h + 1..end);
+            annotated.extend(found);
             h = end;
         } else {
             h += 1;
@@ -732,6 +875,17 @@ pub(crate) fn scan(
             continue;
         }
         scan.ref_blocks.insert(bi);
+        if annotated_sections.iter().any(|r| r.contains(&bi)) {
+            // One entry per sub-heading; the notes under it are not entries.
+            if let Some(e) = annotated.remove(&bi) {
+                let line = lines.line_of(block.span.start);
+                match e.label {
+                    Some(l) => collector.push_labeled(vec![l], Some(e.url), e.title, line),
+                    None => collector.push_unnumbered(Some(e.url), e.title, line),
+                }
+            }
+            continue;
+        }
         match &block.kind {
             BlockKind::Heading(_) | BlockKind::Code { .. } | BlockKind::Figure { .. } => {}
             BlockKind::TableRow { header: true, .. } => {}

@@ -16,7 +16,27 @@ pub(crate) static BARE_URL: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a string is an absolute http(s) URL (or a `www.` address).
 pub(crate) fn is_web_url(s: &str) -> bool {
     let l = s.trim_start().to_ascii_lowercase();
-    l.starts_with("http://") || l.starts_with("https://") || l.starts_with("www.")
+    l.starts_with("http://")
+        || l.starts_with("https://")
+        || l.starts_with("www.")
+        || identifier_url(s.trim_start()).is_some()
+}
+
+/// The web address of a scholarly identifier written as a link target:
+/// `doi:10.1000/xyz` -> `https://doi.org/10.1000/xyz`, `arXiv:2401.00001` ->
+/// `https://arxiv.org/abs/2401.00001`.
+fn identifier_url(s: &str) -> Option<String> {
+    let (scheme, rest) = s.split_once(':')?;
+    let rest = rest.trim_start_matches('/').trim();
+    match scheme.to_ascii_lowercase().as_str() {
+        "doi" if rest.starts_with("10.") && rest.contains('/') => {
+            Some(format!("https://doi.org/{rest}"))
+        }
+        "arxiv" if rest.starts_with(|c: char| c.is_ascii_digit()) || rest.contains('/') => {
+            Some(format!("https://arxiv.org/abs/{rest}"))
+        }
+        _ => None,
+    }
 }
 
 /// Clean a URL as found: drop Markdown backslash escapes, angle brackets, and
@@ -28,6 +48,9 @@ pub(crate) fn clean_url(raw: &str) -> String {
         .trim_start_matches('<')
         .trim_end_matches('>')
         .to_string();
+    if let Some(web) = identifier_url(&s) {
+        s = web;
+    }
     if s.contains('\\') {
         let mut out = String::with_capacity(s.len());
         let mut chars = s.chars().peekable();
@@ -293,5 +316,20 @@ mod tests {
     fn url_keys_ignore_scheme_www_and_slash() {
         assert_eq!(url_key("https://www.A.com/x/"), url_key("http://a.com/x"));
         assert_ne!(url_key("https://a.com/x"), url_key("https://a.com/y"));
+    }
+
+    #[test]
+    fn scholarly_identifiers_are_web_addresses() {
+        assert!(is_web_url("doi:10.1000/xyz123"));
+        assert_eq!(
+            clean_url("doi:10.1000/xyz123"),
+            "https://doi.org/10.1000/xyz123"
+        );
+        assert_eq!(
+            clean_url("arXiv:2401.00001"),
+            "https://arxiv.org/abs/2401.00001"
+        );
+        assert!(!is_web_url("doi:not-a-doi"));
+        assert!(!is_web_url("mailto:someone@example.org"));
     }
 }

@@ -24,7 +24,107 @@ pub enum UnitKind {
     FactPair,
     /// One window of the report text (judge extraction, `extract_*`).
     Window,
+    /// One retrieved image figure (not a chart).
+    Image,
 }
+
+impl UnitKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnitKind::Fact => "fact",
+            UnitKind::Checklist => "checklist",
+            UnitKind::Report => "report",
+            UnitKind::Figure => "figure",
+            UnitKind::Chart => "chart",
+            UnitKind::FactPair => "fact_pair",
+            UnitKind::Window => "window",
+            UnitKind::Image => "image",
+        }
+    }
+
+    /// The inputs a unit of this kind can be given.
+    pub fn available_inputs(self) -> &'static [InputKind] {
+        use InputKind::*;
+        match self {
+            UnitKind::Report => &[ReportText, TaskQuery],
+            UnitKind::Checklist => &[ReportText, TaskQuery, Checklist],
+            UnitKind::Fact => &[Fact, Sources],
+            UnitKind::FactPair => &[Fact, OtherFact],
+            UnitKind::Window => &[ReportText, Sources],
+            UnitKind::Figure | UnitKind::Chart | UnitKind::Image => {
+                &[FigureImage, Caption, Context, Sources]
+            }
+        }
+    }
+}
+
+/// Where a rubric's score goes: into TA (`text`), into VA (`visual`) or into neither
+/// (`none`: reported on its own, or used by another metric, like CQ by FQ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Text,
+    Visual,
+    None,
+}
+
+/// Which report text a report-level or checklist rubric reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextSource {
+    /// The report with invalid figures blanked.
+    ReportText,
+    /// The same, with the captions revised by caption revision (waits for
+    /// `figure_caption_quality`).
+    RevisedText,
+}
+
+/// The rules that settle a unit without a judge call: name, the unit kinds it
+/// applies to, the input it needs (if any) and what it means.
+pub const SETTLE_RULES: &[(&str, &[UnitKind], Option<InputKind>, &str)] = &[
+    (
+        "invalid_visual",
+        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image],
+        Some(InputKind::FigureImage),
+        "the figure's file is missing, broken or undecodable",
+    ),
+    (
+        "missing_caption",
+        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image],
+        Some(InputKind::Caption),
+        "the figure has no caption",
+    ),
+    (
+        "missing_context",
+        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image],
+        Some(InputKind::Context),
+        "the figure has no surrounding text",
+    ),
+    (
+        "no_usable_source",
+        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image],
+        Some(InputKind::Sources),
+        "the figure cites no source, or none of its cited sources could be read",
+    ),
+    (
+        "no_source_text",
+        &[UnitKind::Fact],
+        Some(InputKind::Sources),
+        "none of the fact's cited sources could be read",
+    ),
+    (
+        "no_valid_figure",
+        &[UnitKind::Report],
+        None,
+        "the report has no valid figure",
+    ),
+    (
+        "no_task",
+        &[UnitKind::Report, UnitKind::Checklist],
+        Some(InputKind::TaskQuery),
+        "the report matches no task (without this rule such a unit fails)",
+    ),
+];
 
 /// Inputs a rubric may ask for; the engine refuses to render a prompt whose inputs
 /// are not supplied.
@@ -209,6 +309,18 @@ pub struct Rubric {
     /// from the answer schema (`--max-tokens` / `tvir.toml` still win).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Where the score goes (TA, VA or neither); absent for rubrics that give no
+    /// metric (`fact_dedup`, `extract_*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// Rubrics (or named steps that are rubrics, like `fact_dedup`) whose units
+    /// must be settled before this one's are planned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// Which text a report-level or checklist rubric reads (default `report_text`;
+    /// `revised_text` waits for caption revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<TextSource>,
 }
 
 impl Rubric {
@@ -221,6 +333,12 @@ impl Rubric {
             path: path.into(),
             message,
         })?;
+        rubric
+            .check_plan()
+            .map_err(|(key, message)| RubricError::Invalid {
+                path: at_line(path, text, &key),
+                message,
+            })?;
         Ok(rubric)
     }
 
@@ -323,6 +441,96 @@ impl Rubric {
         Ok(())
     }
 
+    /// The plan declarations checked against each other: inputs the unit kind can
+    /// be given, known rules that apply to the unit kind and its inputs, `reads`
+    /// only on text units. Errors name the offending key (for a line number).
+    pub fn check_plan(&self) -> Result<(), (String, String)> {
+        let available = self.unit.available_inputs();
+        if let Some(i) = self.inputs.iter().find(|i| !available.contains(i)) {
+            let name = serde_json::to_value(i).unwrap_or_default();
+            return Err((
+                "inputs".into(),
+                format!(
+                    "input {name} is not available to `{}` units (they can read: {})",
+                    self.unit.name(),
+                    available
+                        .iter()
+                        .map(|a| serde_json::to_value(a).unwrap_or_default().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        for rule in self.rules.keys() {
+            let Some((_, kinds, needs, _)) = SETTLE_RULES.iter().find(|r| r.0 == rule) else {
+                return Err((
+                    rule.clone(),
+                    format!(
+                        "unknown rule `{rule}` (known rules: {})",
+                        SETTLE_RULES
+                            .iter()
+                            .map(|r| r.0)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            };
+            if !kinds.contains(&self.unit) {
+                return Err((
+                    rule.clone(),
+                    format!(
+                        "rule `{rule}` does not apply to `{}` units",
+                        self.unit.name()
+                    ),
+                ));
+            }
+            if let Some(input) = needs {
+                if !self.needs(*input) {
+                    let name = serde_json::to_value(input).unwrap_or_default();
+                    return Err((
+                        rule.clone(),
+                        format!("rule `{rule}` is a condition on input {name}, which this rubric does not read"),
+                    ));
+                }
+            }
+        }
+        if self.reads.is_some() && !matches!(self.unit, UnitKind::Report | UnitKind::Checklist) {
+            return Err((
+                "reads".into(),
+                "`reads` is for report and checklist units only".into(),
+            ));
+        }
+        if self.revision.is_some() && self.unit != UnitKind::Figure {
+            return Err((
+                "unit".into(),
+                "caption revision (`[revision]`) needs `figure` units".into(),
+            ));
+        }
+        let items = matches!(self.answer, AnswerSpec::Items { .. });
+        if items != (self.unit == UnitKind::Checklist) {
+            return Err((
+                "unit".into(),
+                "checklist units and the `items` answer go together".into(),
+            ));
+        }
+        if self.after.iter().any(|a| a == &self.id) {
+            return Err((
+                "after".into(),
+                format!("dependency cycle: `{}` waits for itself", self.id),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the rubric gives a metric (a per-unit score), as opposed to a step
+    /// (`fact_dedup`'s yes/no, the extraction rubrics).
+    pub fn is_metric(&self) -> bool {
+        !matches!(
+            self.answer,
+            AnswerSpec::Boolean { .. } | AnswerSpec::Extraction { .. }
+        )
+    }
+
     /// Per-unit score of a rule (`missing_caption`, ...), 0 when the rubric is silent.
     pub fn rule_score(&self, rule: &str) -> f64 {
         self.rules.get(rule).copied().unwrap_or(0.0)
@@ -335,4 +543,25 @@ impl Rubric {
     pub fn is_vision(&self) -> bool {
         self.needs(InputKind::FigureImage)
     }
+}
+
+/// `path:LINE` for the first line of `text` that sets `key` (`key = ...`), or
+/// `path` when there is none.
+pub fn at_line(path: &str, text: &str, key: &str) -> String {
+    match key_line(text, key) {
+        Some(n) => format!("{path}:{n}"),
+        None => path.to_string(),
+    }
+}
+
+/// The 1-based line of `text` that sets `key`.
+pub fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .or_else(|| l.strip_prefix(&format!("\"{key}\"")))
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
 }

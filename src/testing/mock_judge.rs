@@ -180,6 +180,10 @@ pub struct MockConfig {
     /// Keep every request body for [`MockJudge::bodies`] (default). Off for long
     /// runs (benches), where tens of thousands of bodies would pile up in memory.
     pub keep_bodies: bool,
+    /// Serve at most this many requests at once, the rest waiting in line, like a
+    /// local server with one slot. A request whose client gave up is still served
+    /// when its turn comes (the server does not notice), as real ones do.
+    pub slots: Option<usize>,
 }
 
 impl Default for MockConfig {
@@ -200,6 +204,7 @@ impl Default for MockConfig {
             batch: Default::default(),
             vision: MockVision::Sees,
             keep_bodies: true,
+            slots: None,
         }
     }
 }
@@ -255,6 +260,8 @@ pub(crate) struct MockState {
     /// Prompts seen, for the prefix cache.
     seen_prompts: Mutex<Vec<String>>,
     pub(crate) batch: Arc<crate::testing::mock_batch::BatchState>,
+    /// The server's slots when `config.slots` is set.
+    slots: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// A running mock judge. Dropping it stops the server too; [`MockJudge::shutdown`]
@@ -292,6 +299,9 @@ impl MockJudge {
             stats: stats.clone(),
             seen_prompts: Mutex::new(Vec::new()),
             batch: Arc::new(Default::default()),
+            slots: config
+                .slots
+                .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
             config,
         });
         let batch = state.batch.clone();
@@ -509,7 +519,16 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
     if let Some(Fault::Slow(extra)) = &fault {
         delay += *extra;
     }
-    if !delay.is_zero() {
+    if let Some(slots) = &state.slots {
+        // The work runs apart from this connection: a client that hangs up does
+        // not free the slot earlier.
+        let slots = slots.clone();
+        let work = tokio::spawn(async move {
+            let _slot = slots.acquire_owned().await;
+            tokio::time::sleep(delay).await;
+        });
+        let _ = work.await;
+    } else if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
 

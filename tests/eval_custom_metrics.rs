@@ -1,0 +1,555 @@
+//! Metrics added with `--rubrics DIR` (one TOML file and one template each, no code):
+//! the fixture metrics in `tests/fixtures/rubrics/` (a chart-level one reading the
+//! chart and its cited sources, counted in VA; a report-level one counted in TA; a
+//! fact-level one and a checklist one reading the revised text, counted in neither) are
+//! planned, judged by the in-process mock, validated, scored, written in the
+//! reference layout, shown by `summarize` in every format, and usable in `agree` and
+//! `ablate`; the built-in metric files do not move. Every start-up error of a rubric
+//! folder names the file, the line and the problem.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+
+const ADDED: [&str; 4] = [
+    "chart_data_match",
+    "checklist_coverage",
+    "fact_quote_check",
+    "report_hedging",
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures() -> PathBuf {
+    repo().join("tests/fixtures/rubrics")
+}
+
+fn tvir(cwd: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .current_dir(cwd)
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("TVIR_JUDGE_MODEL")
+        .env_remove("EVAL_MODEL_NAME")
+        .output()
+        .expect("run tvir")
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap()
+}
+
+/// `tvir eval` of the example against `mock`, with `extra` arguments; the output folder.
+async fn eval(mock: &MockJudge, root: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = root.join(name);
+    let examples = repo().join("examples");
+    let mut args: Vec<String> = [
+        "eval",
+        "--reports",
+        examples.to_str().unwrap(),
+        "--tasks",
+        examples.join("tasks.json").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--base-url",
+        &mock.base_url(),
+        "--judge-model",
+        "mock-model",
+        "--cache",
+        root.join(format!("{name}.sqlite")).to_str().unwrap(),
+        "--offline",
+        "--sources",
+        repo().join("tests/golden/sources.jsonl").to_str().unwrap(),
+        "--assume-vision",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let cwd = root.to_path_buf();
+    let res = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tvir(&cwd, &args)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        res.status.code(),
+        Some(0),
+        "{name}: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    out
+}
+
+fn report_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for system in ["system-a", "system-b"] {
+        for task in ["ex001", "ex002", "ex003"] {
+            dirs.push(out.join(system).join(task).join("mock-model"));
+        }
+    }
+    dirs
+}
+
+/// Judge calls by metric, from the run's journal (one line per call, whether the
+/// server or the cache answered it: two identical requests in flight at once are
+/// answered either way).
+fn journal_counts(out: &Path) -> std::collections::BTreeMap<String, u64> {
+    let mut counts = std::collections::BTreeMap::new();
+    let text = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        *counts
+            .entry(v["metric"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    counts
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = eval(&mock, tmp.path(), "plain", &[]).await;
+    let added = eval(
+        &mock,
+        tmp.path(),
+        "added",
+        &["--rubrics", fixtures().to_str().unwrap()],
+    )
+    .await;
+
+    let mut charts_judged = 0;
+    let mut facts_judged = 0;
+    for (dir_plain, dir) in report_dirs(&plain).iter().zip(report_dirs(&added)) {
+        let report = read(&dir.join("report.json"));
+        // The built-in metric files are byte for byte those of a run without them.
+        for m in tvir_eval::eval::record::METRIC_NAMES {
+            let f = format!("{m}.json");
+            assert!(
+                std::fs::read(dir_plain.join(&f)).unwrap() == std::fs::read(dir.join(&f)).unwrap(),
+                "{}: {f} moved",
+                dir.display()
+            );
+        }
+        // Each added metric: its file in the reference layout, its units in report.json.
+        for m in ADDED {
+            let file = read(&dir.join(format!("{m}.json")));
+            for key in [
+                "normalized_score",
+                "item_count",
+                "scored_item_count",
+                "evaluation_results",
+            ] {
+                assert!(file.get(key).is_some(), "{} {m}: no {key}", dir.display());
+            }
+            let metric = &report["metrics"][m];
+            assert_eq!(metric["status"], "evaluated", "{} {m}", dir.display());
+            assert_eq!(file["normalized_score"], metric["score"]);
+        }
+        // The report-level metric: one unit; the mock gives every dimension its
+        // maximum, so 1.0.
+        let units: Vec<&Value> = report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["metric"] == "report_hedging")
+            .collect();
+        assert_eq!(units.len(), 1, "{}", dir.display());
+        assert_eq!(report["metrics"]["report_hedging"]["score"], 1.0);
+        // The chart-level metric: one unit per chart, named by the chart's figure.
+        let charts: Vec<&Value> = report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["metric"] == "chart_quality")
+            .collect();
+        let cdm: Vec<&Value> = report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["metric"] == "chart_data_match")
+            .collect();
+        assert_eq!(
+            cdm.iter().map(|u| &u["unit"]).collect::<Vec<_>>(),
+            charts.iter().map(|u| &u["unit"]).collect::<Vec<_>>(),
+            "{}",
+            dir.display()
+        );
+        for u in &cdm {
+            match u["detail"]["rule"].as_str() {
+                // Settled by a declared rule: no answer, the rule's score (0).
+                Some(rule) => {
+                    assert!(
+                        ["invalid_visual", "no_usable_source"].contains(&rule),
+                        "{u}"
+                    );
+                    assert_eq!(u["score"], 0.0);
+                    assert!(u["answer"].is_null());
+                }
+                // Judged: the cited sources reached the unit (their audit is kept), the
+                // mock's first verdict ("matches") scores 1.
+                None => {
+                    charts_judged += 1;
+                    assert_eq!(u["answer"]["verdict"], "matches", "{u}");
+                    assert_eq!(u["score"], 1.0);
+                    assert!(!u["detail"]["sources"].as_array().unwrap().is_empty());
+                }
+            }
+        }
+        // The fact-level metric: one unit per fact left after de-duplication, as CS;
+        // the checklist one: one unit per item, as IA.
+        let names = |m: &str| -> Vec<Value> {
+            report["units"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|u| u["metric"] == m)
+                .map(|u| u["unit"].clone())
+                .collect()
+        };
+        assert_eq!(names("fact_quote_check"), names("citation_support"));
+        assert!(!names("fact_quote_check").is_empty(), "{}", dir.display());
+        assert_eq!(names("checklist_coverage"), names("instruction_alignment"));
+        for u in report["units"].as_array().unwrap() {
+            if u["metric"] == "fact_quote_check" && u["detail"]["rule"].is_null() {
+                facts_judged += 1;
+                assert_eq!(u["answer"]["verdict"], "close", "{u}");
+            }
+        }
+        if cdm.is_empty() {
+            // No chart: the declared empty score.
+            assert_eq!(report["metrics"]["chart_data_match"]["score"], 0.0);
+        }
+        // TA is the mean of the five text metrics and report_hedging; VA also averages
+        // chart_data_match.
+        let score = |m: &str| report["metrics"][m]["score"].as_f64().unwrap();
+        let ta: Vec<f64> = [
+            "citation_support",
+            "instruction_alignment",
+            "writing_quality",
+            "analytical_depth_breadth",
+            "factual_logical_consistency",
+            "report_hedging",
+        ]
+        .iter()
+        .map(|m| score(m))
+        .collect();
+        assert!((report["ta"].as_f64().unwrap() - mean(&ta)).abs() < 1e-12);
+        if !report["va"].is_null() {
+            let va: Vec<f64> = [
+                "multimodal_composition",
+                "figure_quality",
+                "figure_caption_quality",
+                "figure_context_integration",
+                "chart_source_consistency",
+                "chart_data_match",
+            ]
+            .iter()
+            .map(|m| score(m))
+            .collect();
+            assert!((report["va"].as_f64().unwrap() - mean(&va)).abs() < 1e-12);
+        }
+    }
+    assert!(charts_judged > 0, "no chart unit reached the judge");
+    // Calls (each run has its own cache): the built-in metrics' counts are the same
+    // in both runs; the added metrics make one call per judged chart and one per
+    // report.
+    let (calls_plain, calls) = (journal_counts(&plain), journal_counts(&added));
+    for (m, n) in &calls_plain {
+        assert_eq!(calls[m], *n, "{m}: calls moved");
+    }
+    assert_eq!(calls["chart_data_match"], charts_judged);
+    assert_eq!(calls["report_hedging"], 6);
+    assert_eq!(calls["fact_quote_check"], facts_judged);
+    assert_eq!(calls["checklist_coverage"], 6);
+    assert_eq!(calls.len(), calls_plain.len() + ADDED.len());
+    mock.shutdown().await;
+
+    // summarize, every format, shows both.
+    for format in ["table", "md", "csv", "json", "html"] {
+        let res = tvir(
+            tmp.path(),
+            &["summarize", added.to_str().unwrap(), "--format", format],
+        );
+        assert_eq!(res.status.code(), Some(0), "{format}");
+        let text = String::from_utf8_lossy(&res.stdout);
+        for m in ADDED {
+            assert!(text.contains(m), "summarize --format {format} lacks {m}");
+        }
+    }
+
+    // agree: the added metrics are levels like any other.
+    let res = tvir(
+        tmp.path(),
+        &[
+            "agree",
+            added.to_str().unwrap(),
+            added.to_str().unwrap(),
+            "--json",
+            "--bootstrap",
+            "0",
+            "--level",
+            "report_hedging",
+            "--level",
+            "chart_data_match",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(
+        res.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    for m in ["report_hedging", "chart_data_match"] {
+        assert!(stdout.contains(m), "agree lacks {m}: {stdout}");
+    }
+
+    // ablate: with the same --rubrics, a variant that drops report_hedging from TA.
+    let variant = tmp.path().join("no-hedging.toml");
+    std::fs::write(
+        &variant,
+        "name = \"no-hedging\"\nta_metrics = [\"citation_support\", \"instruction_alignment\", \
+         \"writing_quality\", \"analytical_depth_breadth\", \"factual_logical_consistency\"]\n",
+    )
+    .unwrap();
+    let res = tvir(
+        tmp.path(),
+        &[
+            "ablate",
+            added.to_str().unwrap(),
+            "--variant",
+            variant.to_str().unwrap(),
+            "--rubrics",
+            fixtures().to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(
+        res.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    // The base re-scores to what eval stored (no note that the settings differ).
+    assert!(
+        !stdout.contains("differs from what eval stored"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no-hedging"), "{stdout}");
+    // A variant naming an added metric is refused without the rubric folder.
+    let bad = tmp.path().join("with-hedging.toml");
+    std::fs::write(
+        &bad,
+        "name = \"with-hedging\"\nta_metrics = [\"report_hedging\"]\n",
+    )
+    .unwrap();
+    let res = tvir(
+        tmp.path(),
+        &[
+            "ablate",
+            added.to_str().unwrap(),
+            "--variant",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(res.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("unknown metric \"report_hedging\""),
+        "{stderr}"
+    );
+}
+
+/// A rubric folder holding the fixture metrics plus `name.toml` with `text`.
+fn folder_with(name: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("prompts")).unwrap();
+    for m in ADDED {
+        std::fs::copy(
+            fixtures().join(format!("{m}.toml")),
+            dir.path().join(format!("{m}.toml")),
+        )
+        .unwrap();
+        std::fs::copy(
+            fixtures().join(format!("prompts/{m}.j2")),
+            dir.path().join(format!("prompts/{m}.j2")),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+    dir
+}
+
+/// A report-level rubric `id` whose line 6 on is `extra` (to put an error on a
+/// known line).
+fn rubric_text(id: &str, extra: &str) -> String {
+    format!(
+        "id = \"{id}\"\ntitle = \"T\"\nunit = \"report\"\ninputs = [\"report_text\"]\nlevel = \"text\"\n{extra}\n[answer]\nkind = \"dimensions\"\nmin = 1\nmax = 5\ndimensions = [{{ key = \"a\", name = \"A\" }}]\n"
+    )
+}
+
+fn load_error(dir: &Path) -> String {
+    tvir_eval::rubric::RubricSet::load(Some(dir), None)
+        .map(|_| ())
+        .expect_err("the folder must be refused")
+        .to_string()
+}
+
+#[test]
+fn start_up_errors_name_the_file_the_line_and_the_problem() {
+    let template =
+        "{% block system %}s{% endblock %}{% block user %}{{ report_text }}{% endblock %}";
+    let with_template = |name: &str, text: &str| {
+        let dir = folder_with(name, text);
+        std::fs::write(dir.path().join(format!("prompts/{name}.j2")), template).unwrap();
+        dir
+    };
+
+    // Unknown input: line 4 (toml's own span).
+    let dir = with_template(
+        "m1",
+        &rubric_text("m1", "").replace("[\"report_text\"]", "[\"report_txt\"]"),
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("m1.toml"), "{err}");
+    assert!(err.contains("line 4"), "{err}");
+    assert!(err.contains("report_txt"), "{err}");
+
+    // Unknown rule: line 8, and the known ones listed.
+    let dir = with_template("m2", &rubric_text("m2", "\n[rules]\nno_sources = 0.0"));
+    let err = load_error(dir.path());
+    assert!(err.contains("m2.toml:8"), "{err}");
+    assert!(err.contains("unknown rule `no_sources`"), "{err}");
+    assert!(err.contains("invalid_visual"), "{err}");
+
+    // A known rule that does not apply to the unit kind.
+    let dir = with_template("m3", &rubric_text("m3", "\n[rules]\nmissing_caption = 0.0"));
+    let err = load_error(dir.path());
+    assert!(err.contains("m3.toml:8"), "{err}");
+    assert!(err.contains("does not apply to `report` units"), "{err}");
+
+    // An input the unit kind cannot be given.
+    let dir = with_template(
+        "m4",
+        &rubric_text("m4", "").replace("[\"report_text\"]", "[\"figure_image\"]"),
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("m4.toml:4"), "{err}");
+    assert!(err.contains("not available to `report` units"), "{err}");
+
+    // A dependency cycle across two files.
+    let dir = with_template("m5", &rubric_text("m5", "after = [\"m6\"]"));
+    std::fs::write(
+        dir.path().join("m6.toml"),
+        rubric_text("m6", "after = [\"m5\"]"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("prompts/m6.j2"), template).unwrap();
+    let err = load_error(dir.path());
+    assert!(err.contains("m5.toml:6"), "{err}");
+    assert!(err.contains("dependency cycle: m5 -> m6 -> m5"), "{err}");
+
+    // A rubric waiting for itself.
+    let dir = with_template("m7", &rubric_text("m7", "after = [\"m7\"]"));
+    let err = load_error(dir.path());
+    assert!(err.contains("m7.toml:6"), "{err}");
+    assert!(err.contains("dependency cycle"), "{err}");
+
+    // A dependency on no rubric.
+    let dir = with_template("m8", &rubric_text("m8", "after = [\"fact_dedupe\"]"));
+    let err = load_error(dir.path());
+    assert!(err.contains("m8.toml:6"), "{err}");
+    assert!(err.contains("`fact_dedupe`, which is no rubric"), "{err}");
+
+    // A missing template: the rubric's file and its `id` line.
+    let dir = folder_with("m9", &rubric_text("m9", ""));
+    let err = load_error(dir.path());
+    assert!(err.contains("m9.toml:1"), "{err}");
+    assert!(err.contains("no prompt template `m9.j2`"), "{err}");
+
+    // A broken template: the template's file.
+    let dir = folder_with("m10", &rubric_text("m10", ""));
+    std::fs::write(
+        dir.path().join("prompts/m10.j2"),
+        "{% block user %}{{ report_text ",
+    )
+    .unwrap();
+    let err = load_error(dir.path());
+    assert!(err.contains("prompts/m10.j2"), "{err}");
+
+    // No level: an added metric must say where its score goes.
+    let dir = with_template(
+        "m11",
+        &rubric_text("m11", "").replace("level = \"text\"\n", ""),
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("m11.toml"), "{err}");
+    assert!(err.contains("level"), "{err}");
+
+    // A checklist unit needs the `items` answer.
+    let dir = with_template(
+        "m12",
+        &rubric_text("m12", "").replace("unit = \"report\"", "unit = \"checklist\""),
+    );
+    let err = load_error(dir.path());
+    assert!(err.contains("m12.toml:3"), "{err}");
+    assert!(err.contains("`items` answer"), "{err}");
+
+    // The CLI refuses the folder at start-up (exit 2) with the same message, before
+    // any report is read.
+    let dir = with_template("m2", &rubric_text("m2", "\n[rules]\nno_sources = 0.0"));
+    let cwd = tempfile::tempdir().unwrap();
+    let res = tvir(
+        cwd.path(),
+        &[
+            "eval",
+            "--example",
+            "out",
+            "--rubrics",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    assert_eq!(res.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(stderr.contains("m2.toml:8"), "{stderr}");
+    assert!(stderr.contains("unknown rule `no_sources`"), "{stderr}");
+    assert!(!cwd.path().join("out").exists());
+
+    // The fixture folder itself loads, and its metrics are added to the built-in ones.
+    let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
+    let ids = set.metric_ids();
+    assert_eq!(&ids[10..], ADDED);
+    assert_eq!(
+        set.dependencies("fact_quote_check"),
+        ["fact_dedup"],
+        "fact units wait for de-duplication"
+    );
+    assert_eq!(
+        set.dependencies("checklist_coverage"),
+        ["figure_caption_quality"],
+        "revised text waits for caption revision"
+    );
+    assert_eq!(
+        set.metrics_at(tvir_eval::rubric::Level::Text)
+            .last()
+            .unwrap(),
+        "report_hedging"
+    );
+}

@@ -15,12 +15,20 @@
 //!   templates, batch requests in the order tvir writes batch files.
 //!
 //! Prefix cache model (OpenAI's published rules): a request's prompt is its
-//! structured-output schema followed by its messages; the longest prefix shared
-//! with any earlier request is served from the cache when it is at least 1,024
-//! tokens, in 128-token steps. Tokens use the client's estimator (4 characters a
-//! token for alphabetic text, one per CJK character; images by tiles, never
-//! counted as cacheable). Completion tokens are the same in every scenario (the
-//! estimator's 400-token cap per answer), since the answers are the same.
+//! structured-output schema (OpenAI puts it before the system message) followed
+//! by its messages; requests are processed one after another in the order given,
+//! and the longest prefix shared with an earlier request is served from the cache
+//! when it is at least 1,024 tokens, in 128-token steps. Tokens use the client's
+//! estimator (4 characters a token for alphabetic text, one per CJK character;
+//! images by tiles, never counted as cacheable). Completion tokens are those of
+//! the answers returned (the mock judge's answers, built from each schema), the
+//! same in every scenario since the answers are the same. (Until this was fixed
+//! the bench counted the estimator's 400-token cap per answer instead.) Because
+//! the mock's answers are terse, the bench also prints the average answer length
+//! up to which batch + prefix cache stays within 40 % of today's live bill, and a
+//! what-if line with the schema outside the cached prefix (engines that enforce
+//! the schema by grammar and do not put it in the prompt); OpenAI's rule is the
+//! headline figure.
 //!
 //! Part 2: the batch overhead for 10,000 requests: queue them through
 //! `BatchJudge`, upload and create (the in-process mock), poll, download and
@@ -44,17 +52,29 @@ use tvir_eval::rubric::RubricSet;
 use tvir_eval::sources::{PageOutcome, PageStatus};
 use tvir_eval::testing::mock_judge::default_answer;
 
-/// Records every request (in the order asked) and answers from the schema.
+/// Records every request (in the order asked) with the answer it got: the mock
+/// judge's answer built from the request's schema.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<JudgeRequest>>);
+struct Recorder(Mutex<Vec<Asked>>);
+
+/// One recorded request and the text of the answer returned to it.
+#[derive(Clone)]
+struct Asked {
+    request: JudgeRequest,
+    answer: String,
+}
 
 impl Judge for Recorder {
     fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
         let value = default_answer(&request.schema);
-        self.0.lock().unwrap().push(request);
+        let raw = value.to_string();
+        self.0.lock().unwrap().push(Asked {
+            request,
+            answer: raw.clone(),
+        });
         Box::pin(async move {
             Ok(JudgeAnswer {
-                raw: value.to_string(),
+                raw,
                 value,
                 usage: Usage::default(),
                 model: "recorder".into(),
@@ -163,8 +183,12 @@ impl Pages for GeneratedPages {
 
 /// The cacheable text of a request: schema, then every message's text in order
 /// (an image ends the cacheable prefix).
-fn prompt_text(r: &JudgeRequest) -> String {
-    let mut s = r.schema.to_string();
+fn prompt_text(r: &JudgeRequest, schema_in_prefix: bool) -> String {
+    let mut s = if schema_in_prefix {
+        r.schema.to_string()
+    } else {
+        String::new()
+    };
     for m in &r.messages {
         s.push_str(match m.role {
             Role::System => "\n<system>\n",
@@ -188,13 +212,36 @@ struct Totals {
     output: u64,
 }
 
-/// Input, cacheable and output tokens of `requests` sent in this order.
-fn totals(requests: &[JudgeRequest]) -> Totals {
-    let mut t = Totals::default();
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        self.requests += o.requests;
+        self.input += o.input;
+        self.cacheable += o.cacheable;
+        self.output += o.output;
+    }
+}
+
+/// Tokens OpenAI's prefix cache serves for a prompt whose longest prefix already
+/// processed by an earlier request is `shared` tokens: nothing below 1,024, else
+/// whole 128-token steps.
+fn cacheable_tokens(shared: u64) -> u64 {
+    if shared >= 1024 {
+        shared / 128 * 128
+    } else {
+        0
+    }
+}
+
+/// Input, cacheable and output tokens of each request, sent in this order, one
+/// after another: a request's prefix is warm only once an earlier request with
+/// that prefix has been processed. Output tokens are those of the answer returned.
+fn per_request(asked: &[Asked], schema_in_prefix: bool) -> Vec<Totals> {
     let mut seen: Vec<String> = Vec::new();
-    for r in requests {
+    let mut out = Vec::with_capacity(asked.len());
+    for a in asked {
+        let r = &a.request;
         let est = estimate_request(r, None);
-        let text = prompt_text(r);
+        let text = prompt_text(r, schema_in_prefix);
         let longest = seen
             .iter()
             .map(|p| {
@@ -211,17 +258,26 @@ fn totals(requests: &[JudgeRequest]) -> Totals {
             })
             .max()
             .unwrap_or(0);
-        let shared = text_tokens(&text[..longest]);
-        let cached = if shared >= 1024 {
-            shared / 128 * 128
-        } else {
-            0
-        };
-        t.requests += 1;
-        t.input += est.prompt_tokens;
-        t.cacheable += cached.min(est.prompt_tokens);
-        t.output += est.completion_tokens;
+        let cached = cacheable_tokens(text_tokens(&text[..longest]));
+        out.push(Totals {
+            requests: 1,
+            input: est.prompt_tokens,
+            cacheable: cached.min(est.prompt_tokens),
+            output: text_tokens(&a.answer),
+        });
         seen.push(text);
+    }
+    out
+}
+
+fn totals(asked: &[Asked]) -> Totals {
+    totals_with(asked, true)
+}
+
+fn totals_with(asked: &[Asked], schema_in_prefix: bool) -> Totals {
+    let mut t = Totals::default();
+    for r in per_request(asked, schema_in_prefix) {
+        t.add(&r);
     }
     t
 }
@@ -235,11 +291,7 @@ fn cost(prices: &PriceTable, model: &str, t: &Totals, batch: bool, cache: bool) 
     prices.cost_via(model, &usage, batch).unwrap_or(f64::NAN)
 }
 
-fn record(
-    rt: &tokio::runtime::Runtime,
-    prompts: Option<&Path>,
-    corpus: &Path,
-) -> Vec<JudgeRequest> {
+fn record(rt: &tokio::runtime::Runtime, prompts: Option<&Path>, corpus: &Path) -> Vec<Asked> {
     let rubrics = Arc::new(RubricSet::load(None, prompts).expect("prompt templates"));
     let tasks = load_tasks(&corpus.join("tvir-query.json")).expect("task file");
     let task = tasks.get("000001").cloned();
@@ -257,10 +309,64 @@ fn record(
     v
 }
 
-/// Batch files order requests by their messages (see `batch::lines::prefix_order`).
-fn batch_order(mut v: Vec<JudgeRequest>) -> Vec<JudgeRequest> {
-    v.sort_by_cached_key(|r| serde_json::to_string(&r.messages).unwrap_or_default());
-    v
+/// The order of a batch file: the request bodies the client builds, sorted the
+/// way the batch engine sorts a wave (`batch::lines::prefix_order`, then key).
+fn batch_order(asked: Vec<Asked>) -> Vec<Asked> {
+    let client = tvir_eval::judge::JudgeClient::new(
+        tvir_eval::judge::JudgeConfig {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "gpt-4.1".into(),
+            ..tvir_eval::judge::JudgeConfig::default()
+        },
+        None,
+    )
+    .expect("judge client");
+    let mut keyed: Vec<(String, String, Asked)> = asked
+        .into_iter()
+        .map(|a| {
+            let body = client
+                .request_body(&a.request)
+                .expect("request body")
+                .to_string();
+            let key = client.cache_key(&a.request);
+            (body, key, a)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        tvir_eval::batch::lines::prefix_order(&a.0)
+            .cmp(tvir_eval::batch::lines::prefix_order(&b.0))
+            .then(a.1.cmp(&b.1))
+    });
+    keyed.into_iter().map(|(_, _, a)| a).collect()
+}
+
+/// Output tokens per answer at which batch + prefix cache costs `target` of
+/// today's live bill (same answers in both), if such a length exists.
+fn break_even(
+    prices: &PriceTable,
+    model: &str,
+    base: &Totals,
+    batch: &Totals,
+    target: f64,
+) -> Option<f64> {
+    let per_token = |t: &Totals, batch_rate: bool, cache: bool, out: u64| {
+        let mut t = *t;
+        t.output = out;
+        cost(prices, model, &t, batch_rate, cache)
+    };
+    // Both costs are affine in the output tokens.
+    let (b0, b1) = (
+        per_token(batch, true, true, 0),
+        per_token(batch, true, true, 1_000_000) / 1e6,
+    );
+    let (l0, l1) = (
+        per_token(base, false, true, 0),
+        per_token(base, false, true, 1_000_000) / 1e6,
+    );
+    let (b1, l1) = (b1 - b0 / 1e6, l1 - l0 / 1e6);
+    // b0 + b1 x = target (l0 + l1 x)
+    let x = (target * l0 - b0) / (b1 - target * l1);
+    (x.is_finite() && x >= 0.0).then(|| x / base.requests.max(1) as f64)
 }
 
 fn part1(rt: &tokio::runtime::Runtime) {
@@ -271,24 +377,35 @@ fn part1(rt: &tokio::runtime::Runtime) {
     let baseline_dir = std::env::var_os("TVIR_BASELINE_PROMPTS").map(PathBuf::from);
     let baseline = record(rt, baseline_dir.as_deref(), &corpus);
     let current = record(rt, None, &corpus);
-    let mut per_metric: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in &current {
-        *per_metric.entry(r.metric.as_str()).or_default() += 1;
-    }
     let prices = PriceTable::shipped();
     let base_t = totals(&baseline);
     let live_t = totals(&current);
-    let batch_t = totals(&batch_order(current.clone()));
+    let batched = batch_order(current.clone());
+    let batch_t = totals(&batched);
+    let no_schema_t = totals_with(&batched, false);
     println!(
-        "sample report: {} judge requests ({:?}); baseline prompts: {}",
+        "sample report: {} judge requests; baseline prompts: {}",
         current.len(),
-        per_metric,
         baseline_dir
             .as_ref()
             .map_or("shipped (TVIR_BASELINE_PROMPTS unset)".to_string(), |p| p
                 .display()
                 .to_string())
     );
+    let mut per_metric: BTreeMap<&str, Totals> = BTreeMap::new();
+    for (a, t) in batched.iter().zip(per_request(&batched, true)) {
+        per_metric
+            .entry(a.request.metric.as_str())
+            .or_default()
+            .add(&t);
+    }
+    println!("\nbatch file order, per metric: requests | input tokens | prefix-cacheable | output tokens (answers returned)");
+    for (m, t) in &per_metric {
+        println!(
+            "  {m}: {} | {} | {} | {}",
+            t.requests, t.input, t.cacheable, t.output
+        );
+    }
     for model in ["gpt-4.1", "gpt-4.1-mini", "gpt-4o"] {
         let today = cost(&prices, model, &base_t, false, true);
         let rows = [
@@ -308,6 +425,22 @@ fn part1(rt: &tokio::runtime::Runtime) {
                 c,
                 100.0 * c / today
             );
+        }
+        let c = cost(&prices, model, &no_schema_t, true, true);
+        println!(
+            "{model}: what-if, schema outside the cached prefix (grammar-constrained engines; not OpenAI's rule) | {} | {} | {} | {:.4} | {:.1} %",
+            no_schema_t.input,
+            no_schema_t.cacheable,
+            no_schema_t.output,
+            c,
+            100.0 * c / today
+        );
+        match break_even(&prices, model, &base_t, &batch_t, 0.40) {
+            Some(x) => println!(
+                "{model}: batch + prefix cache stays <= 40 % of today's live while answers average <= {x:.0} output tokens (these answers: {:.0})",
+                batch_t.output as f64 / batch_t.requests.max(1) as f64
+            ),
+            None => println!("{model}: batch + prefix cache is above 40 % of today's live at any answer length"),
         }
     }
 }

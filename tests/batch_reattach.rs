@@ -261,13 +261,19 @@ async fn mock_reports_cached_prefix_tokens_like_openai() {
     .await;
     let http = reqwest::Client::new();
     let shared = "word ".repeat(1400); // 7,000 characters: 1,750 tokens at 4 a token
-    let ask = |text: String| {
+    let ask_with = |text: String, schema: Option<serde_json::Value>| {
         let http = http.clone();
         let url = format!("{}/chat/completions", mock.base_url());
+        let mut body =
+            serde_json::json!({"model": "m", "messages": [{"role": "user", "content": text}]});
+        if let Some(s) = schema {
+            body["response_format"] = serde_json::json!({"type": "json_schema",
+                "json_schema": {"name": "x", "strict": true, "schema": s}});
+        }
         async move {
             let v: serde_json::Value = http
                 .post(url)
-                .json(&serde_json::json!({"model": "m", "messages": [{"role": "user", "content": text}]}))
+                .json(&body)
                 .send()
                 .await
                 .unwrap()
@@ -279,6 +285,7 @@ async fn mock_reports_cached_prefix_tokens_like_openai() {
                 .unwrap()
         }
     };
+    let ask = |text: String| ask_with(text, None);
     assert_eq!(ask(format!("{shared} first")).await, 0, "nothing seen yet");
     let second = ask(format!("{shared} second")).await;
     assert!(
@@ -291,4 +298,22 @@ async fn mock_reports_cached_prefix_tokens_like_openai() {
         0,
         "below 1,024 tokens"
     );
+    // The schema precedes the system message: the same messages under two different
+    // schemas share no prefix; under the same schema they do.
+    let schema = |p: &str| {
+        serde_json::json!({"type": "object", "properties": {p: {"type": "string"}},
+            "required": [p], "additionalProperties": false})
+    };
+    let long = "term ".repeat(1400);
+    assert_eq!(
+        ask_with(format!("{long} a"), Some(schema("alpha"))).await,
+        0
+    );
+    assert_eq!(
+        ask_with(format!("{long} b"), Some(schema("beta"))).await,
+        0,
+        "another schema: no shared prefix"
+    );
+    let same = ask_with(format!("{long} c"), Some(schema("beta"))).await;
+    assert!(same >= 1024 && same % 128 == 0, "{same}");
 }

@@ -471,10 +471,18 @@ async fn fallback_case(support: SchemaSupport, expected_mode: &str, first_unit_r
         .unwrap();
     assert_eq!(mock.requests(), first_unit_requests + 1, "{support:?}");
     let last = mock.bodies().pop().unwrap();
-    let system = last["messages"][0]["content"].as_str().unwrap();
+    // After the request's own text, so the system block stays a shared prefix.
+    let user = match &last["messages"][1]["content"] {
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        v => v.as_str().unwrap().to_string(),
+    };
     assert!(
-        system.contains("\"verdict\""),
-        "schema in the prompt: {system}"
+        user.contains("\"verdict\"") && user.ends_with('}'),
+        "schema at the end of the prompt: {user}"
     );
     mock.shutdown().await;
 }

@@ -269,9 +269,11 @@ pub fn ingest(
                         sample: row.sample,
                         answer: value.to_string(),
                         raw: completion.content.clone(),
-                        prompt_tokens: completion.usage.prompt_tokens,
-                        completion_tokens: completion.usage.completion_tokens,
-                        cached_tokens: completion.usage.cached_tokens,
+                        // Every attempt is priced: earlier invalid answers too.
+                        prompt_tokens: row.spent.prompt_tokens + completion.usage.prompt_tokens,
+                        completion_tokens: row.spent.completion_tokens
+                            + completion.usage.completion_tokens,
+                        cached_tokens: row.spent.cached_tokens + completion.usage.cached_tokens,
                         latency_ms: 0,
                         server_model: if completion.model.is_empty() {
                             row.model.clone()
@@ -289,6 +291,9 @@ pub fn ingest(
             Err(problem) => {
                 bad(format!("answer does not validate: {problem}"));
                 row.batch_id = None;
+                row.spent.prompt_tokens += completion.usage.prompt_tokens;
+                row.spent.completion_tokens += completion.usage.completion_tokens;
+                row.spent.cached_tokens += completion.usage.cached_tokens;
                 if row.reasks >= opts.max_reasks {
                     row.state = "failed".into();
                     row.last_error = Some(format!(
@@ -376,6 +381,85 @@ mod tests {
         assert_eq!(parse_custom_id("request-1"), None);
         assert_eq!(parse_custom_id(&format!("{key}.x")), None);
         assert_eq!(parse_custom_id(&"g".repeat(64)), None);
+    }
+
+    /// A result line for `custom_id` whose answer is `content`, with this usage.
+    fn result_line(custom_id: &str, content: &str, usage: (u64, u64, u64)) -> String {
+        json!({"custom_id": custom_id, "error": null, "response": {"status_code": 200, "body": {
+            "id": "x", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1,
+                      "total_tokens": usage.0 + usage.1,
+                      "prompt_tokens_details": {"cached_tokens": usage.2}}}}})
+        .to_string()
+    }
+
+    #[test]
+    fn every_attempt_of_a_reasked_request_is_in_the_answers_usage() {
+        let store = crate::store::Store::in_memory().unwrap();
+        let key = "b".repeat(64);
+        let schema = json!({"type": "object", "properties": {"verdict": {"type": "string",
+            "enum": ["yes", "no"]}}, "required": ["verdict"], "additionalProperties": false});
+        let opts = IngestOptions {
+            max_attempts: 3,
+            max_reasks: 2,
+            model: "m".into(),
+        };
+        store
+            .with_conn(|c| {
+                rows::insert_queued(
+                    c,
+                    &rows::NewRequest {
+                        key: &key,
+                        model: "m",
+                        metric: "citation_support",
+                        sample: 0,
+                        body: r#"{"model":"m","messages":[{"role":"user","content":"q"}]}"#,
+                        schema: &schema.to_string(),
+                    },
+                )?;
+                let mut r = rows::get(c, &key)?.unwrap();
+                r.state = "exported".into();
+                rows::update(c, &r)
+            })
+            .unwrap();
+        // First answer breaks the schema: re-asked, its tokens kept.
+        let bad = result_line(&key, r#"{"verdict": "maybe"}"#, (1000, 40, 0));
+        let rep = store
+            .with_conn(|c| ingest(c, bad.as_bytes(), &LineSource::Import, "f", &opts))
+            .unwrap();
+        assert_eq!(rep.reasked, 1, "{rep:?}");
+        let mut r = store.with_conn(|c| rows::get(c, &key)).unwrap().unwrap();
+        assert_eq!(
+            (r.spent.prompt_tokens, r.spent.completion_tokens),
+            (1000, 40)
+        );
+        r.state = "exported".into();
+        store.with_conn(|c| rows::update(c, &r)).unwrap();
+        // The re-ask's valid answer: the cached usage covers both attempts.
+        let good = result_line(
+            &format!("{key}.1"),
+            r#"{"verdict": "yes"}"#,
+            (1100, 30, 1024),
+        );
+        let rep = store
+            .with_conn(|c| ingest(c, good.as_bytes(), &LineSource::Import, "f", &opts))
+            .unwrap();
+        assert_eq!(rep.answered, 1, "{rep:?}");
+        let cached = store
+            .with_conn(|c| judge_cache::get(c, &key))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                cached.prompt_tokens,
+                cached.completion_tokens,
+                cached.cached_tokens
+            ),
+            (2100, 70, 1024)
+        );
+        assert_eq!(cached.via, "batch");
     }
 
     #[test]

@@ -283,6 +283,7 @@ impl BatchEngine {
                     r.state = "queued".into();
                     r.body = body.to_string();
                     r.reasks = 0;
+                    r.spent = crate::judge::Usage::default();
                     r.batch_id = None;
                     self.store
                         .with_conn(|c| rows::update(c, &r))

@@ -468,6 +468,7 @@ impl Engine {
         let outcomes = join_all(asks).await;
         let mut answers = Vec::new();
         let mut problem: Option<(&'static str, String)> = None;
+        let mut pending = false;
         for (i, o) in outcomes.into_iter().enumerate() {
             if self.settings.mode != JudgeMode::NoJudge {
                 outcome.calls += 1;
@@ -487,10 +488,15 @@ impl Engine {
                     usage.failed_calls += 1;
                     problem.get_or_insert(("failed", format!("{part} window {}: {e}", i + 1)));
                 }
+                Outcome::Skipped(e) if e == super::pipeline::PENDING_REASON => pending = true,
                 Outcome::Skipped(e) => {
                     problem.get_or_insert(("skipped", e));
                 }
             }
+        }
+        // Batch mode: a window still in a wave decides (the next pass has its answer).
+        if pending {
+            return Err(("pending", super::pipeline::PENDING_REASON.into()));
         }
         match problem {
             Some(p) => Err(p),

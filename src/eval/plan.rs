@@ -221,7 +221,7 @@ impl Engine {
 
     /// One unit per fact left after de-duplication (`fact:N`, N the fact's place
     /// in the report); its details list the duplicates merged into it.
-    async fn plan_fact_units(&self, rubric: &Rubric, ctx: &PlanContext<'_>) -> JudgedUnits {
+    async fn plan_fact_units<'a>(&self, rubric: &Rubric, ctx: &PlanContext<'a>) -> JudgedUnits {
         let facts = &ctx.report.facts;
         let Some(dedup) = ctx.dedup else {
             return Vec::new();
@@ -258,7 +258,7 @@ impl Engine {
             (refs, *i)
         });
         let settle = rubric.rules.contains_key("no_source_text");
-        let mut units = futures::future::join_all(kept.into_iter().map(|(i, f)| {
+        let ask_one = |(i, f): (usize, &'a crate::report::Fact)| {
             let merged: Vec<usize> = (0..facts.len())
                 .filter(|&j| dup_of[j] == Some(i))
                 .map(|j| j + 1)
@@ -295,8 +295,41 @@ impl Engine {
                     .await;
                 (i, self.unit_from(&rubric.id, unit, outcome, detail))
             }
+        };
+        // A provider's prompt cache is warm only once a request with the prefix has
+        // been answered: of the facts whose first source (in canonical order) is the
+        // same, the first is asked alone and the others after its answer. In batch
+        // mode the first returns at once (pending), so nothing waits a wave.
+        let first_source = |f: &crate::report::Fact| {
+            f.ref_idxs
+                .iter()
+                .min_by_key(|r| (r.parse::<u64>().unwrap_or(u64::MAX), r.as_str()))
+                .cloned()
+        };
+        let mut groups: Vec<Vec<(usize, &'a crate::report::Fact)>> = Vec::new();
+        for (i, f) in kept {
+            let same = groups
+                .last()
+                .is_some_and(|g| first_source(g[0].1) == first_source(f));
+            match groups.last_mut() {
+                Some(g) if same => g.push((i, f)),
+                _ => groups.push(vec![(i, f)]),
+            }
+        }
+        let ask_one = &ask_one;
+        let mut units: Vec<_> = futures::future::join_all(groups.into_iter().map(|g| async move {
+            let mut g = g.into_iter();
+            let mut done = Vec::new();
+            if let Some(first) = g.next() {
+                done.push(ask_one(first).await);
+            }
+            done.extend(futures::future::join_all(g.map(ask_one)).await);
+            done
         }))
-        .await;
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
         units.sort_by_key(|(i, _)| *i);
         units.into_iter().map(|(_, u)| u).collect()
     }
@@ -424,7 +457,7 @@ impl Engine {
                     None,
                 );
             }
-            inputs.sources = sources;
+            inputs.sources = canonical_order(sources);
         }
         let outcome = self
             .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)

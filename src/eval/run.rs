@@ -262,6 +262,21 @@ impl Engine {
     async fn dedup_step(&self, report: &Report, label: &str, sample: u32) -> Dedup {
         let dedup_rubric = self.rubric(super::score::FACT_DEDUP);
         let facts = &report.facts;
+        if report
+            .extraction
+            .judge
+            .as_ref()
+            .is_some_and(|j| j.status == "pending")
+        {
+            // Batch mode: the facts come from a judge extraction still in a wave, so
+            // nothing is asked of the rules parse's facts; every fact unit waits.
+            return Dedup {
+                units: Vec::new(),
+                pending: true,
+                dup_of: vec![None; facts.len()],
+                decisions: Vec::new(),
+            };
+        }
         let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
         let spec = dedup_rubric
             .prefilter

@@ -216,11 +216,25 @@ pub fn build_body(
     max_tokens: Option<u32>,
 ) -> Value {
     let mut messages: Vec<Value> = Vec::with_capacity(conversation.len() + 1);
-    if params.mode != OutputMode::JsonSchema {
+    // A schema that travels in the prompt goes at the end of the request's first
+    // user message, after its own text: before the system block it would make
+    // every rubric's prompt differ from the first token, and servers' prefix caches
+    // could not share the system block and report text between rubrics.
+    let in_prompt = params.mode != OutputMode::JsonSchema;
+    let first_user = conversation.iter().position(|m| m.role == "user");
+    if in_prompt && first_user.is_none() {
         messages.push(json!({"role": "system", "content": schema_instruction(schema)}));
     }
-    for m in conversation {
-        messages.push(wire_message(m));
+    for (i, m) in conversation.iter().enumerate() {
+        if in_prompt && first_user == Some(i) {
+            let mut with_schema = m.clone();
+            with_schema.parts.push(Part::Text {
+                text: schema_instruction(schema),
+            });
+            messages.push(wire_message(&with_schema));
+        } else {
+            messages.push(wire_message(m));
+        }
     }
     let mut body = json!({"model": model, "messages": messages});
     let obj = body.as_object_mut().expect("object literal");
@@ -514,7 +528,11 @@ mod tests {
             b["response_format"],
             json!({"type": "json_object", "schema": schema})
         );
-        assert!(b["messages"][0]["content"]
+        // The system block stays first; the schema ends the user message.
+        assert_eq!(b["messages"][0]["content"], "judge");
+        let user = b["messages"][1]["content"].as_array().unwrap();
+        assert_eq!(user[1]["type"], "image_url");
+        assert!(user.last().unwrap()["text"]
             .as_str()
             .unwrap()
             .contains("\"verdict\""));

@@ -179,7 +179,8 @@ pub struct ExtractionCounts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JudgeExtraction {
     /// `used`, `rejected` (validation failed, rules parse kept), `failed` (a call
-    /// failed), `skipped` (dry run, no judge, budget).
+    /// failed), `skipped` (dry run, no judge, budget), `pending` (batch mode: an
+    /// answer is still in a wave; never in final outputs).
     pub status: String,
     pub windows: usize,
     /// Judge requests made (cached answers included).

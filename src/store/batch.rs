@@ -51,7 +51,23 @@ pub(crate) fn init_schema(conn: &Connection) -> rusqlite::Result<()> {
             keys           TEXT NOT NULL,
             created_at     TEXT NOT NULL
         );",
-    )
+    )?;
+    // Migration: tokens of earlier attempts of a request (invalid answers that were
+    // re-asked), added to the usage of the answer that is finally kept, so every
+    // attempt is priced. Stores written before it get the columns at 0.
+    let has_spent = conn
+        .prepare(
+            "SELECT 1 FROM pragma_table_info('batch_requests') WHERE name = 'spent_prompt_tokens'",
+        )?
+        .exists([])?;
+    if !has_spent {
+        conn.execute_batch(
+            "ALTER TABLE batch_requests ADD COLUMN spent_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE batch_requests ADD COLUMN spent_completion_tokens INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE batch_requests ADD COLUMN spent_cached_tokens INTEGER NOT NULL DEFAULT 0;",
+        )?;
+    }
+    Ok(())
 }
 
 fn now() -> String {
@@ -77,6 +93,8 @@ pub struct BatchRequest {
     /// Invalid answers re-asked so far.
     pub reasks: u32,
     pub last_error: Option<String>,
+    /// Tokens of earlier answered attempts (invalid answers re-asked since).
+    pub spent: crate::judge::Usage,
 }
 
 /// A request about to be queued.
@@ -91,7 +109,8 @@ pub struct NewRequest<'a> {
 }
 
 const COLUMNS: &str =
-    "key, model, metric, sample, body, schema, state, batch_id, wave, attempts, reasks, last_error";
+    "key, model, metric, sample, body, schema, state, batch_id, wave, attempts, reasks, last_error,
+     spent_prompt_tokens, spent_completion_tokens, spent_cached_tokens";
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BatchRequest> {
     Ok(BatchRequest {
@@ -107,6 +126,11 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BatchRequest> {
         attempts: row.get::<_, i64>(9)?.max(0) as u32,
         reasks: row.get::<_, i64>(10)?.max(0) as u32,
         last_error: row.get(11)?,
+        spent: crate::judge::Usage {
+            prompt_tokens: row.get::<_, i64>(12)?.max(0) as u64,
+            completion_tokens: row.get::<_, i64>(13)?.max(0) as u64,
+            cached_tokens: row.get::<_, i64>(14)?.max(0) as u64,
+        },
     })
 }
 
@@ -134,7 +158,8 @@ pub fn insert_queued(conn: &Connection, r: &NewRequest<'_>) -> rusqlite::Result<
 pub fn update(conn: &Connection, r: &BatchRequest) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "UPDATE batch_requests SET body = ?2, state = ?3, batch_id = ?4, wave = ?5,
-                attempts = ?6, reasks = ?7, last_error = ?8, updated_at = ?9
+                attempts = ?6, reasks = ?7, last_error = ?8, updated_at = ?9,
+                spent_prompt_tokens = ?10, spent_completion_tokens = ?11, spent_cached_tokens = ?12
          WHERE key = ?1",
     )?
     .execute(params![
@@ -146,7 +171,10 @@ pub fn update(conn: &Connection, r: &BatchRequest) -> rusqlite::Result<()> {
         r.attempts,
         r.reasks,
         r.last_error,
-        now()
+        now(),
+        r.spent.prompt_tokens as i64,
+        r.spent.completion_tokens as i64,
+        r.spent.cached_tokens as i64,
     ])?;
     Ok(())
 }
@@ -347,6 +375,31 @@ pub fn drop_upload(conn: &Connection, input_file_id: &str) -> rusqlite::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stores_without_the_spent_columns_are_migrated() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE batch_requests (key TEXT PRIMARY KEY, model TEXT NOT NULL,
+                metric TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, body TEXT NOT NULL,
+                schema TEXT NOT NULL, state TEXT NOT NULL, batch_id TEXT,
+                wave INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
+                reasks INTEGER NOT NULL DEFAULT 0, last_error TEXT, updated_at TEXT NOT NULL);
+             INSERT INTO batch_requests (key, model, metric, body, schema, state, updated_at)
+                VALUES ('old', 'm', 'cs', '{}', '{}', 'queued', 't');",
+        )
+        .unwrap();
+        init_schema(&conn).unwrap();
+        init_schema(&conn).unwrap();
+        let mut r = get(&conn, "old").unwrap().unwrap();
+        assert_eq!(r.spent, crate::judge::Usage::default());
+        r.spent.completion_tokens = 7;
+        update(&conn, &r).unwrap();
+        assert_eq!(
+            get(&conn, "old").unwrap().unwrap().spent.completion_tokens,
+            7
+        );
+    }
 
     #[test]
     fn queue_submit_and_reattach_uploads() {

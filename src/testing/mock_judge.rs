@@ -47,8 +47,11 @@
 //!
 //! **Prompt caching.** With [`MockConfig::prefix_cache`], `usage.prompt_tokens_details
 //! .cached_tokens` reports what OpenAI's prefix cache would serve: the longest prefix
-//! of the request's messages already seen in an earlier request, counted at 4
-//! characters a token, nothing below 1,024 tokens, rounded down to 128-token steps.
+//! of the request's prompt (its `json_schema` schema, which OpenAI places before the
+//! system message, then its messages) shared with a request already answered when
+//! this one arrived (requests in flight together warm nothing for each other; batch
+//! lines are answered one after another), counted at 4 characters a token, nothing
+//! below 1,024 tokens, rounded down to 128-token steps.
 //!
 //! **Batch API.** `POST /v1/files` (multipart, purpose `batch`), `GET
 //! /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches/{id}` and `GET
@@ -515,6 +518,11 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
     if fault.is_some() {
         stats.faults.fetch_add(1, Ordering::SeqCst);
     }
+    // A prefix is warm only once a request carrying it has been answered: what
+    // this request can be served from is decided on arrival.
+    let warm = config
+        .prefix_cache
+        .then(|| prefix_cached_tokens(&state, &prompt_of(&request)));
     let mut delay = config.latency;
     if let Some(Fault::Slow(extra)) = &fault {
         delay += *extra;
@@ -574,7 +582,14 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
     }
 
     stats.answered.fetch_add(1, Ordering::SeqCst);
-    axum::Json(completion(&state, &request, body.len(), fault.as_ref())).into_response()
+    axum::Json(completion_with(
+        &state,
+        &request,
+        body.len(),
+        fault.as_ref(),
+        warm,
+    ))
+    .into_response()
 }
 
 /// The chat completion answering `request` (`body_len`: its size in bytes, for the
@@ -585,6 +600,23 @@ pub(crate) fn completion(
     request: &Value,
     body_len: usize,
     fault: Option<&Fault>,
+) -> Value {
+    // Batch lines are answered one after another: each sees the ones before it.
+    let warm = state
+        .config
+        .prefix_cache
+        .then(|| prefix_cached_tokens(state, &prompt_of(request)));
+    completion_with(state, request, body_len, fault, warm)
+}
+
+/// [`completion`] with the prefix-cached tokens decided beforehand (`None`: no
+/// prefix cache); the request's prompt is remembered as answered.
+fn completion_with(
+    state: &MockState,
+    request: &Value,
+    body_len: usize,
+    fault: Option<&Fault>,
+    warm: Option<u64>,
 ) -> Value {
     let config = &state.config;
     let schema = request_schema(request).unwrap_or(Value::Bool(true));
@@ -631,8 +663,13 @@ pub(crate) fn completion(
     let prompt_tokens = (body_len as u64 / 4).max(1);
     let completion_tokens = (content.len() as u64 / 4).max(1);
     let mut cached = config.cached_tokens;
-    if config.prefix_cache {
-        cached = cached.max(prefix_cached_tokens(state, request));
+    if let Some(warm) = warm {
+        cached = cached.max(warm);
+        state
+            .seen_prompts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(prompt_of(request));
     }
     json!({
         "id": format!("mock-{}", state.stats.requests.load(Ordering::SeqCst)),
@@ -647,15 +684,28 @@ pub(crate) fn completion(
     })
 }
 
-/// Tokens OpenAI's prefix cache would serve for `request`: the longest prefix of
-/// its messages (as JSON text) shared with an earlier request, 4 characters a
-/// token, 0 below 1,024 tokens, else rounded down to a multiple of 128.
-fn prefix_cached_tokens(state: &MockState, request: &Value) -> u64 {
-    let prompt = request
-        .get("messages")
+/// The text a prefix cache sees: the structured-output schema (OpenAI puts it
+/// before the system message, so two requests with different schemas share
+/// nothing) followed by the messages, as JSON text.
+fn prompt_of(request: &Value) -> String {
+    let schema = request
+        .pointer("/response_format/json_schema/schema")
         .map(Value::to_string)
         .unwrap_or_default();
-    let mut seen = state.seen_prompts.lock().unwrap_or_else(|p| p.into_inner());
+    format!(
+        "{schema}{}",
+        request
+            .get("messages")
+            .map(Value::to_string)
+            .unwrap_or_default()
+    )
+}
+
+/// Tokens OpenAI's prefix cache would serve for `prompt`: the longest prefix shared
+/// with a request already answered, 4 characters a token, 0 below 1,024 tokens,
+/// else rounded down to a multiple of 128.
+fn prefix_cached_tokens(state: &MockState, prompt: &str) -> u64 {
+    let seen = state.seen_prompts.lock().unwrap_or_else(|p| p.into_inner());
     let longest = seen
         .iter()
         .map(|s| {
@@ -666,7 +716,6 @@ fn prefix_cached_tokens(state: &MockState, request: &Value) -> u64 {
         })
         .max()
         .unwrap_or(0);
-    seen.push(prompt);
     let tokens = longest as u64 / 4;
     if tokens < 1024 {
         0

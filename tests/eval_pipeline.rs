@@ -967,3 +967,42 @@ fn outputs_follow_the_reference_layout_and_are_reproducible() {
         );
     }
 }
+
+/// A panic inside one report's evaluation (here, a judge that panics) ends that
+/// report as a failed unit with the reason, like an unreadable report; the run and
+/// the other reports go on (each report is a task of its own on the runtime).
+#[test]
+fn a_panic_in_one_report_fails_that_report_only() {
+    let fx = full_fixture();
+    let judge = ScriptedJudge::new(|r| {
+        if r.metric == "citation_support" {
+            panic!("scripted judge breaks on purpose");
+        }
+        Ok(json!({}))
+    });
+    let eng = engine(Some(judge), settings(), fx.report.clone());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let other = ReportJob {
+        folder: "t2".into(),
+        ..job(&fx.root)
+    };
+    let no_panic = engine(None, settings(), fx.report.clone());
+    let recs = rt.block_on(eng.evaluate_all(vec![(job(&fx.root), Some(task()))], &|_| {}));
+    assert_eq!(recs.len(), 1);
+    let error = recs[0].load_error().expect("the report failed");
+    assert!(error.contains("crashed"), "{error}");
+    let failed: Vec<_> = recs[0]
+        .units
+        .iter()
+        .filter(|u| u.status == UnitStatus::Failed)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].reason.as_deref().unwrap().contains("crashed"));
+    // The same runtime still evaluates other reports.
+    let recs = rt.block_on(no_panic.evaluate_all(vec![(other, Some(task()))], &|_| {}));
+    assert_eq!(recs.len(), 1);
+    assert!(recs[0].load_error().is_none());
+}

@@ -200,7 +200,8 @@ fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
     );
     assert!(report["metrics"]["image_quality"]["score"].is_null());
 
-    // Timing beside the report, pool and stages in run.json, one line printed.
+    // Timing in report.json and beside it, pool and stages in run.json, one line
+    // printed.
     let timing = read(&out.join("sys/t1/mock-model/timing.json"));
     for stage in ["parse", "fetch", "images", "judge_wait", "write"] {
         assert!(
@@ -208,6 +209,16 @@ fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
             "{stage}: {timing}"
         );
     }
+    assert_eq!(
+        report["timing"], timing,
+        "report.json carries the same timing"
+    );
+    assert!(
+        report["timing"]["judge_wait"]["wall_seconds"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     let run = read(&out.join("run.json"));
     let pool = &run["timing"]["judge_pool"];
     assert_eq!(pool["calls"], run["answers"]);
@@ -311,5 +322,72 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
         "an edit of one report re-judged {new_calls} units (about {per_report} a report)"
     );
     assert_eq!(run3["figures"]["facts_computed"], 0, "{run3}");
+    rt.block_on(mock.shutdown());
+}
+
+/// The wall time printed at the end and written to `run.json` covers the whole
+/// command, as the process CPU time beside it does: a `--batch` run's waves (and the
+/// live vision check before them, answered here after 1.5 s) happen before the final
+/// pass that writes the outputs from the cache, and once read as `time 0.0s` next to
+/// the CPU they had cost.
+#[test]
+fn wall_time_covers_the_whole_command_batch_passes_included() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let latency = std::time::Duration::from_millis(1500);
+    let mock = rt.block_on(MockJudge::start(MockConfig {
+        latency,
+        ..MockConfig::default()
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, tasks) = tree(dir.path(), REPORT);
+    let out = dir.path().join("out");
+    let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
+        .args(["eval", "--reports"])
+        .arg(&reports)
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .args(["--offline", "--quiet", "--batch", "--batch-wait"])
+        .args(["--batch-poll-secs", "0"])
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("TVIR_JUDGE_MODEL", "mock-model")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("EVAL_MODEL_NAME")
+        .output()
+        .expect("run tvir");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        mock.metric_count("vision_check") >= 1,
+        "the live call before the waves: {:?}",
+        mock.metric_counts()
+    );
+    assert!(
+        mock.batch_stats().batches_created >= 1,
+        "{stdout}\n{stderr}"
+    );
+
+    let run = read(&out.join("run.json"));
+    let wall = run["timing"]["wall_seconds"].as_f64().unwrap();
+    assert!(wall >= latency.as_secs_f64(), "run.json wall {wall} s");
+    assert_eq!(run["wall_seconds"], run["timing"]["wall_seconds"], "{run}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("judge pool"))
+        .unwrap_or_else(|| panic!("no breakdown line: {stdout}"));
+    let printed: f64 = line
+        .strip_prefix("time ")
+        .and_then(|l| l.split('s').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(printed >= latency.as_secs_f64(), "{line}");
     rt.block_on(mock.shutdown());
 }

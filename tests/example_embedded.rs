@@ -75,7 +75,8 @@ fn the_embedded_example_is_the_examples_folder() {
 }
 
 /// Every metric file and report.json of one eval output, keyed by relative path,
-/// plus summary.json; `run.json` (timings) and the journal are left out.
+/// plus summary.json; `run.json` (timings) and the journal are left out, and so is
+/// report.json's `timing` object (checked to be there).
 fn results(out: &Path) -> Vec<(String, Value)> {
     let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(out).sort_by_file_name() {
@@ -93,7 +94,15 @@ fn results(out: &Path) -> Vec<(String, Value)> {
             && !rel.ends_with("timing.json")
             && !rel.ends_with("judge-journal.jsonl")
         {
-            files.push((rel, read(entry.path())));
+            let mut value = read(entry.path());
+            if rel.ends_with("report.json") {
+                let timing = value
+                    .as_object_mut()
+                    .and_then(|o| o.remove("timing"))
+                    .unwrap_or_else(|| panic!("{rel}: no timing"));
+                assert!(timing["parse"]["wall_seconds"].is_number(), "{timing}");
+            }
+            files.push((rel, value));
         }
     }
     files

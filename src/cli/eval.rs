@@ -172,6 +172,9 @@ impl Progress for Bar {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    // Wall time of the whole command, as the process CPU time it is printed beside
+    // (setup and batch passes included, not only the final evaluation).
+    let started = Instant::now();
     let mut args = *args.options;
     // `--example OUT`: the embedded example, unpacked into a temporary folder that
     // lives until the run ends. Otherwise clap has required all three inputs.
@@ -400,7 +403,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
 
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
-    let started = Instant::now();
     let write_errors = std::sync::Mutex::new(Vec::<String>::new());
     let out = out_dir.clone();
     // Each report's records are written as soon as they are final and dropped; only
@@ -410,9 +412,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         .block_on(engine.evaluate_each(planned, &|recs, mut report_timing| {
             let mut rows = Vec::with_capacity(recs.len());
             let started = Instant::now();
+            // `write` times the metric files; report.json, which carries the
+            // timings, is written after them.
             let (written, cpu) = crate::eval::timing::with_cpu(|| {
                 recs.iter()
-                    .map(|r| output::write_report(&out, r))
+                    .map(|r| output::write_metric_files(&out, r))
                     .collect::<Vec<_>>()
             });
             report_timing.write = crate::eval::timing::StageTime::new(started.elapsed(), cpu);
@@ -420,7 +424,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 .timing
                 .add(crate::eval::timing::Stage::Write, report_timing.write);
             for (r, w) in recs.iter().zip(written) {
-                let w = w.and_then(|()| output::write_timing(&out, r, &report_timing));
+                let w = w
+                    .and_then(|()| output::write_report_json(&out, r, Some(&report_timing)))
+                    .and_then(|()| output::write_timing(&out, r, &report_timing));
                 if let Err(e) = w {
                     write_errors
                         .lock()
@@ -450,10 +456,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     output::write_summary(&out_dir, &summary)?;
     let stats = &engine.stats;
     use std::sync::atomic::Ordering::Relaxed;
+    let (wall, cpu) = (started.elapsed(), crate::eval::timing::process_cpu());
     output::write_run_stats(
         &out_dir,
         &json!({
-            "wall_seconds": started.elapsed().as_secs_f64(),
+            "wall_seconds": wall.as_secs_f64(),
             "requests_built": stats.requests.load(Relaxed),
             "answers": stats.answers.load(Relaxed),
             "cache_hits": stats.cache_hits.load(Relaxed),
@@ -468,12 +475,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 "facts_reused": engine.figure_facts.hits.load(Relaxed),
                 "facts_computed": engine.figure_facts.computed.load(Relaxed),
             },
-            "timing": engine.timing.to_json(started.elapsed(), crate::eval::timing::process_cpu()),
+            "timing": engine.timing.to_json(wall, cpu),
         }),
     )?;
-    let time_line = engine
-        .timing
-        .line(started.elapsed(), crate::eval::timing::process_cpu());
+    let time_line = engine.timing.line(wall, cpu);
 
     print!("{}", output::table(&summary));
     let broken_reports = records.iter().filter(|r| r.load_error().is_some()).count();

@@ -54,7 +54,11 @@ fn is_cjk(c: char) -> bool {
 
 /// Token set: words for alphabetic scripts, character bigrams for CJK runs.
 pub fn tokens(text: &str) -> BTreeSet<String> {
-    let norm = normalize_text(text);
+    tokens_of_normalized(&normalize_text(text))
+}
+
+/// [`tokens`] of a text already through [`normalize_text`].
+fn tokens_of_normalized(norm: &str) -> BTreeSet<String> {
     let mut set = BTreeSet::new();
     for word in norm.split(' ') {
         let mut latin = String::new();
@@ -108,6 +112,41 @@ pub fn prefilter(a: &str, b: &str, spec: &PrefilterSpec) -> PairCall {
         PairCall::Distinct
     } else {
         PairCall::AskJudge
+    }
+}
+
+/// The pre-filter over a report's facts, each fact normalised and tokenised once
+/// (a group of n facts citing the same sources has n(n-1)/2 pairs); calls equal
+/// [`prefilter`]'s.
+pub struct Prefilter {
+    normalized: Vec<String>,
+    tokens: Vec<std::sync::OnceLock<BTreeSet<String>>>,
+}
+
+impl Prefilter {
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let normalized: Vec<String> = texts.into_iter().map(normalize_text).collect();
+        let tokens = normalized.iter().map(|_| Default::default()).collect();
+        Self { normalized, tokens }
+    }
+
+    fn tokens(&self, i: usize) -> &BTreeSet<String> {
+        self.tokens[i].get_or_init(|| tokens_of_normalized(&self.normalized[i]))
+    }
+
+    /// The decision for facts `i` and `j`.
+    pub fn call(&self, i: usize, j: usize, spec: &PrefilterSpec) -> PairCall {
+        if self.normalized[i] == self.normalized[j] {
+            return PairCall::Duplicate;
+        }
+        let sim = jaccard(self.tokens(i), self.tokens(j));
+        if sim >= spec.duplicate_at {
+            PairCall::Duplicate
+        } else if sim < spec.distinct_below {
+            PairCall::Distinct
+        } else {
+            PairCall::AskJudge
+        }
     }
 }
 
@@ -188,6 +227,29 @@ mod tests {
             ),
             PairCall::AskJudge
         );
+    }
+
+    #[test]
+    fn prepared_prefilter_calls_as_the_pairwise_one() {
+        let texts = [
+            "Revenue grew 5%.",
+            "revenue  grew 5 %",
+            "Revenue grew 5% in 2023 driven by cloud.",
+            "In 2023 revenue grew 5%, driven by strong cloud sales.",
+            "The CEO resigned in March.",
+            "收入增长５％。",
+            "收入增长5%",
+        ];
+        let prepared = Prefilter::new(texts.iter().copied());
+        let mut seen = BTreeSet::new();
+        for i in 0..texts.len() {
+            for j in i + 1..texts.len() {
+                let call = prepared.call(i, j, &spec());
+                assert_eq!(call, prefilter(texts[i], texts[j], &spec()), "{i} {j}");
+                seen.insert(format!("{call:?}"));
+            }
+        }
+        assert_eq!(seen.len(), 3, "all three calls covered: {seen:?}");
     }
 
     #[test]

@@ -43,16 +43,59 @@ pub fn report_dir(out: &Path, record: &ReportRecord) -> PathBuf {
         .join(safe_component(&record.judge_model))
 }
 
+/// A unit's entry in its metric file, borrowed from the record.
+#[derive(serde::Serialize)]
+struct UnitResult<'a> {
+    unit: &'a str,
+    status: super::record::UnitStatus,
+    score: Option<f64>,
+    reason: &'a Option<String>,
+    justification: &'a Option<String>,
+    answer: &'a Option<Value>,
+    detail: &'a Value,
+}
+
+impl<'a> From<&'a UnitRecord> for UnitResult<'a> {
+    fn from(u: &'a UnitRecord) -> Self {
+        Self {
+            unit: &u.unit,
+            status: u.status,
+            score: u.score,
+            reason: &u.reason,
+            justification: &u.justification,
+            answer: &u.answer,
+            detail: &u.detail,
+        }
+    }
+}
+
 fn unit_result(u: &UnitRecord) -> Value {
-    json!({
-        "unit": u.unit,
-        "status": u.status,
-        "score": u.score,
-        "reason": u.reason,
-        "justification": u.justification,
-        "answer": u.answer,
-        "detail": u.detail,
-    })
+    serde_json::to_value(UnitResult::from(u)).unwrap_or(Value::Null)
+}
+
+/// [`MetricFile`] borrowing its units from the record (what is written: the same
+/// bytes, without copying every answer and detail into a new value first).
+#[derive(serde::Serialize)]
+struct MetricFileOut<'a> {
+    normalized_score: Option<f64>,
+    item_count: usize,
+    scored_item_count: usize,
+    evaluation_results: Vec<UnitResult<'a>>,
+}
+
+fn metric_file_out<'a>(record: &'a ReportRecord, metric: &str) -> MetricFileOut<'a> {
+    let m = record.metrics.get(metric);
+    MetricFileOut {
+        normalized_score: m.and_then(|m| m.score),
+        item_count: m.map_or(0, |m| m.item_count),
+        scored_item_count: m.map_or(0, |m| m.scored_item_count),
+        evaluation_results: record
+            .units
+            .iter()
+            .filter(|u| u.metric == metric)
+            .map(UnitResult::from)
+            .collect(),
+    }
 }
 
 /// One metric's file in the reference layout.
@@ -95,23 +138,54 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
 
 /// Write a report's metric files and `report.json`.
 pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
+    write_metric_files(out, record)?;
+    write_report_json(out, record, None)
+}
+
+/// Write a report's metric files (creating its folder).
+pub fn write_metric_files(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
     let dir = report_dir(out, record);
     std::fs::create_dir_all(&dir).map_err(|source| OutputError {
         path: dir.display().to_string(),
         source,
     })?;
     for metric in super::record::metric_names_of([record]) {
-        write_json(
-            &dir.join(format!("{metric}.json")),
-            &metric_file(record, &metric),
-        )?;
+        let path = dir.join(format!("{metric}.json"));
+        if metric == FIGURE_QUALITY {
+            write_json(&path, &metric_file(record, &metric))?;
+        } else {
+            write_json(&path, &metric_file_out(record, &metric))?;
+        }
     }
-    write_json(&dir.join("report.json"), record)
+    Ok(())
 }
 
-/// `timing.json` beside a report's `report.json`: wall and CPU time by stage. Kept
-/// apart from `report.json`, which is a pure function of the answers (a run resumed
-/// from the cache writes it byte for byte the same); timings never are.
+/// The record with this process's stage times as a last key, `timing`.
+#[derive(serde::Serialize)]
+struct Timed<'a> {
+    #[serde(flatten)]
+    record: &'a ReportRecord,
+    timing: &'a super::timing::ReportTiming,
+}
+
+/// Write `report.json`; with `timing`, the record carries a `timing` object (wall
+/// and CPU time by stage, this process's: everything else in the file is a pure
+/// function of the answers, so comparisons of two runs mask that one key).
+pub fn write_report_json(
+    out: &Path,
+    record: &ReportRecord,
+    timing: Option<&super::timing::ReportTiming>,
+) -> Result<(), OutputError> {
+    let path = report_dir(out, record).join("report.json");
+    match timing {
+        Some(timing) => write_json(&path, &Timed { record, timing }),
+        None => write_json(&path, record),
+    }
+}
+
+/// `timing.json` beside a report's `report.json`: wall and CPU time by stage, the
+/// same object as `report.json`'s `timing` key (kept as a file of its own for tools
+/// that read only the timings).
 pub fn write_timing(
     out: &Path,
     record: &ReportRecord,
@@ -303,6 +377,62 @@ mod tests {
         assert_eq!(safe_component("../x"), ".._x");
         assert_eq!(safe_component(".."), "_.._");
         assert_eq!(safe_component("gpt-4o"), "gpt-4o");
+    }
+
+    #[test]
+    fn written_metric_files_are_the_metric_file_values() {
+        use crate::eval::record::UnitStatus;
+        let unit = |metric: &str, n: usize, status| UnitRecord {
+            metric: metric.into(),
+            unit: format!("fact:{n}"),
+            status,
+            reason: (status != UnitStatus::Scored).then(|| "why \"quoted\"".into()),
+            score: (status == UnitStatus::Scored).then_some(0.5),
+            answer: Some(json!({"verdict": "supported", "n": [1, 2.5]})),
+            justification: Some("because".into()),
+            detail: json!({"fact": "Revenue grew 5%.", "sources": [{"idx": "1"}]}),
+        };
+        let record: ReportRecord = serde_json::from_value(json!({
+            "system": "s", "task_id": "t", "judge_model": "m", "run": 1,
+            "language": null, "complexity": null, "domain": null,
+            "metrics": {"citation_support": {"score": 0.5, "status": "evaluated",
+                "item_count": 3, "scored_item_count": 1, "failed_item_count": 1,
+                "skipped_item_count": 1, "coverage": 0.33, "note": null}},
+            "ta": null, "va": null, "overall": null, "effective_citations": null,
+            "structural_error_counts": super::super::record::StructuralErrorCounts::default(),
+            "structural_errors": crate::report::StructuralErrors::default(),
+            "units": [], "usage": super::super::record::UsageRecord::default(), "n_images": 0, "n_charts": 0,
+            "n_figures": 0, "error": null
+        }))
+        .map(|mut r: ReportRecord| {
+            r.units = vec![
+                unit("citation_support", 1, UnitStatus::Scored),
+                unit("writing_quality", 1, UnitStatus::Scored),
+                unit("citation_support", 2, UnitStatus::Failed),
+                unit("citation_support", 3, UnitStatus::Skipped),
+            ];
+            r
+        })
+        .expect("record fixture");
+        // Figure Quality is written from its value (no units of its own).
+        for metric in super::super::record::METRIC_NAMES
+            .iter()
+            .filter(|m| **m != FIGURE_QUALITY)
+        {
+            let written = serde_json::to_vec_pretty(&metric_file_out(&record, metric)).unwrap();
+            let value = serde_json::to_vec_pretty(&metric_file(&record, metric)).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(value).unwrap(),
+                "{metric}"
+            );
+        }
+        assert_eq!(
+            metric_file(&record, "citation_support")
+                .evaluation_results
+                .len(),
+            3
+        );
     }
 
     #[test]

@@ -395,7 +395,8 @@ pub trait Progress: Send + Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
-/// Everything a run needs; cheap to share.
+/// Everything a run needs; cheap to share (and to clone: every part is shared).
+#[derive(Clone)]
 pub struct Engine {
     pub rubrics: Arc<RubricSet>,
     pub judge: Option<Arc<dyn Judge>>,
@@ -555,8 +556,27 @@ impl Engine {
         keep: &(dyn Fn(Vec<ReportRecord>, ReportTiming) -> T + Sync),
     ) -> Vec<T> {
         let parallel = self.settings.report_parallelism.max(1);
+        // Each report is a task of its own on the runtime's worker threads: polled
+        // here, inside the caller's `block_on`, every report would share one thread.
         let mut stream = futures::stream::iter(jobs)
-            .map(|(job, task)| async move { self.evaluate_report_timed(&job, task.as_ref()).await })
+            .map(|(job, task)| {
+                let engine = self.clone();
+                let (job2, task2) = (job.clone(), task.clone());
+                let handle =
+                    tokio::spawn(
+                        async move { engine.evaluate_report_timed(&job, task.as_ref()).await },
+                    );
+                async move {
+                    match handle.await {
+                        Ok(done) => done,
+                        Err(e) => {
+                            let why = format!("evaluating the report crashed: {e}");
+                            let records = self.failed_records(&job2, task2.as_ref(), &why);
+                            (records, ReportTiming::default())
+                        }
+                    }
+                }
+            })
             .buffer_unordered(parallel);
         let mut kept = Vec::new();
         while let Some((records, timing)) = stream.next().await {
@@ -591,23 +611,7 @@ impl Engine {
             .map_err(|e| format!("parser crashed: {e}"))
             .and_then(|r| r);
         let records = match loaded {
-            Err(error) => (1..=self.settings.runs)
-                .map(|run| {
-                    let mut r = self.empty_record(job, task, run, None);
-                    r.error = Some(error.clone());
-                    r.units.push(UnitRecord {
-                        metric: super::record::REPORT_LOAD.into(),
-                        unit: "report".into(),
-                        status: UnitStatus::Failed,
-                        reason: Some(error.clone()),
-                        score: None,
-                        answer: None,
-                        justification: None,
-                        detail: json!({"path": job.path.display().to_string()}),
-                    });
-                    rescore(&r, &self.rubrics, &self.settings.score)
-                })
-                .collect(),
+            Err(error) => self.failed_records(job, task, &error),
             Ok(report) => {
                 let (report, extraction_usage) = self.extract_with_judge(report, &label).await;
                 let report = Arc::new(report);
@@ -641,6 +645,33 @@ impl Engine {
             self.timing.add(stage, *timing.get_mut(stage));
         }
         (records, timing)
+    }
+
+    /// The records of a report that could not be evaluated: one failed
+    /// `report_load` unit per run, with `error` as its reason.
+    fn failed_records(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+        error: &str,
+    ) -> Vec<ReportRecord> {
+        (1..=self.settings.runs)
+            .map(|run| {
+                let mut r = self.empty_record(job, task, run, None);
+                r.error = Some(error.to_string());
+                r.units.push(UnitRecord {
+                    metric: super::record::REPORT_LOAD.into(),
+                    unit: "report".into(),
+                    status: UnitStatus::Failed,
+                    reason: Some(error.to_string()),
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: json!({"path": job.path.display().to_string()}),
+                });
+                rescore(&r, &self.rubrics, &self.settings.score)
+            })
+            .collect()
     }
 
     pub(super) fn empty_record(

@@ -21,7 +21,6 @@ use super::pipeline::{
 };
 use super::plan::{Dedup, PlanContext};
 use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
-use super::score::rescore;
 use super::text::{apply_edits, blank_figure, revise_caption};
 use crate::report::{FigureKind, Report};
 use crate::rubric::{Rubric, TextSource, UnitInputs, UnitKind, CAPTION_REVISION};
@@ -219,7 +218,7 @@ impl Engine {
         usage.cost_usd = cost;
         record.usage = usage;
         record.units = all.into_iter().map(|(u, _)| u).collect();
-        rescore(&record, &self.rubrics, &self.settings.score)
+        super::score::rescore_owned(record, &self.rubrics, &self.settings.score)
     }
 
     /// One unit per image figure: its IQ components (a broken image is scored with
@@ -291,11 +290,12 @@ impl Engine {
         // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the
         // fact units' details.
         let mut decisions: Vec<(usize, usize, bool, &'static str)> = Vec::new();
+        let prefilter = dedup::Prefilter::new(facts.iter().map(|f| f.fact.as_str()));
         for (i, j) in dedup::candidate_pairs(&cited) {
             let call = match self.settings.dedup {
                 DedupMode::JudgeAll => PairCall::AskJudge,
-                DedupMode::Prefilter => dedup::prefilter(&facts[i].fact, &facts[j].fact, &spec),
-                DedupMode::Off => match dedup::prefilter(&facts[i].fact, &facts[j].fact, &spec) {
+                DedupMode::Prefilter => prefilter.call(i, j, &spec),
+                DedupMode::Off => match prefilter.call(i, j, &spec) {
                     PairCall::AskJudge => PairCall::Distinct,
                     c => c,
                 },

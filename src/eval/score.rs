@@ -211,8 +211,17 @@ fn image_q(unit: &UnitRecord, w: &IqWeights) -> f64 {
 /// Recompute every unit score, metric, TA, VA, Overall and effective citations of a
 /// record from its stored answers and image components.
 pub fn rescore(record: &ReportRecord, rubrics: &RubricSet, opts: &ScoreOptions) -> ReportRecord {
-    let mut out = record.clone();
-    if let Some(error) = record.load_error() {
+    rescore_owned(record.clone(), rubrics, opts)
+}
+
+/// [`rescore`] of a record the caller gives up (no copy of its units).
+pub fn rescore_owned(
+    record: ReportRecord,
+    rubrics: &RubricSet,
+    opts: &ScoreOptions,
+) -> ReportRecord {
+    let mut out = record;
+    if let Some(error) = out.load_error() {
         let error = error.to_string();
         return unevaluable(out, &error, rubrics);
     }

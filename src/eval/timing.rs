@@ -246,17 +246,18 @@ impl RunTiming {
         })
     }
 
-    /// The one-line breakdown printed at the end of `tvir eval`.
+    /// The one-line breakdown printed at the end of `tvir eval`: `wall` and
+    /// `process_cpu` must cover the same span (the whole command).
     pub fn line(&self, wall: Duration, process_cpu: Option<Duration>) -> String {
-        let mut parts = vec![format!("time {:.1}s", wall.as_secs_f64())];
+        let mut parts = vec![format!("time {}", seconds(wall.as_secs_f64()))];
         if let Some(c) = process_cpu {
-            parts.push(format!("cpu {:.1}s", c.as_secs_f64()));
+            parts.push(format!("cpu {}", seconds(c.as_secs_f64())));
         }
         for (i, s) in STAGES.iter().enumerate() {
             parts.push(format!(
-                "{} {:.1}s",
+                "{} {}",
                 s.name(),
-                self.wall_us[i].load(Ordering::Relaxed) as f64 / 1e6
+                seconds(self.wall_us[i].load(Ordering::Relaxed) as f64 / 1e6)
             ));
         }
         let (mean, peak, _) = self.pool();
@@ -265,6 +266,16 @@ impl RunTiming {
             mean, self.concurrency, peak
         ));
         format!("{} (stage times summed over reports)", parts.join(" | "))
+    }
+}
+
+/// Seconds for the one-line breakdown: two decimals below 10 s, so a short run
+/// never reads `0.0s`; one above.
+fn seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.2}s")
+    } else {
+        format!("{s:.1}s")
     }
 }
 
@@ -308,7 +319,16 @@ mod tests {
             .as_f64()
             .unwrap();
         assert!((w - 0.012).abs() < 1e-6, "{w}");
-        assert!(t.line(Duration::from_secs(1), None).contains("parse 0.0s"));
+        assert!(t.line(Duration::from_secs(1), None).contains("parse 0.01s"));
+    }
+
+    #[test]
+    fn short_runs_do_not_read_zero() {
+        let t = RunTiming::new(1);
+        let line = t.line(Duration::from_millis(40), Some(Duration::from_millis(30)));
+        assert!(line.starts_with("time 0.04s | cpu 0.03s |"), "{line}");
+        let line = t.line(Duration::from_secs_f64(12.34), None);
+        assert!(line.starts_with("time 12.3s |"), "{line}");
     }
 
     #[test]

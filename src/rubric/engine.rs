@@ -462,6 +462,45 @@ fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
     })
 }
 
+/// The template compiled once per process (a run renders each of its few templates
+/// thousands of times; compiling was a third of a render).
+fn compiled(
+    template: &str,
+) -> Result<std::sync::Arc<minijinja::Environment<'static>>, minijinja::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Compiled = HashMap<String, Arc<minijinja::Environment<'static>>>;
+    static COMPILED: OnceLock<Mutex<Compiled>> = OnceLock::new();
+    let cache = COMPILED.get_or_init(Default::default);
+    if let Some(env) = cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(template)
+    {
+        return Ok(env.clone());
+    }
+    fn environment<'s>(source: &'s str) -> Result<minijinja::Environment<'s>, minijinja::Error> {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.add_template("prompt", source)?;
+        Ok(env)
+    }
+    // A template that does not compile is reported (and never kept).
+    environment(template)?;
+    // The source must outlive the environment: each distinct template text that
+    // compiles is leaked once, and kept for the life of the process like its
+    // compiled form.
+    let source: &'static str = Box::leak(template.to_string().into_boxed_str());
+    let env = Arc::new(environment(source)?);
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(template.to_string(), env.clone());
+    Ok(env)
+}
+
 fn render(
     rubric: &Rubric,
     template: &str,
@@ -471,11 +510,7 @@ fn render(
         id: rubric.id.clone(),
         message: format!("{e:#}"),
     };
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
-    env.add_template("prompt", template).map_err(terr)?;
+    let env = compiled(template).map_err(terr)?;
     let tmpl = env.get_template("prompt").map_err(terr)?;
     let mut captured = tmpl
         .render_captured(render_context(rubric, inputs))

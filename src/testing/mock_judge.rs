@@ -180,6 +180,9 @@ pub struct MockConfig {
     pub batch: crate::testing::mock_batch::MockBatchConfig,
     /// Image handling: a vision model (default), a blind one, or image refusals.
     pub vision: MockVision,
+    /// Keep every request body for [`MockJudge::bodies`] (default). Off for long
+    /// runs (benches), where tens of thousands of bodies would pile up in memory.
+    pub keep_bodies: bool,
     /// Serve at most this many requests at once, the rest waiting in line, like a
     /// local server with one slot. A request whose client gave up is still served
     /// when its turn comes (the server does not notice), as real ones do.
@@ -203,6 +206,7 @@ impl Default for MockConfig {
             prefix_cache: false,
             batch: Default::default(),
             vision: MockVision::Sees,
+            keep_bodies: true,
             slots: None,
         }
     }
@@ -392,7 +396,8 @@ impl MockJudge {
         self.metric_counts().get(metric).copied().unwrap_or(0)
     }
 
-    /// Every request body received, in arrival order.
+    /// Every request body received, in arrival order (none when
+    /// [`MockConfig::keep_bodies`] is off).
     pub fn bodies(&self) -> Vec<Value> {
         self.stats
             .bodies
@@ -483,11 +488,13 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return error_response(StatusCode::BAD_REQUEST, "request body is not JSON", None);
     };
-    stats
-        .bodies
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(request.clone());
+    if state.config.keep_bodies {
+        stats
+            .bodies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request.clone());
+    }
     let metric = request
         .pointer("/response_format/json_schema/name")
         .and_then(Value::as_str)

@@ -19,5 +19,7 @@ pub fn corpus_dir() -> Option<PathBuf> {
         eprintln!("skipped: corpus not found at {}", dir.display());
         return None;
     }
-    Some(dir)
+    // CI passes a relative path (`../shared/corpus`); tests that run a command in
+    // another working directory need it absolute.
+    Some(std::fs::canonicalize(&dir).unwrap_or(dir))
 }

@@ -504,6 +504,15 @@ fn annotated_entries(
     (out.len() >= 3 && out.len() * 3 >= heads.len() * 2).then_some(out)
 }
 
+/// The first web link of a parsed line, else the first bare URL in its text.
+fn first_url(plain: &str, links: &[(String, String)]) -> Option<String> {
+    links
+        .iter()
+        .find(|(u, _)| is_web_url(u))
+        .map(|(u, _)| clean_url(u))
+        .or_else(|| BARE_URL.find(plain).map(|m| clean_url(m.as_str())))
+}
+
 /// The URL of a block line that is a URL and at most a short label: `URL:
 /// https://...`, `**Link:** [Title](https://...)`, a bare URL. Link texts count as
 /// the URL (a title), but not a numeric one (`[[3]](url)` is a citation marker).
@@ -513,12 +522,9 @@ fn url_line(b: &Block, text: &str, from_html: bool) -> Option<String> {
     }
     for line in block_lines(b, text, from_html) {
         let (plain, links) = inline_parse(line.trim_start_matches(['-', '*', '+', ' ']));
-        let url = links
-            .iter()
-            .find(|(u, _)| is_web_url(u))
-            .map(|(u, _)| clean_url(u))
-            .or_else(|| BARE_URL.find(&plain).map(|m| clean_url(m.as_str())));
-        let Some(url) = url else { continue };
+        let Some(url) = first_url(&plain, &links) else {
+            continue;
+        };
         if links
             .iter()
             .any(|(_, t)| t.trim_matches(['[', ']', ' ']).parse::<u32>().is_ok())
@@ -854,11 +860,7 @@ pub(crate) fn scan(
             scan.ref_blocks.insert(bi);
             let raw = text.get(block.span.clone()).unwrap_or("");
             let (plain, links) = inline_parse(raw);
-            let url = links
-                .iter()
-                .find(|(u, _)| is_web_url(u))
-                .map(|(u, _)| clean_url(u))
-                .or_else(|| BARE_URL.find(&plain).map(|m| clean_url(m.as_str())));
+            let url = first_url(&plain, &links);
             let title = {
                 let t = tidy_title(&strip_urls(&plain));
                 (!t.is_empty()).then_some(t)

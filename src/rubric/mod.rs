@@ -127,21 +127,27 @@ pub const FACT_DEDUP: &str = "fact_dedup";
 
 /// Rubric ids the evaluation needs (the ten judged metrics, `fact_dedup` and the two
 /// judge-extraction rubrics).
-pub const REQUIRED_RUBRICS: [&str; 13] = [
-    "citation_support",
-    "instruction_alignment",
-    "writing_quality",
-    "analytical_depth_breadth",
-    "factual_logical_consistency",
-    "multimodal_composition",
-    "chart_quality",
-    "figure_caption_quality",
-    "figure_context_integration",
-    "chart_source_consistency",
-    "fact_dedup",
-    "extract_references",
-    "extract_facts",
-];
+pub const REQUIRED_RUBRICS: [&str; 13] = required_rubrics();
+
+/// The rubrics of the named steps: fact de-duplication and judge extraction.
+pub const STEP_RUBRICS: [&str; 3] = [FACT_DEDUP, "extract_references", "extract_facts"];
+
+const _: () = assert!(BUILTIN_METRICS.len() + STEP_RUBRICS.len() == REQUIRED_RUBRICS.len());
+
+/// [`BUILTIN_METRICS`] then [`STEP_RUBRICS`], so the two lists cannot drift apart.
+const fn required_rubrics() -> [&'static str; 13] {
+    let mut out = [""; 13];
+    let mut i = 0;
+    while i < BUILTIN_METRICS.len() {
+        out[i] = BUILTIN_METRICS[i];
+        i += 1;
+    }
+    while i < out.len() {
+        out[i] = STEP_RUBRICS[i - BUILTIN_METRICS.len()];
+        i += 1;
+    }
+    out
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RubricError {
@@ -302,7 +308,7 @@ impl RubricSet {
                     format!("`{id}` is computed from pixels; a rubric cannot take its name"),
                 ));
             }
-            let builtin = BUILTIN_METRICS.contains(&id) || REQUIRED_RUBRICS.contains(&id);
+            let builtin = REQUIRED_RUBRICS.contains(&id);
             if !builtin {
                 if !rubric.is_metric() {
                     return Err(invalid(
@@ -420,11 +426,9 @@ impl RubricSet {
 
     /// Metric rubrics that are not the paper's (added through `--rubrics DIR`).
     pub fn added_metrics(&self) -> impl Iterator<Item = &Rubric> {
-        self.rubrics.values().filter(|r| {
-            r.is_metric()
-                && !BUILTIN_METRICS.contains(&r.id.as_str())
-                && !REQUIRED_RUBRICS.contains(&r.id.as_str())
-        })
+        self.rubrics
+            .values()
+            .filter(|r| r.is_metric() && !REQUIRED_RUBRICS.contains(&r.id.as_str()))
     }
 
     /// Metric rubrics whose score goes to `level`, in [`RubricSet::metric_ids`] order.

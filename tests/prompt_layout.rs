@@ -16,10 +16,11 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tvir_eval::eval::{Engine, EvalSettings, Judge, Pages, ReportJob};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role, Usage};
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role};
 use tvir_eval::rubric::RubricSet;
-use tvir_eval::sources::{PageOutcome, PageStatus};
 use tvir_eval::testing::mock_judge::default_answer;
+use tvir_eval::testing::prefix_cache::common_prefix_len;
+use tvir_eval::testing::stubs;
 
 const REPORT: &str = "# Wind and water\n\n\
 Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
@@ -44,42 +45,16 @@ impl Judge for Recorder {
             value["duplicate"] = json!(false);
         }
         self.0.lock().unwrap().push(request);
-        Box::pin(async move {
-            Ok(JudgeAnswer {
-                raw: value.to_string(),
-                value,
-                usage: Usage::default(),
-                model: "recorder".into(),
-                cached: false,
-                latency_ms: 0,
-                cost_usd: None,
-                attempts: 1,
-                batch: false,
-            })
-        })
+        Box::pin(async move { Ok(stubs::answer(value, "recorder", 0)) })
     }
 }
 
 /// About 2,000 tokens of text per address, different for each (above the 1,024
 /// tokens a prefix cache starts at).
-struct FixedPages;
-impl Pages for FixedPages {
-    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
-        Box::pin(async move {
-            PageOutcome {
-                url: url.into(),
-                final_url: None,
-                status: PageStatus::Ok,
-                text: format!("Page {url}. ").repeat(200),
-                content_type: None,
-                reason: None,
-                from_cache: false,
-            }
-        })
-    }
-    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
-        Box::pin(async move { Err(format!("{url}: not served")) })
-    }
+fn fixed_pages() -> Arc<dyn Pages> {
+    Arc::new(stubs::TextPages(|url: &str| {
+        format!("Page {url}. ").repeat(200)
+    }))
 }
 
 /// System text, then user text, of a request.
@@ -100,13 +75,7 @@ fn prompt(r: &JudgeRequest) -> String {
 }
 
 fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
-    let n = a
-        .char_indices()
-        .zip(b.chars())
-        .take_while(|((_, x), y)| x == y)
-        .last()
-        .map_or(0, |((i, c), _)| i + c.len_utf8());
-    &a[..n]
+    &a[..common_prefix_len(a, b)]
 }
 
 /// Reference numbers in the order the prompt shows the sources.
@@ -146,7 +115,7 @@ async fn requests(dir: &Path) -> Vec<JudgeRequest> {
     let engine = Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
         Some(judge.clone() as Arc<dyn Judge>),
-        Some(Arc::new(FixedPages)),
+        Some(fixed_pages()),
         EvalSettings::default(),
     );
     let records = engine.evaluate_report(&job, Some(&task)).await;
@@ -275,7 +244,7 @@ async fn live_followers_wait_for_their_leader_and_hit_a_warm_prefix() {
     let engine = Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
         Some(judge),
-        Some(Arc::new(FixedPages)),
+        Some(fixed_pages()),
         EvalSettings::default(),
     );
     let rec = engine.evaluate_report(&job, Some(&task)).await.remove(0);

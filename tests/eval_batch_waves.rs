@@ -29,17 +29,8 @@ fn report_text(dir: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-/// Five facts over three sources, cited in varying order.
-const LAYOUT_REPORT: &str = "# Wind and water\n\n\
-Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
-Hydropower output fell in the dry year of 2023 [3][1].\n\n\
-Tidal projects stayed small throughout the decade [3].\n\n\
-Grid storage orders doubled within two years [1][2].\n\n\
-Pumped storage remained the largest store of energy [3].\n\n\
-## References\n\n\
-[1] Capacity review. https://one.example.org/capacity\n\
-[2] Offshore survey. https://two.example.org/offshore\n\
-[3] Water power outlook. https://three.example.org/water\n";
+// Five facts over three sources, cited in varying order.
+use common::WIND_AND_WATER as LAYOUT_REPORT;
 
 /// Pages for the report's references (so Citation Support has text to judge).
 fn sources_file(dir: &Path) -> PathBuf {

@@ -10,6 +10,8 @@
 //!   that one was answered, so the prefix is warm (the mock judge reports cached
 //!   tokens like OpenAI's prompt cache, counting only requests already answered).
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -22,16 +24,7 @@ use tvir_eval::testing::mock_judge::default_answer;
 use tvir_eval::testing::prefix_cache::common_prefix_len;
 use tvir_eval::testing::stubs;
 
-const REPORT: &str = "# Wind and water\n\n\
-Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
-Hydropower output fell in the dry year of 2023 [3][1].\n\n\
-Tidal projects stayed small throughout the decade [3].\n\n\
-Grid storage orders doubled within two years [1][2].\n\n\
-Pumped storage remained the largest store of energy [3].\n\n\
-## References\n\n\
-[1] Capacity review. https://one.example.org/capacity\n\
-[2] Offshore survey. https://two.example.org/offshore\n\
-[3] Water power outlook. https://three.example.org/water\n";
+use common::WIND_AND_WATER as REPORT;
 
 /// Records every request in the order asked; answers from the schema, except that
 /// no two facts are duplicates.

@@ -49,3 +49,16 @@ pub fn examples() -> PathBuf {
 pub fn report_fixture(name: &str) -> PathBuf {
     repo().join("tests/fixtures/reports").join(name)
 }
+
+/// A report of five facts over three sources, each fact citing its sources in its
+/// own order (for prompt layout: shared source prefixes, canonical source order).
+pub const WIND_AND_WATER: &str = "# Wind and water\n\n\
+Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
+Hydropower output fell in the dry year of 2023 [3][1].\n\n\
+Tidal projects stayed small throughout the decade [3].\n\n\
+Grid storage orders doubled within two years [1][2].\n\n\
+Pumped storage remained the largest store of energy [3].\n\n\
+## References\n\n\
+[1] Capacity review. https://one.example.org/capacity\n\
+[2] Offshore survey. https://two.example.org/offshore\n\
+[3] Water power outlook. https://three.example.org/water\n";

@@ -94,6 +94,11 @@ pub struct EvalOptions {
     /// Skip the vision check and treat the judge as able to read images.
     #[arg(long)]
     pub assume_vision: bool,
+    /// Ignore what earlier runs learnt about the judge server and model (accepted
+    /// parameters, vision, prompts too long for its context) and learn it again,
+    /// e.g. after the server was restarted with a longer context.
+    #[arg(long)]
+    pub relearn_judge: bool,
     /// Folder of rubric TOML files overriding the built-in ones.
     #[arg(long)]
     pub rubrics: Option<PathBuf>,
@@ -241,6 +246,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         timeout,
         max_attempts: args.judge_retries.map(|r| r.saturating_add(1)),
         assume_vision: args.assume_vision,
+        relearn: args.relearn_judge,
         base_url: args.base_url.clone(),
         model: args.judge_model.clone(),
         concurrency: Some(args.concurrency),

@@ -111,7 +111,8 @@ pub struct JudgeArgs {
     /// Price table (TOML) replacing or adding to the shipped one.
     #[arg(long, value_name = "FILE")]
     pub price_table: Option<PathBuf>,
-    /// Timeout per judge attempt, in seconds (default 120).
+    /// Timeout per judge attempt, in seconds (default 120), for prompts up to 4,096
+    /// tokens; longer prompts get it in proportion.
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
     /// Attempts per judge call for transient errors (default 10).

@@ -85,7 +85,8 @@ pub struct EvalOptions {
     /// rubric's answer schema, or the rubric's `max_tokens`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: Option<u32>,
-    /// Timeout of one judge attempt, in seconds (default 120).
+    /// Timeout of one judge attempt, in seconds (default 120), for prompts up to 4,096
+    /// tokens; longer prompts get it in proportion.
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
     /// Retries of a judge call after a transient error (timeout, 429, 5xx); default 9.

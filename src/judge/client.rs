@@ -201,7 +201,7 @@ impl Inner {
             .build()
             .map_err(|e| failed(format!("HTTP client: {e}")))?;
         let inner = Self {
-            slots: InFlightLimit::new(config.concurrency),
+            slots: InFlightLimit::slow_start(config.concurrency),
             rpm: config.rpm.map(TokenBucket::per_minute),
             tpm: config.tpm.map(TokenBucket::per_minute),
             pacer: Pacer::new(Duration::from_millis(25)),
@@ -844,6 +844,7 @@ impl Inner {
                 }
                 None => self.slots.acquire().await,
             };
+            let sent_at = Instant::now();
             let reply = self.send(&body, timeout).await;
 
             // What went wrong on this attempt, if it is worth another.
@@ -867,8 +868,13 @@ impl Inner {
                     headers,
                     body,
                 } if (200..300).contains(&status) => {
+                    let epoch = slot.epoch();
                     drop(slot);
-                    self.slots.on_answer();
+                    if let Some(limit) = self.slots.on_answer(epoch, sent_at.elapsed(), timeout) {
+                        tracing::warn!(
+                            "the judge server's answers come back queued (over half the {timeout:?} timeout); at most {limit} requests in flight from now on (raised again as answers come back)"
+                        );
+                    }
                     let completion = match parse_completion(&body) {
                         Ok(c) => c,
                         Err(reason) => {

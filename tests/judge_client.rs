@@ -1077,3 +1077,39 @@ async fn tpm_limit_holds_back_requests_beyond_the_token_budget() {
     assert!(elapsed >= must_wait - 0.05, "{elapsed} < {must_wait}");
     mock.shutdown().await;
 }
+
+#[tokio::test]
+async fn azure_deployment_urls_keep_their_query_and_send_the_key_as_api_key() {
+    let mock = MockJudge::start(MockConfig {
+        api_key: Some("az-key".into()),
+        ..MockConfig::default()
+    })
+    .await;
+    let base = mock
+        .base_url()
+        .replace("/v1", "/openai/deployments/judge-4o?api-version=2024-10-21");
+    let client = JudgeClient::new(
+        JudgeConfig {
+            base_url: base,
+            api_key: Some("az-key".into()),
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let answer = client
+        .ask(request("citation_support", "sysA/1", 1))
+        .await
+        .unwrap();
+    assert_eq!(answer.value, expected());
+    assert_eq!(
+        mock.request_paths(),
+        vec!["/openai/deployments/judge-4o/chat/completions?api-version=2024-10-21"]
+    );
+    assert_eq!(
+        mock.authorization_headers(),
+        vec![Some("api-key az-key".to_string())],
+        "the key travels as api-key, not as a bearer token"
+    );
+    mock.shutdown().await;
+}

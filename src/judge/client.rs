@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     store: Option<Store>,
     http: reqwest::Client,
     endpoint: String,
+    /// Send the key as `api-key` (Azure) instead of `Authorization: Bearer`.
+    api_key_header: bool,
     slots: InFlightLimit,
     rpm: Option<TokenBucket>,
     tpm: Option<TokenBucket>,
@@ -190,10 +192,8 @@ impl Inner {
         let has_journal = journal.is_some();
         let writer = Writer::start(store.clone(), journal)
             .map_err(|e| failed(format!("judge writer thread: {e}")))?;
-        let endpoint = format!(
-            "{}/chat/completions",
-            config.base_url.trim().trim_end_matches('/')
-        );
+        let endpoint = super::protocol::endpoint_url(&config.base_url, "chat/completions");
+        let api_key_header = super::protocol::uses_api_key_header(&config.base_url);
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
             .pool_max_idle_per_host(config.concurrency)
@@ -223,6 +223,7 @@ impl Inner {
             store,
             http,
             endpoint,
+            api_key_header,
             config,
         };
         inner.restore_learnt();
@@ -1114,7 +1115,11 @@ impl Inner {
     async fn send_inner(&self, body: &Value, timeout: Duration) -> Reply {
         let mut req = self.http.post(&self.endpoint).timeout(timeout).json(body);
         if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key);
+            req = if self.api_key_header {
+                req.header("api-key", key)
+            } else {
+                req.bearer_auth(key)
+            };
         }
         let describe = |e: reqwest::Error| {
             let timed_out = e.is_timeout();

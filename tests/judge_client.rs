@@ -272,6 +272,42 @@ async fn client_errors_are_not_retried() {
     assert!(err.to_string().contains("HTTP 401"), "{err}");
     assert!(!err.to_string().contains("SECRET"), "{err}");
     assert_eq!(mock.requests(), 1);
+    // A wrong key refuses every request: the rest of the run makes no call and
+    // says why.
+    for unit in 2..6 {
+        let err = client
+            .ask(request("citation_support", "r", unit))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refused an earlier call"), "{err}");
+        assert!(err.contains("HTTP 401"), "{err}");
+    }
+    assert_eq!(mock.requests(), 1);
+    mock.shutdown().await;
+
+    // An unknown model (404) too (a text request: the test's own has an image);
+    // a 400 for one request's content does not stop the others.
+    let text_only = |unit: usize| {
+        let mut r = request("citation_support", "r", unit);
+        r.messages[1]
+            .parts
+            .retain(|p| matches!(p, Part::Text { .. }));
+        r
+    };
+    let mock = MockJudge::start(MockConfig {
+        script: vec![Fault::ContentRejected, Fault::ModelNotFound],
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(config(&mock), None).unwrap();
+    let err = client.ask(text_only(1)).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 400"), "{err}");
+    let err = client.ask(text_only(2)).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 404"), "one 400 stops nothing: {err}");
+    let err = client.ask(text_only(3)).await.unwrap_err().to_string();
+    assert!(err.contains("refused an earlier call"), "{err}");
+    assert_eq!(mock.requests(), 2);
     mock.shutdown().await;
 }
 

@@ -114,6 +114,10 @@ pub enum Fault {
     /// HTTP 200 with the answer cut in half and `finish_reason: "length"`, as a server
     /// sends it when the token limit is reached.
     CutOff,
+    /// HTTP 400 about this request's content (a moderation refusal, say).
+    ContentRejected,
+    /// HTTP 404: the model does not exist on this server.
+    ModelNotFound,
 }
 
 /// How the mock treats image parts (persistently).
@@ -648,6 +652,18 @@ async fn handle(
                 .into_response();
         }
         Some(Fault::RejectSchema400) => return schema_rejection_400(),
+        Some(Fault::ContentRejected) => return error_response(
+            StatusCode::BAD_REQUEST,
+            "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+            None,
+        ),
+        Some(Fault::ModelNotFound) => {
+            return error_response(
+                StatusCode::NOT_FOUND,
+                "The model `no-such-model` does not exist or you do not have access to it.",
+                Some("model"),
+            )
+        }
         Some(Fault::RejectSchema500) => return schema_rejection_500(),
         _ => {}
     }

@@ -718,34 +718,28 @@ fn line_cuts(b: &Block, text: &str) -> Option<Vec<usize>> {
             .is_none_or(|c| c.is_lowercase())
     };
     // A label line (`References:`) with an entry after it in the same paragraph.
-    if matches!(b.kind, BlockKind::Paragraph) {
-        if let Some(k) = (1..lines.len()).find(|&k| {
-            super::references::is_reference_heading(lines[k])
-                && lines[k + 1..]
-                    .iter()
-                    .any(|l| super::references::parse_entry_line(l).is_some())
-        }) {
-            return Some(vec![breaks[k - 1]]);
-        }
-    }
-    if lines.len() < 3 {
-        return None;
-    }
+    let label = matches!(b.kind, BlockKind::Paragraph)
+        .then(|| {
+            (1..lines.len()).find(|&k| {
+                super::references::is_reference_heading(lines[k])
+                    && lines[k + 1..]
+                        .iter()
+                        .any(|l| super::references::parse_entry_line(l).is_some())
+            })
+        })
+        .flatten();
     // A title line whose URL follows on the next line closes an entry too.
     let closed = (0..lines.len() - 1)
         .filter(|&n| line_closes(lines[n]) || starts_with_url(lines[n + 1]))
         .count();
-    if closed * 5 < (lines.len() - 1) * 3 {
-        return None;
-    }
-    Some(
-        breaks
-            .iter()
-            .enumerate()
-            .filter(|(n, _)| !continues(lines[n + 1]))
-            .map(|(_, &k)| k)
-            .collect(),
-    )
+    let by_line = lines.len() >= 3 && closed * 5 >= (lines.len() - 1) * 3;
+    let cuts: Vec<usize> = breaks
+        .iter()
+        .enumerate()
+        .filter(|&(n, _)| Some(n + 1) == label || (by_line && !continues(lines[n + 1])))
+        .map(|(_, &k)| k)
+        .collect();
+    (!cuts.is_empty()).then_some(cuts)
 }
 
 fn starts_with_url(line: &str) -> bool {

@@ -313,7 +313,9 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued
     }
     let mut glued = Vec::new();
     if allow_glued != Glued::No {
-        glued = glued_numerals(text);
+        // Text before this piece (an emphasis closed just before `.7`) counts.
+        let before = flat.text.chars().last().filter(|&c| c != SENTINEL);
+        glued = glued_numerals(text, before);
     }
     if allow_glued == Glued::Spaced {
         glued.extend(spaced_numerals(text));
@@ -349,7 +351,9 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued
 /// Numerals glued to the end of a sentence or clause (`offspring.1`, `).12`,
 /// `species.3, 4`) as Gemini writes its citations: the digits must follow terminal
 /// punctuation that follows a non-digit, and be followed by whitespace or the end.
-fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+/// `before` is the character written just before `text` (the end of an emphasis
+/// that closed before the punctuation, as in `**term**.7`).
+fn glued_numerals(text: &str, before: Option<char>) -> Vec<(Range<usize>, Vec<String>)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -357,11 +361,14 @@ fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
     while k < chars.len() {
         let (pos, c) = chars[k];
         let punct = matches!(c, '.' | ')' | '”' | '"' | '’' | '?' | '!');
-        if !punct || k == 0 {
+        let prev = match k {
+            0 => before,
+            _ => Some(chars[k - 1].1),
+        };
+        let Some(prev) = prev.filter(|_| punct) else {
             k += 1;
             continue;
-        }
-        let prev = chars[k - 1].1;
+        };
         // After a digit the period is usually a decimal point; the exception is a
         // year ending a sentence (`in 2021.74`, written `2021\.74` by Gemini).
         let after_year = c == '.' && ends_with_year(&text[..pos]);
@@ -1361,7 +1368,10 @@ mod tests {
     }
 
     fn glued(t: &str) -> Vec<Vec<String>> {
-        glued_numerals(t).into_iter().map(|(_, n)| n).collect()
+        glued_numerals(t, None)
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect()
     }
 
     #[test]

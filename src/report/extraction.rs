@@ -526,10 +526,12 @@ fn url_cited_claim(line: &str, start: &str) -> bool {
     };
     let before = rest[..last.start()].trim_end();
     let after = rest[last.end()..].trim();
-    if !after
-        .chars()
-        .all(|c| matches!(c, '.' | ')' | ']' | ';' | ',' | '\u{3002}' | '\u{ff09}' | '*'))
-    {
+    if !after.chars().all(|c| {
+        matches!(
+            c,
+            '.' | ')' | ']' | ';' | ',' | '\u{3002}' | '\u{ff09}' | '*'
+        )
+    }) {
         return false;
     }
     let bracketed = before.ends_with(['(', '[', '\u{ff08}']);
@@ -542,7 +544,10 @@ fn url_cited_claim(line: &str, start: &str) -> bool {
     if BIBLIOGRAPHIC.is_match(&plain) {
         return false;
     }
-    let cjk = plain.chars().filter(|&c| super::language::is_cjk(c)).count();
+    let cjk = plain
+        .chars()
+        .filter(|&c| super::language::is_cjk(c))
+        .count();
     let words = plain.split_whitespace().count() + cjk / 2;
     // Titles capitalise their long words; sentences mostly do not.
     let long: Vec<&str> = plain
@@ -551,7 +556,11 @@ fn url_cited_claim(line: &str, start: &str) -> bool {
         .collect();
     let capitals = long
         .iter()
-        .filter(|w| w.chars().find(|c| c.is_alphabetic()).is_some_and(char::is_uppercase))
+        .filter(|w| {
+            w.chars()
+                .find(|c| c.is_alphabetic())
+                .is_some_and(char::is_uppercase)
+        })
         .count();
     words >= if bracketed { 5 } else { 7 } && capitals * 2 < long.len().max(1)
 }
@@ -681,7 +690,9 @@ mod tests {
         assert!(entry_line(
             "- How the city council reviews every new housing permit application - City News https://example.org/permits"
         ));
-        assert!(entry_line("- Chat retention policy (https://example.org/retention)."));
+        assert!(entry_line(
+            "- Chat retention policy (https://example.org/retention)."
+        ));
         assert!(entry_line(
             "- Hospitals Adopt New Rules For Sharing Patient Records Across State Lines https://example.org/records"
         ));

@@ -89,6 +89,8 @@ pub struct Adaptations {
     use_completion_tokens: AtomicBool,
     send_temperature: AtomicBool,
     send_seed: AtomicBool,
+    /// The model reasons before it answers: token limits get reasoning headroom.
+    reasoning: AtomicBool,
 }
 
 impl Default for Adaptations {
@@ -98,6 +100,7 @@ impl Default for Adaptations {
             use_completion_tokens: AtomicBool::new(false),
             send_temperature: AtomicBool::new(true),
             send_seed: AtomicBool::new(true),
+            reasoning: AtomicBool::new(false),
         }
     }
 }
@@ -133,6 +136,17 @@ impl Adaptations {
             temperature: self.send_temperature.load(Ordering::Relaxed),
             seed: self.send_seed.load(Ordering::Relaxed),
         }
+    }
+
+    /// Whether the model was seen reasoning before its answers.
+    pub fn reasoning(&self) -> bool {
+        self.reasoning.load(Ordering::Relaxed)
+    }
+
+    /// Note that the model reasons (or, restoring, that it does not); true when
+    /// this changed what is known.
+    pub fn set_reasoning(&self, reasons: bool) -> bool {
+        self.reasoning.swap(reasons, Ordering::Relaxed) != reasons
     }
 
     /// Start from what an earlier run learnt (the adaptations table).
@@ -318,6 +332,11 @@ pub struct Completion {
     pub usage: Usage,
     pub model: String,
     pub finish_reason: Option<String>,
+    /// The model reasoned before answering: a reasoning-token count in `usage`, a
+    /// `reasoning_content` / `reasoning` text, or a `<think>` block in the content.
+    pub reasoned: bool,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when reported.
+    pub reasoning_tokens: u64,
 }
 
 /// Read a chat-completions response body. An error here means the server sent
@@ -354,10 +373,24 @@ pub fn parse_completion(body: &[u8]) -> Result<Completion, String> {
         .and_then(Value::as_str)
         .map(str::to_string);
     let usage = v.get("usage").map(read_usage).unwrap_or_default();
+    let reasoning_tokens = v
+        .pointer("/usage/completion_tokens_details/reasoning_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let reasoning_text = ["reasoning_content", "reasoning"].iter().any(|k| {
+        message
+            .get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.trim().is_empty())
+    });
+    let reasoned =
+        reasoning_tokens > 0 || reasoning_text || content.trim_start().starts_with("<think>");
     Ok(Completion {
         content,
         refusal,
         usage,
+        reasoned,
+        reasoning_tokens,
         model: v
             .get("model")
             .and_then(Value::as_str)

@@ -732,7 +732,11 @@ fn line_cuts(b: &Block, text: &str) -> Option<Vec<usize>> {
     let closed = (0..lines.len() - 1)
         .filter(|&n| line_closes(lines[n]) || starts_with_url(lines[n + 1]))
         .count();
-    let by_line = lines.len() >= 3 && closed * 5 >= (lines.len() - 1) * 3;
+    // List items keep their lines: an entry's title, URL and notes under one
+    // bullet belong together.
+    let by_line = matches!(b.kind, BlockKind::Paragraph)
+        && lines.len() >= 3
+        && closed * 5 >= (lines.len() - 1) * 3;
     let cuts: Vec<usize> = breaks
         .iter()
         .enumerate()
@@ -762,7 +766,7 @@ fn line_closes(line: &str) -> bool {
 }
 
 /// Cuts a block at the given break inlines; the pieces after the first are
-/// paragraphs (a list item's later lines are text under its bullet).
+/// paragraphs.
 fn cut_block(b: Block, cuts: &[usize]) -> Vec<Block> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut inlines = b.inlines.into_iter().enumerate().peekable();

@@ -505,6 +505,12 @@ fn one_line_per_paragraph_with_no_blank_lines_keeps_every_unit() {
     let u = units(&parse_text(wrapped));
     assert_eq!(u.len(), 2, "{u:#?}");
     assert!(u[0].0.contains("most of them commuters"), "{u:#?}");
+
+    // A list item's title, URL and notes on lines of their own stay one entry.
+    let items = "# Ferries\n\nThe line carried 9,000 riders a day [1].\n\n## Useful sources\n\n1. **Harbour ridership** (city report, 2023)  \n   https://example.org/ridership  \n   Counts riders per boat.\n2. **Fare history** (council, 2022)  \n   https://example.org/fares  \n   Lists every change.\n3. **Battery boats** (operator, 2024)  \n   https://example.org/battery  \n   Describes the fleet.\n";
+    let r = parse_text(items);
+    assert_eq!(r.references.len(), 3, "{:?}", r.references);
+    assert_eq!(units(&r).len(), 1, "{:#?}", units(&r));
 }
 
 #[test]

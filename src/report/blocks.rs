@@ -676,10 +676,18 @@ pub(crate) fn split_line_paragraphs(blocks: Vec<Block>, text: &str) -> Vec<Block
     }) {
         return blocks;
     }
-    let mut out = Vec::with_capacity(blocks.len());
+    let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     for b in blocks {
+        // Under a reference label the lines are entries, which the list reader
+        // takes line by line; the paragraph stays whole so the label keeps it.
+        let under_label = |out: &[Block]| {
+            out.last().is_some_and(|p| {
+                matches!(p.kind, BlockKind::Heading(_) | BlockKind::Paragraph)
+                    && super::references::is_reference_heading(&p.plain_text())
+            })
+        };
         match line_cuts(&b, text) {
-            Some(cuts) if !cuts.is_empty() => out.extend(cut_block(b, &cuts)),
+            Some(cuts) if !under_label(&out) => out.extend(cut_block(b, &cuts)),
             _ => out.push(b),
         }
     }

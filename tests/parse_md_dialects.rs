@@ -592,3 +592,15 @@ fn bulleted_claims_ending_in_a_url_are_not_a_missed_list() {
         tvir_eval::report::model::ExtractionVerdict::Suspect
     );
 }
+
+#[test]
+fn display_math_between_lines_of_a_paragraph_ends_the_line_before_it() {
+    // Claims, each on its own line, with display math between them and no blank
+    // line anywhere: the text after a closing `\]` is a unit of its own.
+    let md = "# Planning\n\nThe entropy of one cell is [1]:\n\\[\nH=-p\\ln p\n\\]\nvisibility along a ray multiplies the free cells before it [1].\nThe gain of a view sums over its rays [2].\n\n## References\n\n[1] https://example.org/entropy\n[2] https://example.org/gain\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert_eq!(u[0].0, "The entropy of one cell is:");
+    assert!(u[1].0.starts_with("visibility along a ray"), "{u:#?}");
+    assert_eq!(u[2].1, s(&["2"]));
+}

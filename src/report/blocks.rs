@@ -748,10 +748,18 @@ fn line_cuts(b: &Block, text: &str) -> Option<Vec<usize>> {
     let cuts: Vec<usize> = breaks
         .iter()
         .enumerate()
-        .filter(|&(n, _)| Some(n + 1) == label || (by_line && !continues(lines[n + 1])))
+        .filter(|&(n, _)| {
+            Some(n + 1) == label
+                || (by_line && (!continues(lines[n + 1]) || is_math_fence(lines[n])))
+        })
         .map(|(_, &k)| k)
         .collect();
     (!cuts.is_empty()).then_some(cuts)
+}
+
+/// A line that only opens or closes display math (`\[`, `\]`, `$$`).
+fn is_math_fence(line: &str) -> bool {
+    matches!(line, "\\[" | "\\]" | "$$")
 }
 
 fn starts_with_url(line: &str) -> bool {

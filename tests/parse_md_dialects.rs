@@ -604,3 +604,22 @@ fn display_math_between_lines_of_a_paragraph_ends_the_line_before_it() {
     assert!(u[1].0.starts_with("visibility along a ray"), "{u:#?}");
     assert_eq!(u[2].1, s(&["2"]));
 }
+
+#[test]
+fn cite_tags_with_quoted_evidence_name_list_entries() {
+    // Tags in the shape WebWeaver writes: the id names the entry of that number,
+    // the tag's content is a quote from the source and is not the report's text.
+    let md = "# Reefs\n\nBleaching hit most of the reef in 2024 <qwen:cite id=\"id_2\">Surveys found bleaching on 73 percent of reefs</qwen:cite>. Recovery takes about a decade <qwen:cite id=\"id_1, id_3\">recovery usually needs **ten** years</qwen:cite>.\n\n## References\n\n[1]. https://example.org/recovery\n\n[2]. https://example.org/survey\n\n[3]. https://example.org/decade\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 2, "{u:#?}");
+    assert_eq!(
+        u[0],
+        (
+            "Bleaching hit most of the reef in 2024.".to_string(),
+            s(&["2"])
+        )
+    );
+    assert_eq!(u[1].1, s(&["1", "3"]));
+    assert!(!u[1].0.contains("cite"), "{u:#?}");
+}

@@ -88,9 +88,10 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]+)\]|[\[［](?:(?i:citations?|cite|sources?|refs?|references?)\s*[:：#]?\s*|(?:来源|参考|引用|文献)\s*[:：#]?\s*)?\s*([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\s*[\]］]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
+    Regex::new(r#"\[\^([^\]\s]+)\]|[\[［](?:(?i:citations?|cite|sources?|refs?|references?)\s*[:：#]?\s*|(?:来源|参考|引用|文献)\s*[:：#]?\s*)?\s*([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\s*[\]］]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]|<(?:[a-z]+:)?cite\s+id="([^"<>]*)"\s*>(?:[^<]*</(?:[a-z]+:)?cite>)?|</(?:[a-z]+:)?cite>"#)
         .unwrap()
 });
+static NUM_IN_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9]{1,4}").unwrap());
 /// Superscript digits used as citation markers (`rose 40%.¹²`, `growth³˒⁴`).
 static SUPERSCRIPT_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,˒⁻–-][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*").unwrap());
@@ -195,6 +196,17 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
             }
         } else if let Some(f) = c.get(5) {
             vec![RawCite::Input(f.as_str().trim().to_string())]
+        } else if let Some(ids) = c.get(6) {
+            // `<qwen:cite id="id_12, id_7">quoted evidence</qwen:cite>`: each id
+            // names the list entry of that number; the quote is the source's
+            // words, not the report's, and goes with the tag.
+            NUM_IN_ID
+                .find_iter(ids.as_str())
+                .map(|n| RawCite::Num(n.as_str().to_string()))
+                .collect()
+        } else if text[m.clone()].starts_with("</") {
+            // A closing tag whose opening one was in an earlier piece of text.
+            Vec::new()
         } else {
             continue;
         };

@@ -171,6 +171,8 @@ for run in ["run1", "run2"]:
         kinds[k] = kinds.get(k, 0) + 1
     for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
         print(f"  {n} x {k}")
+    print(f"{run}: {sum(1 for r in reqs if r.get('reask'))} of {len(reqs)} requests were "
+          f"re-asks by the proxy's count (an assistant turn in the messages)")
     limits = sorted({r['max_tokens'] for r in reqs if r['max_tokens'] is not None})
     print(f"{run}: token limits sent: {limits}")
     for u in failed_units[:20]:

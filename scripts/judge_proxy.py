@@ -6,7 +6,8 @@ Usage: judge_proxy.py LISTEN_PORT UPSTREAM_BASE LOG.jsonl
 Every POST is forwarded unchanged to UPSTREAM_BASE (e.g. http://127.0.0.1:8765) and
 one JSON line is appended to LOG.jsonl: the path, the token limit the request carried
 (`max_tokens` / `max_completion_tokens`), its `response_format` type, whether it had
-image parts, the reply's status, `finish_reason` (or the error message of a non-2xx
+image parts, whether it is a re-ask (an assistant turn in the messages), the
+reply's status, `finish_reason` (or the error message of a non-2xx
 reply) and elapsed seconds. Used by
 check_local_judge.sh to check what the client really sent, independently of the
 client's own journal. Standard library only.
@@ -68,6 +69,8 @@ class Proxy(BaseHTTPRequestHandler):
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "response_format": rf.get("type"),
             "image": has_image(body),
+            # A re-ask carries the model's earlier reply as an assistant turn.
+            "reask": any(m.get("role") == "assistant" for m in body.get("messages", [])),
             "status": status,
             "finish_reason": finish,
             "error": error,

@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     store: Option<Store>,
     http: reqwest::Client,
     endpoint: String,
+    /// Send the key as `api-key` (Azure) instead of `Authorization: Bearer`.
+    api_key_header: bool,
     slots: InFlightLimit,
     rpm: Option<TokenBucket>,
     tpm: Option<TokenBucket>,
@@ -85,6 +87,9 @@ pub(crate) struct Inner {
     vision_detail: Mutex<Option<(bool, String)>>,
     /// Base URL as the adaptations table keys it.
     server_key: String,
+    /// Set by the first refusal that no request of this run can get past (a wrong
+    /// key, an unknown model or endpoint): later units fail without a call.
+    unusable: std::sync::OnceLock<String>,
 }
 
 /// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
@@ -106,6 +111,8 @@ enum CallError {
         limit: u32,
         hint: String,
     },
+    #[error("not sent: the judge server refused an earlier call of this run ({0}); fix the key, model or base URL and run again")]
+    Unusable(String),
     #[error("{reason}")]
     ContextOverflow {
         reason: String,
@@ -190,10 +197,8 @@ impl Inner {
         let has_journal = journal.is_some();
         let writer = Writer::start(store.clone(), journal)
             .map_err(|e| failed(format!("judge writer thread: {e}")))?;
-        let endpoint = format!(
-            "{}/chat/completions",
-            config.base_url.trim().trim_end_matches('/')
-        );
+        let endpoint = super::protocol::endpoint_url(&config.base_url, "chat/completions");
+        let api_key_header = super::protocol::uses_api_key_header(&config.base_url);
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
             .pool_max_idle_per_host(config.concurrency)
@@ -220,9 +225,11 @@ impl Inner {
             vision: tokio::sync::OnceCell::new(),
             vision_detail: Mutex::new(None),
             server_key: server_key(&config.base_url),
+            unusable: std::sync::OnceLock::new(),
             store,
             http,
             endpoint,
+            api_key_header,
             config,
         };
         inner.restore_learnt();
@@ -812,6 +819,11 @@ impl Inner {
         };
 
         loop {
+            if let Some(why) = self.unusable.get() {
+                let err = CallError::Unusable(why.clone());
+                let mode = self.adaptations.current().mode;
+                return done(Err(err), attempts, reasks, usage, mode);
+            }
             let params = self.adaptations.current();
             self.pacer.wait_turn().await;
             if let Some(rpm) = &self.rpm {
@@ -1056,10 +1068,16 @@ impl Inner {
                         return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if !is_retryable_status(status) {
-                        let err = CallError::Rejected {
-                            status,
-                            message: error_message(&text),
-                        };
+                        let message = error_message(&text);
+                        if refuses_every_request(status, &message, request) {
+                            let why = format!("HTTP {status}: {message}");
+                            if self.unusable.set(why.clone()).is_ok() {
+                                tracing::error!(
+                                    "the judge server refused a call ({why}); no further judge calls are made in this run"
+                                );
+                            }
+                        }
+                        let err = CallError::Rejected { status, message };
                         return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if status == 429 {
@@ -1114,7 +1132,11 @@ impl Inner {
     async fn send_inner(&self, body: &Value, timeout: Duration) -> Reply {
         let mut req = self.http.post(&self.endpoint).timeout(timeout).json(body);
         if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key);
+            req = if self.api_key_header {
+                req.header("api-key", key)
+            } else {
+                req.bearer_auth(key)
+            };
         }
         let describe = |e: reqwest::Error| {
             let timed_out = e.is_timeout();
@@ -1278,6 +1300,23 @@ fn announce_blind(model: &str, server: &str, detail: &str, remembered: bool) {
 }
 
 /// The base URL as the adaptations table keys it.
+/// A refusal no other request of the run would get past: a wrong or missing key
+/// (401), an unknown model, deployment or endpoint (404). Not 403: gateways also
+/// answer it for one request's content.
+/// Requests with images are left to the vision check (some routers answer 404 for
+/// "no endpoint supports image input").
+fn refuses_every_request(status: u16, message: &str, request: &JudgeRequest) -> bool {
+    let has_image = request
+        .messages
+        .iter()
+        .any(|m| m.parts.iter().any(|p| matches!(p, Part::Image { .. })));
+    match status {
+        401 => true,
+        404 => !has_image && !vision::refuses_images(message),
+        _ => false,
+    }
+}
+
 fn server_key(base_url: &str) -> String {
     base_url.trim().trim_end_matches('/').to_string()
 }

@@ -444,6 +444,43 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// `base` joined with `path`, a query string of `base` kept at the end: Azure
+/// OpenAI's base URLs carry `?api-version=...` after the deployment path.
+pub fn endpoint_url(base: &str, path: &str) -> String {
+    let base = base.trim();
+    let (root, query) = match base.split_once('?') {
+        Some((root, query)) => (root, query),
+        None => (base, ""),
+    };
+    let root = root.trim_end_matches('/');
+    let path = path.trim_start_matches('/');
+    if query.is_empty() {
+        format!("{root}/{path}")
+    } else if path.contains('?') {
+        format!("{root}/{path}&{query}")
+    } else {
+        format!("{root}/{path}?{query}")
+    }
+}
+
+/// Whether the server takes its key in an `api-key` header rather than
+/// `Authorization: Bearer` (Azure OpenAI and Azure AI services, recognised by host or
+/// by the `api-version` query parameter).
+pub fn uses_api_key_header(base: &str) -> bool {
+    let Ok(url) = url::Url::parse(base.trim()) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    [
+        ".openai.azure.com",
+        ".cognitiveservices.azure.com",
+        ".services.ai.azure.com",
+    ]
+    .iter()
+    .any(|s| host.ends_with(s))
+        || url.query_pairs().any(|(k, _)| k == "api-version")
+}
+
 /// Does this error reply ask for an adaptation? `sent` is what the failing attempt
 /// used. Schema rejections come as 400/422, or as a 500 naming `response_format`
 /// (llama-cpp-python's server); such a 500 is not a server fault and is not retried.
@@ -515,6 +552,32 @@ mod tests {
                 ],
             },
         ]
+    }
+
+    #[test]
+    fn endpoints_keep_the_base_query_and_azure_is_recognised() {
+        assert_eq!(
+            endpoint_url("http://h:1/v1/", "chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        let azure = "https://x.openai.azure.com/openai/deployments/gpt4o?api-version=2024-10-21";
+        assert_eq!(
+            endpoint_url(azure, "/chat/completions"),
+            "https://x.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(
+            endpoint_url(azure, "/batches?limit=5"),
+            "https://x.openai.azure.com/openai/deployments/gpt4o/batches?limit=5&api-version=2024-10-21"
+        );
+        assert!(uses_api_key_header(azure));
+        assert!(uses_api_key_header(
+            "https://x.cognitiveservices.azure.com/openai/v1"
+        ));
+        assert!(uses_api_key_header(
+            "http://127.0.0.1:9/openai/deployments/d?api-version=1"
+        ));
+        assert!(!uses_api_key_header("https://api.openai.com/v1"));
+        assert!(!uses_api_key_header("http://127.0.0.1:8080/v1"));
     }
 
     #[test]

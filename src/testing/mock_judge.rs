@@ -114,6 +114,10 @@ pub enum Fault {
     /// HTTP 200 with the answer cut in half and `finish_reason: "length"`, as a server
     /// sends it when the token limit is reached.
     CutOff,
+    /// HTTP 400 about this request's content (a moderation refusal, say).
+    ContentRejected,
+    /// HTTP 404: the model does not exist on this server.
+    ModelNotFound,
 }
 
 /// How the mock treats image parts (persistently).
@@ -292,6 +296,8 @@ struct Stats {
     per_metric: Mutex<BTreeMap<String, u64>>,
     bodies: Mutex<Vec<Value>>,
     auth: Mutex<Vec<Option<String>>>,
+    /// Path and query of every chat request.
+    paths: Mutex<Vec<String>>,
 }
 
 pub(crate) struct MockState {
@@ -348,7 +354,13 @@ impl MockJudge {
         });
         let batch = state.batch.clone();
         let app = crate::testing::mock_batch::routes(
-            Router::new().route("/v1/chat/completions", post(handle)),
+            Router::new()
+                .route("/v1/chat/completions", post(handle))
+                // Azure OpenAI's deployment paths (with `?api-version=...`).
+                .route(
+                    "/openai/deployments/{deployment}/chat/completions",
+                    post(handle),
+                ),
         )
         .with_state(state);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -446,6 +458,17 @@ impl MockJudge {
     }
 
     /// The `Authorization` header of every request (None when absent).
+    /// Path and query of every chat request, in arrival order.
+    pub fn request_paths(&self) -> Vec<String> {
+        self.stats
+            .paths
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `Authorization` header of every chat request; an Azure-style `api-key`
+    /// header is recorded as `api-key <key>`.
     pub fn authorization_headers(&self) -> Vec<Option<String>> {
         self.stats
             .auth
@@ -507,17 +530,27 @@ fn error_response(status: StatusCode, message: &str, param: Option<&str>) -> Res
         .into_response()
 }
 
-async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(state): State<Arc<MockState>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let stats = &state.stats;
     stats.requests.fetch_add(1, Ordering::SeqCst);
     let now = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     stats.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(stats.clone());
 
-    let auth = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    stats.paths.lock().unwrap_or_else(|p| p.into_inner()).push(
+        uri.path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default(),
+    );
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let auth = header("authorization")
+        .map(str::to_string)
+        .or_else(|| header("api-key").map(|k| format!("api-key {k}")));
     stats
         .auth
         .lock()
@@ -548,7 +581,10 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
 
     let config = &state.config;
     if let Some(key) = &config.api_key {
-        if auth.as_deref() != Some(format!("Bearer {key}").as_str()) {
+        let given = auth.as_deref();
+        if given != Some(format!("Bearer {key}").as_str())
+            && given != Some(format!("api-key {key}").as_str())
+        {
             return error_response(StatusCode::UNAUTHORIZED, "Incorrect API key provided", None);
         }
     }
@@ -616,6 +652,18 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
                 .into_response();
         }
         Some(Fault::RejectSchema400) => return schema_rejection_400(),
+        Some(Fault::ContentRejected) => return error_response(
+            StatusCode::BAD_REQUEST,
+            "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+            None,
+        ),
+        Some(Fault::ModelNotFound) => {
+            return error_response(
+                StatusCode::NOT_FOUND,
+                "The model `no-such-model` does not exist or you do not have access to it.",
+                Some("model"),
+            )
+        }
         Some(Fault::RejectSchema500) => return schema_rejection_500(),
         _ => {}
     }

@@ -56,7 +56,9 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         f => f,
     };
     let blocks = match format {
-        SourceFormat::Markdown => html::blocks_from_markdown_with_html(text),
+        SourceFormat::Markdown => {
+            blocks::split_line_paragraphs(html::blocks_from_markdown_with_html(text), text)
+        }
         SourceFormat::Html => html::blocks_from_document(text),
     };
     let lines = LineIndex::new(text);

@@ -271,3 +271,64 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
     );
     mock.shutdown().await;
 }
+
+/// Issue #12 follow-up (reports generated as pages, unseen before): a paragraph of
+/// several sentences, each with its own marker, written over several source lines
+/// with entities. Every unit's span covers its own sentence and marker, so the
+/// self-check finds every marker attached and calls the page `ok` (it was `suspect`
+/// with 5 of 8 markers "unattached" when a text node's span was its first bytes).
+#[test]
+fn multi_sentence_paragraphs_keep_spans_and_an_ok_verdict() {
+    use tvir_eval::report::ExtractionVerdict;
+    let r = load("html-long-paragraphs");
+    assert_gold("html-long-paragraphs", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![
+            s(&["1"]),
+            s(&["2"]),
+            s(&["3"]),
+            s(&["3"]),
+            s(&["4"]),
+            s(&["4"]),
+            s(&["5"]),
+            s(&["4"])
+        ]
+    );
+    for f in &r.facts {
+        let src = &r.text[f.span.clone()];
+        let last_word = f
+            .fact
+            .trim_end_matches(['.', ' '])
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        assert!(src.contains(last_word), "span of {:?} is {src:?}", f.fact);
+        let marker = format!("[{}]", f.ref_idxs[0]);
+        assert!(src.contains(&marker), "span of {:?} is {src:?}", f.fact);
+    }
+    assert_eq!(r.extraction.counts.markers_unattached, 0);
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+}
+
+/// Markdown with raw-HTML citations (`<sup class="citation">[<a href="#ref-4">4</a>]</sup>`)
+/// and entries whose label sits in a `<span id="ref-4">[4]</span>`: the entry keeps
+/// its written number (the list skips 3) and a title without the label.
+#[test]
+fn markdown_entries_labelled_inside_html_spans() {
+    let r = load("md-html-ref-labels");
+    assert_eq!(r.format, SourceFormat::Markdown);
+    assert_gold("md-html-ref-labels", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["4"])]);
+    assert_eq!(r.references[2].idx, "4");
+    assert_eq!(
+        r.references[0].title.as_deref(),
+        Some("示范区管理办公室. 年度运行报告.")
+    );
+    assert!(!codes(&r).contains(&"marker_without_entry".to_string()));
+}

@@ -59,6 +59,38 @@ fn decode_entities(s: &str) -> String {
         .replace("&gt;", ">")
 }
 
+static ENTITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});").unwrap()
+});
+
+/// Text as the HTML parser decodes it, for the entities reports use (`&amp;`,
+/// `&nbsp;`, numeric references); an unknown one is left as written, which the
+/// caller detects because the result then differs from the parsed text.
+fn decode_text(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    static NUMERIC: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));").unwrap());
+    let s = NUMERIC.replace_all(s, |c: &regex::Captures<'_>| {
+        let v = match (c.get(1), c.get(2)) {
+            (Some(h), _) => u32::from_str_radix(h.as_str(), 16).ok(),
+            (_, Some(d)) => d.as_str().parse().ok(),
+            _ => None,
+        };
+        v.and_then(char::from_u32)
+            .map_or_else(|| c[0].to_string(), |ch| ch.to_string())
+    });
+    decode_entities(&s.replace("&nbsp;", "\u{a0}"))
+        .replace("&mdash;", "\u{2014}")
+        .replace("&ndash;", "\u{2013}")
+        .replace("&hellip;", "\u{2026}")
+        .replace("&rsquo;", "\u{2019}")
+        .replace("&lsquo;", "\u{2018}")
+        .replace("&rdquo;", "\u{201d}")
+        .replace("&ldquo;", "\u{201c}")
+}
+
 /// `"300"`, `"300px"` -> 300; percentages and junk -> None.
 pub(crate) fn parse_dimension(v: &str) -> Option<u32> {
     let v = v.trim().trim_end_matches("px").trim();
@@ -1249,6 +1281,93 @@ impl<'a> HtmlWalker<'a> {
         self.blocks.push(block);
     }
 
+    /// A text node found at `p` in the fragment, as inlines whose spans cover its
+    /// source: one piece per source line, so a sentence in the middle of a long
+    /// paragraph maps to its own bytes (a span of the node's first bytes only made
+    /// every later sentence collapse onto the node's start, and the self-check then
+    /// found the sentence's markers attached to nothing). When the source does not
+    /// rebuild the parsed text (entities the decoder does not know), the whole node
+    /// is one piece with proportional offsets.
+    fn text_pieces(&self, text: String, p: usize, sup: bool) -> Vec<Inline> {
+        let raw = self.loc.raw;
+        let end = raw[p..].find('<').map_or(raw.len(), |i| p + i);
+        let seg = &raw[p..end];
+        let lead = text.len() - text.trim_start().len();
+        let trail = text.trim_end().len() < text.len();
+        let mut pieces: Vec<(String, Range<usize>)> = Vec::new();
+        let mut off = p;
+        for line in seg.split_inclusive('\n') {
+            let t0 = line.trim_start();
+            let start = off + (line.len() - t0.len());
+            let t1 = t0.trim_end();
+            if !t1.is_empty() {
+                // Entities are pieces of their own, so offsets after them stay exact.
+                let mut line_pieces: Vec<(String, Range<usize>)> = Vec::new();
+                let mut last = 0;
+                for m in ENTITY.find_iter(t1) {
+                    if m.start() > last {
+                        line_pieces.push((
+                            t1[last..m.start()].to_string(),
+                            start + last..start + m.start(),
+                        ));
+                    }
+                    line_pieces.push((decode_text(m.as_str()), start + m.start()..start + m.end()));
+                    last = m.end();
+                }
+                if last < t1.len() {
+                    line_pieces.push((t1[last..].to_string(), start + last..start + t1.len()));
+                }
+                line_pieces = line_pieces
+                    .into_iter()
+                    .map(|(t, r)| (collapse_ws(&t), r))
+                    .collect();
+                // A line's pieces join with nothing between them, lines with a space.
+                if let Some(first) = line_pieces.first_mut() {
+                    if !pieces.is_empty() {
+                        first.0.insert(0, ' ');
+                        first.1.start = first.1.start.saturating_sub(1);
+                    }
+                }
+                pieces.extend(line_pieces);
+            }
+            off += line.len();
+        }
+        let mut rebuilt = " ".repeat(lead);
+        rebuilt.push_str(&pieces.iter().map(|(t, _)| t.as_str()).collect::<String>());
+        if trail {
+            rebuilt.push(' ');
+        }
+        if pieces.is_empty() || rebuilt != text {
+            return vec![Inline::Text {
+                text,
+                span: self.loc.abs(p..end.max(p)),
+                sup,
+            }];
+        }
+        let n = pieces.len();
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, r))| {
+                let mut piece = String::new();
+                let mut start = r.start;
+                if i == 0 && lead > 0 {
+                    piece.push(' ');
+                    start = start.saturating_sub(1);
+                }
+                piece.push_str(&t);
+                if i + 1 == n && trail {
+                    piece.push(' ');
+                }
+                Inline::Text {
+                    text: piece,
+                    span: self.loc.abs(start..r.end),
+                    sup,
+                }
+            })
+            .collect()
+    }
+
     fn image_inline(&mut self, img: ElementRef<'_>) -> Inline {
         let v = img.value();
         let src = v.attr("src").unwrap_or("").to_string();
@@ -1279,11 +1398,13 @@ impl<'a> HtmlWalker<'a> {
                         continue;
                     }
                     let needle: String = text.trim().chars().take(12).collect();
-                    let span = match self.loc.seek(&needle) {
-                        Some(p) => self.loc.abs(p..p + needle.len()),
-                        None => self.loc.abs(self.loc.cursor..self.loc.cursor),
-                    };
-                    out.push(Inline::Text { text, span, sup });
+                    match self.loc.seek(&needle) {
+                        Some(p) => out.extend(self.text_pieces(text, p, sup)),
+                        None => {
+                            let span = self.loc.abs(self.loc.cursor..self.loc.cursor);
+                            out.push(Inline::Text { text, span, sup });
+                        }
+                    }
                 }
                 Node::Element(_) => {
                     if let Some(c) = ElementRef::wrap(child) {

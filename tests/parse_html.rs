@@ -332,3 +332,48 @@ fn markdown_entries_labelled_inside_html_spans() {
     );
     assert!(!codes(&r).contains(&"marker_without_entry".to_string()));
 }
+
+/// Footnote lists as Markdown converters render them: each `<li id="fn:2">` wraps a
+/// `<p>` (it was read as two entries, a bare label and an unlabelled line numbered
+/// after the list), back-links `↩` are no text, and a second reference to a note
+/// (`[2:1]` pointing at `#fn:2`) cites that note.
+#[test]
+fn footnote_lists_with_paragraph_items_and_repeated_references() {
+    let r = load("html-footnote-lists");
+    assert_gold("html-footnote-lists", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["2"]), s(&["3"])]
+    );
+    assert!(r.facts[2].fact.starts_with("Cleaning crews"));
+    assert!(r.references.iter().all(|e| e.url.is_some()));
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+    assert_clean_facts(&r);
+}
+
+/// Reference entries as `<div class="reference-item">` (no list element) and
+/// markers as `<cite>3</cite>`, `<span class="citation" data-ref="2">2</span>`,
+/// `<span data-cite="4">[4]</span>`: every marker cites, and the entries' own
+/// labels are inside the list's span, so the self-check calls the page `ok`.
+#[test]
+fn div_reference_entries_and_cite_elements() {
+    use tvir_eval::report::ExtractionVerdict;
+    let r = load("html-div-references");
+    assert_gold("html-div-references", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["3"]), s(&["4"])]
+    );
+    assert!(
+        r.facts[1].fact.ends_with("rural apiaries."),
+        "{}",
+        r.facts[1].fact
+    );
+    assert_eq!(r.extraction.counts.markers_unattached, 0);
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+}

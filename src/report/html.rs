@@ -91,6 +91,22 @@ fn decode_text(s: &str) -> String {
         .replace("&ldquo;", "\u{201c}")
 }
 
+/// A `<cite>`, `<span>`, ... whose whole text is a citation number and which says so
+/// by its name (`cite`), its class (`citation`, `ref`, ...) or a data attribute
+/// (`data-ref`, `data-cite`, `data-citation`, `data-source`).
+fn is_cite_element(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let marked = v.name() == "cite"
+        || v.attr("class").is_some_and(|k| CITE_CLASS.is_match(k))
+        || v.attrs().any(|(k, _)| {
+            matches!(
+                k,
+                "data-ref" | "data-cite" | "data-citation" | "data-source" | "data-ref-id"
+            )
+        });
+    marked && text_capped(el, 24).is_some_and(|t| CITE_TEXT.is_match(&t))
+}
+
 /// `"300"`, `"300px"` -> 300; percentages and junk -> None.
 pub(crate) fn parse_dimension(v: &str) -> Option<u32> {
     let v = v.trim().trim_end_matches("px").trim();
@@ -823,11 +839,10 @@ impl<'a> HtmlWalker<'a> {
         for (k, child) in kids.iter().enumerate() {
             match child.value() {
                 Node::Text(t) if !t.trim().is_empty() => {
-                    loose.push(Inline::Text {
-                        text: collapse_ws(t),
-                        span: 0..0,
-                        sup: false,
-                    });
+                    // Located like running text, so a block made of loose text (a
+                    // `<div class="reference-item">[3] Title <a>`) spans its words.
+                    let inl = self.text_node(t, false);
+                    loose.extend(inl);
                 }
                 Node::Element(e) => {
                     let name = e.name();
@@ -1281,6 +1296,23 @@ impl<'a> HtmlWalker<'a> {
         self.blocks.push(block);
     }
 
+    /// A text node of the tree as inlines located in the source (moving the cursor
+    /// to it); whitespace-only text keeps the cursor's position.
+    fn text_node(&mut self, t: &str, sup: bool) -> Vec<Inline> {
+        let text = collapse_ws(t);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let needle: String = text.trim().chars().take(12).collect();
+        match self.loc.seek(&needle) {
+            Some(p) => self.text_pieces(text, p, sup),
+            None => {
+                let span = self.loc.abs(self.loc.cursor..self.loc.cursor);
+                vec![Inline::Text { text, span, sup }]
+            }
+        }
+    }
+
     /// A text node found at `p` in the fragment, as inlines whose spans cover its
     /// source: one piece per source line, so a sentence in the middle of a long
     /// paragraph maps to its own bytes (a span of the node's first bytes only made
@@ -1393,18 +1425,8 @@ impl<'a> HtmlWalker<'a> {
         for child in el.children() {
             match child.value() {
                 Node::Text(t) => {
-                    let text = collapse_ws(t);
-                    if text.is_empty() {
-                        continue;
-                    }
-                    let needle: String = text.trim().chars().take(12).collect();
-                    match self.loc.seek(&needle) {
-                        Some(p) => out.extend(self.text_pieces(text, p, sup)),
-                        None => {
-                            let span = self.loc.abs(self.loc.cursor..self.loc.cursor);
-                            out.push(Inline::Text { text, span, sup });
-                        }
-                    }
+                    let inl = self.text_node(t, sup);
+                    out.extend(inl);
                 }
                 Node::Element(_) => {
                     if let Some(c) = ElementRef::wrap(child) {
@@ -1445,6 +1467,12 @@ impl<'a> HtmlWalker<'a> {
                 });
             }
             "sup" => self.collect_inlines(c, true, out),
+            // `<cite>4</cite>`, `<span class="citation">4</span>`,
+            // `<span data-ref="4">[4]</span>`: a number marked as a citation by its
+            // element, class or data attribute reads like a superscript.
+            "cite" | "span" | "small" | "mark" if is_cite_element(c) => {
+                self.collect_inlines(c, true, out)
+            }
             "code" => {
                 let text: String = c.text().collect();
                 let p = self.loc.cursor;
@@ -1459,6 +1487,23 @@ impl<'a> HtmlWalker<'a> {
                     return;
                 }
                 if href.is_empty() || href.starts_with('#') {
+                    // A second reference to the same footnote (`[2:1]` pointing at
+                    // `#fn2`) cites entry 2.
+                    if let Some(n) = self.repeat_reference(c) {
+                        let p = self.loc.cursor;
+                        let span = match text_capped(c, 24)
+                            .and_then(|t| self.loc.find_from(p, t.trim()))
+                        {
+                            Some(at) => self.loc.abs(at..at + 1),
+                            None => self.loc.abs(p..p),
+                        };
+                        out.push(Inline::Text {
+                            text: format!("[{n}]"),
+                            span,
+                            sup: true,
+                        });
+                        return;
+                    }
                     // A number pointing into the reference section cites
                     // that entry, like a superscript.
                     let cite = self.is_cite_anchor(c);
@@ -1486,7 +1531,15 @@ impl<'a> HtmlWalker<'a> {
                 }
             }
             "p" | "div" | "li" | "figcaption" => {
-                if !out.is_empty() {
+                // A break only after content: `<li>\n<p>` (loose lists, footnote
+                // lists) must not open with an empty line, which split each entry in
+                // two (a label line and an unlabelled line numbered after the list).
+                let has_content = out.iter().any(|i| match i {
+                    Inline::Text { text, .. } => !text.trim().is_empty(),
+                    Inline::Break { .. } | Inline::CellSep => false,
+                    _ => true,
+                });
+                if has_content {
                     let p = self.loc.cursor;
                     out.push(Inline::Break {
                         span: self.loc.abs(p..p),
@@ -1502,6 +1555,18 @@ impl<'a> HtmlWalker<'a> {
     /// An in-page anchor whose text is a number (`3`, `[3]`) and whose target is in
     /// the reference section, names an entry (`#ref-3`), or whose class marks a
     /// citation.
+    /// `<a href="#fn2">[2:1]</a>`: the repeated-reference form of footnote
+    /// renderers; the entry number when the target names that entry.
+    fn repeat_reference(&self, a: ElementRef<'_>) -> Option<u64> {
+        static REPEAT: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"^\s*\[?(\d{1,4}):\d{1,3}\]?\s*$").unwrap());
+        let target = a.value().attr("href")?.strip_prefix('#')?;
+        let text = text_capped(a, 24)?;
+        let n: u64 = REPEAT.captures(&text)?[1].parse().ok()?;
+        let by_id: u64 = REF_ID_NUMBER.captures(target)?[1].parse().ok()?;
+        (n == by_id).then_some(n)
+    }
+
     fn is_cite_anchor(&self, a: ElementRef<'_>) -> bool {
         let v = a.value();
         let target = v.attr("href").unwrap_or("").trim_start_matches('#');

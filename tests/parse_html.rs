@@ -377,3 +377,33 @@ fn div_reference_entries_and_cite_elements() {
         r.extraction
     );
 }
+
+/// Figures whose caption sits outside them: a `<figure>` with no `<figcaption>`
+/// followed by `<p class="caption">Figure 1: ...</p>`, and a lazy-loaded picture
+/// (`src` a one-pixel placeholder, the file in `data-src`) followed by an emphasized
+/// caption line. Both keep caption and sources; separators and brackets around
+/// citation anchors in `<sup>` stay out of the sentence.
+#[test]
+fn captions_after_figures_lazy_images_and_sup_groups() {
+    let r = load("html-figures-outside");
+    assert_gold("html-figures-outside", &r);
+    assert_eq!(r.figures.len(), 2);
+    assert_eq!(r.figures[1].content, "images/retreat_by_sector.png");
+    assert_eq!(r.figures[0].number.as_deref(), Some("1"));
+    assert!(r.figures[1]
+        .context
+        .as_deref()
+        .is_some_and(|c| c.contains("as Figure 2 shows")));
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["1", "2"]), s(&["3", "2"])]
+    );
+    for f in &r.facts {
+        assert!(
+            !f.fact.contains('[') && !f.fact.contains(";."),
+            "{}",
+            f.fact
+        );
+    }
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}

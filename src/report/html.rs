@@ -91,6 +91,34 @@ fn decode_text(s: &str) -> String {
         .replace("&ldquo;", "\u{201c}")
 }
 
+/// The picture an `<img>` shows: its `src`, unless lazy loading left a placeholder
+/// there (no `src`, a tiny `data:` GIF/SVG, a `placeholder`/`blank`/`spacer`/
+/// `loading` file) and the real address sits in `data-src`, `data-original`,
+/// `data-lazy-src` or the first candidate of `data-srcset`/`srcset`.
+fn image_source(v: &scraper::node::Element) -> String {
+    static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^data:image/(gif|svg\+xml)|placeholder|blank\.(gif|png)|spacer|loading\.|lazy[-_.]?load|1x1\.").unwrap()
+    });
+    let src = v.attr("src").map(str::trim).unwrap_or("");
+    let lazy = ["data-src", "data-original", "data-lazy-src", "data-url"]
+        .iter()
+        .find_map(|k| v.attr(k).map(str::trim).filter(|x| !x.is_empty()))
+        .or_else(|| {
+            ["data-srcset", "srcset"].iter().find_map(|k| {
+                v.attr(k)
+                    .and_then(|x| x.split(',').next())
+                    .and_then(|x| x.split_whitespace().next())
+                    .filter(|x| !x.is_empty())
+            })
+        });
+    match lazy {
+        Some(l) if src.is_empty() || (PLACEHOLDER.is_match(src) && src.len() < 400) => {
+            l.to_string()
+        }
+        _ => src.to_string(),
+    }
+}
+
 /// A `<cite>`, `<span>`, ... whose whole text is a citation number and which says so
 /// by its name (`cite`), its class (`citation`, `ref`, ...) or a data attribute
 /// (`data-ref`, `data-cite`, `data-citation`, `data-source`).
@@ -717,6 +745,27 @@ enum CaptionAt<'d> {
 
 /// A figure wrapper (an `<img>`/`<svg>` itself, or an element holding visuals and
 /// at most a short label besides its caption) and where its caption is.
+/// The caption line after a `<figure>` that holds pictures and no caption of its own.
+fn figure_next_caption<'d>(
+    fig: ElementRef<'d>,
+    next: Option<ElementRef<'d>>,
+) -> Option<ElementRef<'d>> {
+    if visuals_in(fig) == 0 {
+        return None;
+    }
+    let own_caption = fig
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| d.value().name() == "figcaption" || is_caption_element(d));
+    if own_caption {
+        return None;
+    }
+    let next = next?;
+    (visuals_in(next) == 0 && (is_caption_element(next) || is_emphasized_line(next)))
+        .then_some(next)
+}
+
 fn figure_caption<'d>(el: ElementRef<'d>, next: Option<ElementRef<'d>>) -> Option<CaptionAt<'d>> {
     if matches!(el.value().name(), "figure" | "table" | "ul" | "ol" | "tr") {
         return None;
@@ -863,16 +912,25 @@ impl<'a> HtmlWalker<'a> {
                     if SKIPPED.contains(&name) && name != "svg" {
                         continue;
                     }
-                    if name != "figure" {
-                        // The next sibling element, unless text a reader sees comes first.
-                        let next = kids[k + 1..]
-                            .iter()
-                            .find(|n| match n.value() {
-                                Node::Text(t) => !t.trim().is_empty(),
-                                Node::Comment(_) => false,
-                                _ => true,
-                            })
-                            .and_then(|n| ElementRef::wrap(*n));
+                    // The next sibling element, unless text a reader sees comes first.
+                    let next = kids[k + 1..]
+                        .iter()
+                        .find(|n| match n.value() {
+                            Node::Text(t) => !t.trim().is_empty(),
+                            Node::Comment(_) => false,
+                            _ => true,
+                        })
+                        .and_then(|n| ElementRef::wrap(*n));
+                    if name == "figure" {
+                        // A `<figure>` with no caption of its own, captioned by the
+                        // line after it (`<p class="caption">Figure 1: ...`).
+                        if let Some(n) = figure_next_caption(child_el, next) {
+                            self.flush_loose(&mut loose, "div");
+                            consumed = Some(n);
+                            self.figure_wrapper(child_el, CaptionAt::Next(n));
+                            continue;
+                        }
+                    } else {
                         if let Some(cap) = figure_caption(child_el, next) {
                             self.flush_loose(&mut loose, "div");
                             if let CaptionAt::Next(n) = cap {
@@ -1402,7 +1460,7 @@ impl<'a> HtmlWalker<'a> {
 
     fn image_inline(&mut self, img: ElementRef<'_>) -> Inline {
         let v = img.value();
-        let src = v.attr("src").unwrap_or("").to_string();
+        let src = image_source(v);
         let alt = v.attr("alt").unwrap_or("").to_string();
         let at = self.loc.element("img");
         let span = at
@@ -1466,7 +1524,26 @@ impl<'a> HtmlWalker<'a> {
                     hard: true,
                 });
             }
-            "sup" => self.collect_inlines(c, true, out),
+            "sup" => {
+                // Separators and brackets around citation anchors
+                // (`<sup>[<a>1</a>, <a>2</a>]</sup>`) are no sentence text.
+                let mut inner = Vec::new();
+                self.collect_inlines(c, true, &mut inner);
+                let cites = inner
+                    .iter()
+                    .any(|i| matches!(i, Inline::Text { text, .. } if CITE_TEXT.is_match(text)));
+                if cites {
+                    inner.retain(|i| match i {
+                        Inline::Text { text, .. } => {
+                            let t = text.trim();
+                            t.is_empty()
+                                || !t.chars().all(|ch| ",;，；、[]【】()（）-–—".contains(ch))
+                        }
+                        _ => true,
+                    });
+                }
+                out.extend(inner);
+            }
             // `<cite>4</cite>`, `<span class="citation">4</span>`,
             // `<span data-ref="4">[4]</span>`: a number marked as a citation by its
             // element, class or data attribute reads like a superscript.

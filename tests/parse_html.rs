@@ -407,3 +407,16 @@ fn captions_after_figures_lazy_images_and_sup_groups() {
     }
     assert!(codes(&r).is_empty(), "{:?}", codes(&r));
 }
+
+/// A "Note:" of several sentences under a table is a paragraph of claims, each
+/// citing its own source, not a caption that cites the whole table (the parser took
+/// it as one, so the table became a unit citing 1 and 2 and the note's sentences
+/// were lost).
+#[test]
+fn a_multi_sentence_note_under_a_table_is_text_not_a_caption() {
+    let r = load("html-table-note");
+    assert_gold("html-table-note", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert!(r.facts[0].fact.starts_with("Note: Collections"));
+    assert!(r.facts.iter().all(|f| !f.fact.contains(" | ")));
+}

@@ -420,3 +420,31 @@ fn a_multi_sentence_note_under_a_table_is_text_not_a_caption() {
     assert!(r.facts[0].fact.starts_with("Note: Collections"));
     assert!(r.facts.iter().all(|f| !f.fact.contains(" | ")));
 }
+
+/// Source lines that belong to figures: `<p class="source">Source: ... [2]</p>`
+/// right after a `<figure>`, and `<p class="chart-source">Data: <a href=url>`
+/// inside a chart card whose title is an `<h4 class="chart-title">`. Each joins its
+/// figure's caption, so the figure cites those sources (a page linked only there
+/// becomes an entry), and neither line is a cited unit of its own.
+#[test]
+fn figure_source_lines_inside_and_after_figures() {
+    let r = load("html-figure-sources");
+    assert_gold("html-figure-sources", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["3"])]);
+    assert!(r.facts.iter().all(|f| !f.fact.contains("grid operator")));
+    let caps: Vec<_> = r
+        .figures
+        .iter()
+        .map(|f| f.caption.clone().unwrap())
+        .collect();
+    assert!(
+        caps[1].ends_with("Source: grid operator data [2]"),
+        "{caps:?}"
+    );
+    assert!(caps[2].starts_with("Figure 3: Curtailment"), "{caps:?}");
+    assert_eq!(
+        r.references[3].url.as_deref(),
+        Some("https://grid.example/curtailment")
+    );
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}

@@ -745,6 +745,77 @@ enum CaptionAt<'d> {
 
 /// A figure wrapper (an `<img>`/`<svg>` itself, or an element holding visuals and
 /// at most a short label besides its caption) and where its caption is.
+/// Append a source line's inlines to a figure caption (a space between); the
+/// caption span stays the caption's, or becomes the source line's when the figure
+/// had no caption.
+fn append_source(
+    caption: &mut Vec<Inline>,
+    caption_span: &mut Option<Range<usize>>,
+    source: Vec<Inline>,
+    source_span: Option<Range<usize>>,
+) {
+    if source.is_empty() {
+        return;
+    }
+    let has_text = caption.iter().any(|i| match i {
+        Inline::Text { text, .. } => !text.trim().is_empty(),
+        Inline::Image { .. } | Inline::CellSep | Inline::Break { .. } => false,
+        _ => true,
+    });
+    if has_text {
+        let at = caption
+            .last()
+            .and_then(Inline::span)
+            .map_or(0..0, |r| r.end..r.end);
+        caption.push(Inline::Text {
+            text: " ".to_string(),
+            span: at,
+            sup: false,
+        });
+    } else {
+        caption.clear();
+        *caption_span = source_span;
+    }
+    caption.extend(source);
+}
+
+/// A class token of a figure's source line (`<p class="chart-source">`).
+static SOURCE_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(sources?|credits?|attribution|source[-_](line|note|text))$|^(fig|figure|img|image|chart|graph|plot|data|table)[-_]?(sources?|credits?)$").unwrap()
+});
+/// The text of a source line: `Source: ...`, `Data: ...`, `来源：...`.
+static SOURCE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^[\s(（]*(sources?|data(?: sources?)?|credits?|数据来源|资料来源|图片来源|来源|出处)\s*[:：]").unwrap()
+});
+
+/// A short line of inline content naming where a figure's data comes from, by its
+/// class (`source`, `chart-source`, `fig-credit`) or its text (`Source: ...`).
+fn is_source_line(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    if !matches!(
+        v.name(),
+        "p" | "div" | "span" | "small" | "em" | "i" | "cite" | "footer"
+    ) || visuals_in(el) > 0
+    {
+        return false;
+    }
+    let inline_only = !el
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| {
+            let n = d.value().name();
+            matches!(
+                n,
+                "p" | "div" | "ul" | "ol" | "table" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+            )
+        });
+    let Some(t) = text_capped(el, 300) else {
+        return false;
+    };
+    inline_only && (has_token(v, &SOURCE_CLASS) || SOURCE_TEXT.is_match(collapse_ws(&t).trim()))
+}
+
 /// The caption line after a `<figure>` that holds pictures and no caption of its own.
 fn figure_next_caption<'d>(
     fig: ElementRef<'d>,
@@ -801,6 +872,7 @@ fn figure_caption<'d>(el: ElementRef<'d>, next: Option<ElementRef<'d>>) -> Optio
             }
             blockish
                 && !is_caption_element(d)
+                && !is_source_line(d)
                 && !d
                     .ancestors()
                     .filter_map(ElementRef::wrap)
@@ -883,8 +955,21 @@ impl<'a> HtmlWalker<'a> {
         // Loose text directly inside a container becomes a paragraph of its own.
         let mut loose: Vec<Inline> = Vec::new();
         let kids: Vec<_> = el.children().collect();
-        // A caption sibling already read with the figure before it.
-        let mut consumed: Option<ElementRef<'_>> = None;
+        // Caption and source-line siblings already read with the figure before them.
+        let mut consumed: Vec<ElementRef<'_>> = Vec::new();
+        // The next sibling element after `k` not yet read, unless visible text
+        // comes first.
+        let next_after = |k: usize, consumed: &[ElementRef<'_>]| {
+            kids[k + 1..]
+                .iter()
+                .filter(|n| ElementRef::wrap(**n).is_none_or(|e| !consumed.contains(&e)))
+                .find(|n| match n.value() {
+                    Node::Text(t) => !t.trim().is_empty(),
+                    Node::Comment(_) => false,
+                    _ => true,
+                })
+                .and_then(|n| ElementRef::wrap(*n))
+        };
         for (k, child) in kids.iter().enumerate() {
             match child.value() {
                 Node::Text(t) if !t.trim().is_empty() => {
@@ -898,7 +983,7 @@ impl<'a> HtmlWalker<'a> {
                     let Some(child_el) = ElementRef::wrap(*child) else {
                         continue;
                     };
-                    if consumed == Some(child_el) {
+                    if consumed.contains(&child_el) {
                         continue;
                     }
                     if is_navigation(child_el) {
@@ -926,19 +1011,19 @@ impl<'a> HtmlWalker<'a> {
                         // line after it (`<p class="caption">Figure 1: ...`).
                         if let Some(n) = figure_next_caption(child_el, next) {
                             self.flush_loose(&mut loose, "div");
-                            consumed = Some(n);
+                            consumed.push(n);
                             self.figure_wrapper(child_el, CaptionAt::Next(n));
+                            self.source_after(next_after(k, &consumed), &mut consumed);
                             continue;
                         }
-                    } else {
-                        if let Some(cap) = figure_caption(child_el, next) {
-                            self.flush_loose(&mut loose, "div");
-                            if let CaptionAt::Next(n) = cap {
-                                consumed = Some(n);
-                            }
-                            self.figure_wrapper(child_el, cap);
-                            continue;
+                    } else if let Some(cap) = figure_caption(child_el, next) {
+                        self.flush_loose(&mut loose, "div");
+                        if let CaptionAt::Next(n) = cap {
+                            consumed.push(n);
                         }
+                        self.figure_wrapper(child_el, cap);
+                        self.source_after(next_after(k, &consumed), &mut consumed);
+                        continue;
                     }
                     if name == "svg" {
                         if is_drawing_svg(child_el) {
@@ -949,7 +1034,16 @@ impl<'a> HtmlWalker<'a> {
                     }
                     if BLOCK_CONTAINERS.contains(&name) || LEAVES.contains(&name) {
                         self.flush_loose(&mut loose, "div");
+                        let before = self.blocks.len();
                         self.element(child_el);
+                        let made_figure = self.blocks.len() > before
+                            && self
+                                .blocks
+                                .last()
+                                .is_some_and(|b| matches!(b.kind, BlockKind::Figure { .. }));
+                        if name == "figure" && made_figure {
+                            self.source_after(next_after(k, &consumed), &mut consumed);
+                        }
                     } else {
                         let mut inl = Vec::new();
                         self.inline_element(child_el, false, &mut inl);
@@ -960,6 +1054,44 @@ impl<'a> HtmlWalker<'a> {
             }
         }
         self.flush_loose(&mut loose, "div");
+    }
+
+    /// A source line right after a figure (`<p class="source">Source: ... [2]</p>`):
+    /// read into the figure's caption, so its citations are the figure's sources,
+    /// and not read again as a paragraph.
+    fn source_after<'d>(
+        &mut self,
+        next: Option<ElementRef<'d>>,
+        consumed: &mut Vec<ElementRef<'d>>,
+    ) {
+        let Some(src_el) = next.filter(|n| is_source_line(*n)) else {
+            return;
+        };
+        if !self
+            .blocks
+            .last()
+            .is_some_and(|b| matches!(b.kind, BlockKind::Figure { .. }))
+        {
+            return;
+        }
+        let (inl, inner, elem) = self.read_caption(src_el);
+        consumed.push(src_el);
+        let Some(block) = self.blocks.last_mut() else {
+            return;
+        };
+        if let BlockKind::Figure {
+            caption,
+            caption_span,
+            ..
+        } = &mut block.kind
+        {
+            let mut cap = caption.take().unwrap_or_default();
+            append_source(&mut cap, caption_span, inl, inner);
+            *caption = Some(cap);
+        }
+        if let Some(e) = elem {
+            block.span = block.span.start.min(e.start)..block.span.end.max(e.end);
+        }
     }
 
     fn in_ref_section(&self) -> bool {
@@ -1078,6 +1210,9 @@ impl<'a> HtmlWalker<'a> {
             *caption = Some(self.read_caption(el));
             return;
         }
+        if is_source_line(el) {
+            return;
+        }
         match el.value().name() {
             "img" => {
                 let inline = self.image_inline(el);
@@ -1111,7 +1246,29 @@ impl<'a> HtmlWalker<'a> {
         if let CaptionAt::Next(c) = cap {
             caption = Some(self.read_caption(c));
         }
-        let (cap_inl, caption_span, cap_elem) = caption.unwrap_or_default();
+        let (mut cap_inl, mut caption_span, cap_elem) = caption.unwrap_or_default();
+        // A source line inside the wrapper (`<p class="chart-source">Data: ...`)
+        // belongs to the caption: its citations are the figure's sources.
+        let source = el
+            .descendants()
+            .skip(1)
+            .filter_map(ElementRef::wrap)
+            .find(|d| {
+                *d != caption_el && is_source_line(*d) && !d.ancestors().any(|a| a == *caption_el)
+            });
+        if let Some(src_el) = source {
+            let save = self.loc.cursor;
+            self.loc.cursor = images
+                .iter()
+                .filter_map(Inline::span)
+                .map(|r| r.start.saturating_sub(self.loc.base))
+                .min()
+                .unwrap_or(save)
+                .min(save);
+            let (inl, inner, _) = self.read_caption(src_el);
+            self.loc.cursor = self.loc.cursor.max(save);
+            append_source(&mut cap_inl, &mut caption_span, inl, inner);
+        }
         let mut spans: Vec<Range<usize>> = images.iter().filter_map(Inline::span).collect();
         spans.extend(cap_elem);
         let span = match (
@@ -1289,6 +1446,7 @@ impl<'a> HtmlWalker<'a> {
         let mut caption_span = None;
         let mut caption_id = None;
         let mut chart = None;
+        let mut source: Option<ElementRef<'_>> = None;
         for node in el.descendants() {
             let Some(child) = ElementRef::wrap(node) else {
                 continue;
@@ -1297,6 +1455,15 @@ impl<'a> HtmlWalker<'a> {
                 "img" => images.push(self.image_inline(child)),
                 "svg" if is_drawing_svg(child) => images.push(self.svg_inline(child)),
                 "canvas" if chart.is_none() => chart = Some(child),
+                _ if source.is_none()
+                    && is_source_line(child)
+                    && !child
+                        .ancestors()
+                        .filter_map(ElementRef::wrap)
+                        .any(|a| a.value().name() == "figcaption" || is_caption_element(a)) =>
+                {
+                    source = Some(child);
+                }
                 name if caption.is_none()
                     && (name == "figcaption" || is_caption_element(child))
                     && visuals_in(child) == 0 =>
@@ -1332,6 +1499,16 @@ impl<'a> HtmlWalker<'a> {
                 self.loc.cursor = save.max(fig_span.as_ref().map_or(save, |s| s.end));
                 return;
             }
+        }
+        if let Some(src_el) = source {
+            let save = self.loc.cursor;
+            self.loc.cursor = fig_span.as_ref().map_or(save, |s| s.start);
+            let mut inl = Vec::new();
+            self.collect_inlines(src_el, false, &mut inl);
+            self.loc.cursor = save;
+            let mut cap = caption.take().unwrap_or_default();
+            append_source(&mut cap, &mut caption_span, inl, None);
+            caption = Some(cap);
         }
         let span = fig_span
             .clone()

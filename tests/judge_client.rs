@@ -272,6 +272,42 @@ async fn client_errors_are_not_retried() {
     assert!(err.to_string().contains("HTTP 401"), "{err}");
     assert!(!err.to_string().contains("SECRET"), "{err}");
     assert_eq!(mock.requests(), 1);
+    // A wrong key refuses every request: the rest of the run makes no call and
+    // says why.
+    for unit in 2..6 {
+        let err = client
+            .ask(request("citation_support", "r", unit))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refused an earlier call"), "{err}");
+        assert!(err.contains("HTTP 401"), "{err}");
+    }
+    assert_eq!(mock.requests(), 1);
+    mock.shutdown().await;
+
+    // An unknown model (404) too (a text request: the test's own has an image);
+    // a 400 for one request's content does not stop the others.
+    let text_only = |unit: usize| {
+        let mut r = request("citation_support", "r", unit);
+        r.messages[1]
+            .parts
+            .retain(|p| matches!(p, Part::Text { .. }));
+        r
+    };
+    let mock = MockJudge::start(MockConfig {
+        script: vec![Fault::ContentRejected, Fault::ModelNotFound],
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(config(&mock), None).unwrap();
+    let err = client.ask(text_only(1)).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 400"), "{err}");
+    let err = client.ask(text_only(2)).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 404"), "one 400 stops nothing: {err}");
+    let err = client.ask(text_only(3)).await.unwrap_err().to_string();
+    assert!(err.contains("refused an earlier call"), "{err}");
+    assert_eq!(mock.requests(), 2);
     mock.shutdown().await;
 }
 
@@ -1075,5 +1111,41 @@ async fn tpm_limit_holds_back_requests_beyond_the_token_budget() {
         "test calibration: est {est}, used {used:?}"
     );
     assert!(elapsed >= must_wait - 0.05, "{elapsed} < {must_wait}");
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn azure_deployment_urls_keep_their_query_and_send_the_key_as_api_key() {
+    let mock = MockJudge::start(MockConfig {
+        api_key: Some("az-key".into()),
+        ..MockConfig::default()
+    })
+    .await;
+    let base = mock
+        .base_url()
+        .replace("/v1", "/openai/deployments/judge-4o?api-version=2024-10-21");
+    let client = JudgeClient::new(
+        JudgeConfig {
+            base_url: base,
+            api_key: Some("az-key".into()),
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let answer = client
+        .ask(request("citation_support", "sysA/1", 1))
+        .await
+        .unwrap();
+    assert_eq!(answer.value, expected());
+    assert_eq!(
+        mock.request_paths(),
+        vec!["/openai/deployments/judge-4o/chat/completions?api-version=2024-10-21"]
+    );
+    assert_eq!(
+        mock.authorization_headers(),
+        vec![Some("api-key az-key".to_string())],
+        "the key travels as api-key, not as a bearer token"
+    );
     mock.shutdown().await;
 }

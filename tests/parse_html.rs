@@ -272,6 +272,22 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
     mock.shutdown().await;
 }
 
+/// The self-check places every marker in a cited unit and calls the page `ok`.
+fn assert_check_ok(r: &Report) {
+    use tvir_eval::report::ExtractionVerdict;
+    assert_eq!(
+        r.extraction.counts.markers_unattached, 0,
+        "{:?}",
+        r.extraction
+    );
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+}
+
 /// Issue #12 follow-up (reports generated as pages, unseen before): a paragraph of
 /// several sentences, each with its own marker, written over several source lines
 /// with entities. Every unit's span covers its own sentence and marker, so the
@@ -279,7 +295,6 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
 /// with 5 of 8 markers "unattached" when a text node's span was its first bytes).
 #[test]
 fn multi_sentence_paragraphs_keep_spans_and_an_ok_verdict() {
-    use tvir_eval::report::ExtractionVerdict;
     let r = load("html-long-paragraphs");
     assert_gold("html-long-paragraphs", &r);
     assert_eq!(
@@ -307,13 +322,7 @@ fn multi_sentence_paragraphs_keep_spans_and_an_ok_verdict() {
         let marker = format!("[{}]", f.ref_idxs[0]);
         assert!(src.contains(&marker), "span of {:?} is {src:?}", f.fact);
     }
-    assert_eq!(r.extraction.counts.markers_unattached, 0);
-    assert_eq!(
-        r.extraction.verdict,
-        ExtractionVerdict::Ok,
-        "{:?}",
-        r.extraction
-    );
+    assert_check_ok(&r);
 }
 
 /// Markdown with raw-HTML citations (`<sup class="citation">[<a href="#ref-4">4</a>]</sup>`)
@@ -357,7 +366,6 @@ fn footnote_lists_with_paragraph_items_and_repeated_references() {
 /// labels are inside the list's span, so the self-check calls the page `ok`.
 #[test]
 fn div_reference_entries_and_cite_elements() {
-    use tvir_eval::report::ExtractionVerdict;
     let r = load("html-div-references");
     assert_gold("html-div-references", &r);
     assert_eq!(
@@ -369,13 +377,7 @@ fn div_reference_entries_and_cite_elements() {
         "{}",
         r.facts[1].fact
     );
-    assert_eq!(r.extraction.counts.markers_unattached, 0);
-    assert_eq!(
-        r.extraction.verdict,
-        ExtractionVerdict::Ok,
-        "{:?}",
-        r.extraction
-    );
+    assert_check_ok(&r);
 }
 
 /// Figures whose caption sits outside them: a `<figure>` with no `<figcaption>`

@@ -1149,3 +1149,28 @@ async fn azure_deployment_urls_keep_their_query_and_send_the_key_as_api_key() {
     );
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_units_pay_for_a_refused_schema_once() {
+    // Slow start sends the first request alone, and requests read the learnt
+    // parameters after their wait for a slot: eight units starting together pay
+    // one refused `json_schema` between them, not one each.
+    let mock = MockJudge::start(MockConfig {
+        schema_support: SchemaSupport::LlamaCpp500,
+        latency: Duration::from_millis(20),
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(config(&mock), None).unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let c = client.clone();
+            tokio::spawn(async move { c.ask(request("writing_quality", "r", i)).await })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(mock.requests(), 9, "one refusal, eight answers");
+    mock.shutdown().await;
+}

@@ -824,7 +824,6 @@ impl Inner {
                 let mode = self.adaptations.current().mode;
                 return done(Err(err), attempts, reasks, usage, mode);
             }
-            let params = self.adaptations.current();
             self.pacer.wait_turn().await;
             if let Some(rpm) = &self.rpm {
                 rpm.acquire(1.0).await;
@@ -832,15 +831,6 @@ impl Inner {
             if let Some(tpm) = &self.tpm {
                 tpm.acquire(est_tokens).await;
             }
-            let body = build_body(
-                &self.config.model,
-                &request.metric,
-                &request.schema,
-                &conversation,
-                &params,
-                self.config.seed,
-                Some(limit),
-            );
             attempts += 1;
             let timeout = self.attempt_timeout(&conversation);
             let slot = match kept_slot.take() {
@@ -856,6 +846,18 @@ impl Inner {
                 }
                 None => self.slots.acquire().await,
             };
+            // Read after the wait for a slot: what an earlier request learnt while
+            // this one queued (a refused structured-output form) applies already.
+            let params = self.adaptations.current();
+            let body = build_body(
+                &self.config.model,
+                &request.metric,
+                &request.schema,
+                &conversation,
+                &params,
+                self.config.seed,
+                Some(limit),
+            );
             let sent_at = Instant::now();
             let reply = self.send(&body, timeout).await;
 

@@ -357,8 +357,9 @@ async fn slow_answers_time_out_and_are_retried() {
 
 /// A single-slot server that keeps working on requests whose client gave up:
 /// with a fixed eight in flight, the queue makes later requests time out, their
-/// retries queue behind abandoned work, and units fail. The in-flight limit halves
-/// on timeouts, so the queue drains and every unit is answered.
+/// retries queue behind abandoned work, and units fail. The in-flight limit starts
+/// at one and halves on queued answers and on timeouts, so every unit is answered
+/// without flooding the server.
 #[tokio::test]
 async fn a_single_slot_server_is_not_flooded_with_retries() {
     let mock = MockJudge::start(MockConfig {

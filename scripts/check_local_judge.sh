@@ -165,6 +165,14 @@ for run in ["run1", "run2"]:
           f"(re-ask rate {len(reasked) / max(len(units), 1):.1%}, "
           f"{sum(e.get('reasks', 0) for e in units)} re-asks); "
           f"{len(failed_units)} failed units, {len(range_failures)} on a schema range")
+    kinds = {}
+    for r in errors:
+        k = f"HTTP {r['status']}: {(r.get('error') or '')[:90]}"
+        kinds[k] = kinds.get(k, 0) + 1
+    for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {n} x {k}")
+    print(f"{run}: {sum(1 for r in reqs if r.get('reask'))} of {len(reqs)} requests were "
+          f"re-asks by the proxy's count (an assistant turn in the messages)")
     limits = sorted({r['max_tokens'] for r in reqs if r['max_tokens'] is not None})
     print(f"{run}: token limits sent: {limits}")
     for u in failed_units[:20]:

@@ -6,7 +6,9 @@ Usage: judge_proxy.py LISTEN_PORT UPSTREAM_BASE LOG.jsonl
 Every POST is forwarded unchanged to UPSTREAM_BASE (e.g. http://127.0.0.1:8765) and
 one JSON line is appended to LOG.jsonl: the path, the token limit the request carried
 (`max_tokens` / `max_completion_tokens`), its `response_format` type, whether it had
-image parts, the reply's status, `finish_reason` and elapsed seconds. Used by
+image parts, whether it is a re-ask (an assistant turn in the messages), the
+reply's status, `finish_reason` (or the error message of a non-2xx
+reply) and elapsed seconds. Used by
 check_local_judge.sh to check what the client really sent, independently of the
 client's own journal. Standard library only.
 """
@@ -50,8 +52,15 @@ class Proxy(BaseHTTPRequestHandler):
         except Exception as e:  # upstream gone: report it as a 502
             status, reply = 502, json.dumps({"error": {"message": str(e)}}).encode()
         finish = None
+        error = None
         try:
-            finish = json.loads(reply)["choices"][0].get("finish_reason")
+            parsed = json.loads(reply)
+            if status < 300:
+                finish = parsed["choices"][0].get("finish_reason")
+            else:
+                err = parsed.get("error", parsed)
+                error = (err.get("message") if isinstance(err, dict) else str(err))
+                error = (error or "")[:300]
         except Exception:
             pass
         rf = body.get("response_format") or {}
@@ -60,8 +69,11 @@ class Proxy(BaseHTTPRequestHandler):
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "response_format": rf.get("type"),
             "image": has_image(body),
+            # A re-ask carries the model's earlier reply as an assistant turn.
+            "reask": any(m.get("role") == "assistant" for m in body.get("messages", [])),
             "status": status,
             "finish_reason": finish,
+            "error": error,
             "seconds": round(time.time() - started, 2),
         }
         with open(LOG, "a") as f:

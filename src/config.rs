@@ -67,6 +67,8 @@ pub struct JudgeFlags {
     pub price_table_path: Option<PathBuf>,
     /// `--assume-vision`: skip the vision check.
     pub assume_vision: bool,
+    /// `--relearn-judge`: ignore what earlier runs learnt about the judge server.
+    pub relearn: bool,
 }
 
 impl std::fmt::Debug for JudgeFlags {
@@ -109,7 +111,8 @@ pub struct JudgeArgs {
     /// Price table (TOML) replacing or adding to the shipped one.
     #[arg(long, value_name = "FILE")]
     pub price_table: Option<PathBuf>,
-    /// Timeout per judge attempt, in seconds (default 120).
+    /// Timeout per judge attempt, in seconds (default 120), for prompts up to 4,096
+    /// tokens; longer prompts get it in proportion.
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
     /// Attempts per judge call for transient errors (default 10).
@@ -121,6 +124,10 @@ pub struct JudgeArgs {
     /// Skip the vision check: treat the judge as able to read images.
     #[arg(long)]
     pub assume_vision: bool,
+    /// Ignore what earlier runs learnt about the judge server and model (accepted
+    /// parameters, vision, prompts too long for its context) and learn it again.
+    #[arg(long)]
+    pub relearn_judge: bool,
     /// Re-asks of an answer that fails validation (default 5).
     #[arg(long, value_name = "N")]
     pub max_reasks: Option<u32>,
@@ -167,6 +174,7 @@ impl JudgeArgs {
             journal_path: None,
             price_table_path: self.price_table.clone(),
             assume_vision: self.assume_vision,
+            relearn: self.relearn_judge,
         })
     }
 }
@@ -369,6 +377,7 @@ pub fn resolve_judge_config(
         max_tokens: flags.max_tokens.or(section.max_tokens),
         metric_max_tokens: Default::default(),
         assume_vision: flags.assume_vision || section.assume_vision.unwrap_or(false),
+        relearn: flags.relearn,
         dry_run: flags.dry_run,
         max_cost_usd,
         journal_path: flags.journal_path.clone(),

@@ -18,7 +18,8 @@ use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Ro
 use tvir_eval::store::adaptations;
 use tvir_eval::store::Store;
 use tvir_eval::testing::mock_judge::{
-    request_schema, Fault, MockConfig, MockJudge, MockVision, SchemaSupport,
+    request_schema, ContextStyle, Fault, MockConfig, MockJudge, MockVision, ReasoningStyle,
+    SchemaSupport,
 };
 
 const VISION_METRICS: [&str; 4] = [
@@ -326,6 +327,7 @@ async fn adaptations_are_remembered_per_server_and_model_and_updated() {
                     vision: None,
                     vision_detail: None,
                     updated_at: "2026-01-01T00:00:00Z".into(),
+                    reasoning: false,
                 },
             )
         })
@@ -341,6 +343,210 @@ async fn adaptations_are_remembered_per_server_and_model_and_updated() {
     let again = JudgeClient::new(config(&mock), Some(store.clone())).unwrap();
     again.ask(request("m", "four")).await.unwrap();
     assert_eq!(mock.requests(), 3);
+    mock.shutdown().await;
+}
+
+/// The prompt tokens the mock counts for a body (a quarter of its bytes).
+fn mock_prompt_tokens(body: &Value) -> u64 {
+    (serde_json::to_vec(body).unwrap().len() as u64 / 4).max(1)
+}
+
+#[tokio::test]
+async fn a_prompt_too_long_for_the_context_fails_once_and_is_remembered() {
+    let store = Store::in_memory().unwrap();
+    let mock = MockJudge::start(MockConfig {
+        context_window: Some(400),
+        ..MockConfig::default()
+    })
+    .await;
+    let long = "a long report sentence. ".repeat(200);
+    let first = JudgeClient::new(config(&mock), Some(store.clone())).unwrap();
+    let err = first
+        .ask(request("m", &long))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("context window of 400 tokens"), "{err}");
+    assert!(err.contains("longer context"), "{err}");
+    assert_eq!(
+        mock.requests(),
+        1,
+        "an overflow is neither retried nor adapted to"
+    );
+    // Nothing was learnt wrongly: the next short request goes out as before.
+    first.ask(request("m", "short")).await.unwrap();
+    assert_eq!(mock.requests(), 2);
+    let last = mock.bodies().pop().unwrap();
+    assert_eq!(last["response_format"]["type"], "json_schema");
+    assert!(last.get("max_tokens").is_some());
+    first.flush().await;
+    drop(first);
+
+    // The next run fails it from memory, without a call.
+    let second = JudgeClient::new(config(&mock), Some(store.clone())).unwrap();
+    let err = second
+        .ask(request("m", &long))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("context window of 400 tokens"), "{err}");
+    assert!(err.contains("--relearn-judge"), "{err}");
+    assert_eq!(mock.requests(), 2);
+    drop(second);
+
+    // --relearn-judge asks again (the server may have been given a longer context).
+    let relearn = JudgeClient::new(
+        JudgeConfig {
+            relearn: true,
+            ..config(&mock)
+        },
+        Some(store.clone()),
+    )
+    .unwrap();
+    assert!(relearn.ask(request("m", &long)).await.is_err());
+    assert_eq!(mock.requests(), 3);
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_limit_that_does_not_fit_beside_the_prompt_is_lowered_once() {
+    // vLLM's wording names 'max_tokens': it must not be read as a refused parameter.
+    let store = Store::in_memory().unwrap();
+    let mock = MockJudge::start(MockConfig {
+        context_window: Some(700),
+        context_style: ContextStyle::Vllm,
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(
+        JudgeConfig {
+            max_tokens: Some(600),
+            ..config(&mock)
+        },
+        Some(store.clone()),
+    )
+    .unwrap();
+    let answer = client.ask(request("m", "a short claim")).await.unwrap();
+    assert_eq!(answer.value["verdict"], "yes");
+    let bodies = mock.bodies();
+    assert_eq!(bodies.len(), 2, "one overflow, one fitted retry");
+    let prompt = mock_prompt_tokens(&bodies[0]);
+    assert_eq!(bodies[0]["max_tokens"], 600);
+    assert_eq!(
+        bodies[1]["max_tokens"].as_u64(),
+        Some(700 - prompt - 16),
+        "lowered to the room the server named, less a margin"
+    );
+    assert!(bodies[1].get("max_completion_tokens").is_none());
+    client.flush().await;
+    let row = store
+        .with_conn(|c| adaptations::get(c, mock.base_url().as_str(), "small-model"))
+        .unwrap();
+    assert!(
+        row.is_none_or(|r| r.token_param == "max_tokens"),
+        "the token parameter was not switched"
+    );
+
+    // A prompt that leaves less than a quarter of the limit fails without a retry.
+    let before = mock.requests();
+    let long = "x".repeat(2000);
+    let err = client
+        .ask(request("m", &long))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("context window of 700 tokens"), "{err}");
+    assert_eq!(mock.requests(), before + 1);
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_reasoning_model_gets_headroom_learnt_once_and_remembered() {
+    use tvir_eval::judge::tokens::{answer_token_limit, REASONING_HEADROOM};
+    let derived = u64::from(answer_token_limit(&schema()));
+    for style in [
+        ReasoningStyle::UsageCount,
+        ReasoningStyle::ReasoningContent,
+        ReasoningStyle::ThinkTags,
+    ] {
+        let store = Store::in_memory().unwrap();
+        let mock = MockJudge::start(MockConfig {
+            reasoning_tokens: Some(1500),
+            reasoning_style: style,
+            ..MockConfig::default()
+        })
+        .await;
+        let client = JudgeClient::new(config(&mock), Some(store.clone())).unwrap();
+        let answer = client.ask(request("m", "first")).await.unwrap();
+        assert_eq!(answer.value["verdict"], "yes", "{style:?}");
+        let wide = derived + u64::from(REASONING_HEADROOM);
+        assert_eq!(
+            mock.token_limits(),
+            vec![Some(derived), Some(wide)],
+            "{style:?}: thought through the derived limit, asked again with headroom"
+        );
+        assert!(
+            !last_user_text(&mock.bodies()[1]).contains("cut off"),
+            "{style:?}: not a re-ask for a shorter answer"
+        );
+        // The rest of the run starts with headroom...
+        client.ask(request("m", "second")).await.unwrap();
+        assert_eq!(mock.token_limits().last(), Some(&Some(wide)), "{style:?}");
+        client.flush().await;
+        drop(client);
+        // ...and so does the next run.
+        let next = JudgeClient::new(config(&mock), Some(store.clone())).unwrap();
+        next.ask(request("m", "third")).await.unwrap();
+        assert_eq!(mock.requests(), 4, "{style:?}");
+        assert_eq!(mock.token_limits().last(), Some(&Some(wide)), "{style:?}");
+        // An explicit limit is kept, and the failure says why.
+        let fixed = JudgeClient::new(
+            JudgeConfig {
+                max_tokens: Some(500),
+                ..config(&mock)
+            },
+            None,
+        )
+        .unwrap();
+        let err = fixed
+            .ask(request("m", "fourth"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reasoned"), "{style:?}: {err}");
+        assert!(err.contains("--max-tokens"), "{style:?}: {err}");
+        assert_eq!(mock.requests(), 6, "{style:?}: one re-ask");
+        mock.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn long_prompts_get_a_longer_timeout() {
+    // Every answer takes 1.2 s; the timeout is 0.4 s for prompts up to 4,096
+    // tokens and grows in proportion above: a prompt of about 8 x 4,096 tokens gets
+    // about 3.2 s and is answered, a short one times out.
+    let mock = MockJudge::start(MockConfig {
+        latency: Duration::from_millis(1200),
+        ..MockConfig::default()
+    })
+    .await;
+    let client = JudgeClient::new(
+        JudgeConfig {
+            timeout: Duration::from_millis(400),
+            max_attempts: 1,
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let err = client
+        .ask(request("m", "short"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("timed out after 400ms"), "{err}");
+    let long = "abcd".repeat(8 * 4096);
+    client.ask(request("m", &long)).await.unwrap();
     mock.shutdown().await;
 }
 
@@ -499,5 +705,20 @@ async fn the_eval_command_with_a_text_only_judge_and_the_new_flags() {
     for m in VISION_METRICS {
         assert_eq!(report["metrics"][m]["status"], "evaluated", "{m}");
     }
+
+    // The blind verdict is remembered: a third run does not probe...
+    let out3 = dir.path().join("out3");
+    let run = tokio::task::block_in_place(|| tvir(&[], &out3, &mock, &cache));
+    assert!(run.status.success());
+    assert_eq!(mock.metric_count(PROBE_METRIC), before);
+    // ...unless told to relearn what it knows about the server.
+    let out4 = dir.path().join("out4");
+    let run = tokio::task::block_in_place(|| tvir(&["--relearn-judge"], &out4, &mock, &cache));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(mock.metric_count(PROBE_METRIC) > before);
     mock.shutdown().await;
 }

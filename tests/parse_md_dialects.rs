@@ -461,3 +461,165 @@ fn source_words_in_headings_of_report_sections_make_no_list() {
         .iter()
         .all(|x| x.title.as_deref() != Some("Part A: the setting")));
 }
+
+#[test]
+fn one_line_per_paragraph_with_no_blank_lines_keeps_every_unit() {
+    // A plain-text export: a title, section names and paragraphs each on one line,
+    // no blank line anywhere, the list at the end as `[N] [M] title` then URL.
+    let mut md = String::from("Harbour ferries in three cities\nOslo\n");
+    md.push_str("Ridership: the harbour line carried 9,000 riders a day in 2023[1]. Fares rose twice[2][3].\n");
+    md.push_str("Fleet: two of the six boats now run on batteries[4].\n");
+    md.push_str("Lisbon\n");
+    md.push_str("Ridership: river crossings fell during the bridge works[5]. They recovered within a year[1].\n");
+    md.push_str("Planning: a new terminal is due in 2026[6].\n");
+    md.push_str("Sources:\n");
+    md.push_str("Oslo – ridership and fares[1][2]; fleet[4].\n");
+    md.push_str("[1] [5] Harbour ridership statistics\nhttps://example.org/ridership\n");
+    md.push_str("[2] [3] Fare history of the harbour lines\nhttps://example.org/fares\n");
+    md.push_str("[4] Battery ferries enter service\nhttps://example.org/battery\n");
+    md.push_str("[6] Terminal plan\nhttps://example.org/terminal\n");
+    let r = parse_text(&md);
+    let u = units(&r);
+    assert_eq!(r.references.len(), 6, "{:?}", r.references);
+    // Six claims; the summary line under `Sources:` belongs to the list.
+    assert_eq!(u.len(), 6, "{u:#?}");
+    assert_eq!(
+        u[0].0,
+        "Ridership: the harbour line carried 9,000 riders a day in 2023."
+    );
+    assert_eq!(u[1].1, s(&["2", "3"]));
+    assert_eq!(u[3].1, s(&["5"]));
+    assert_eq!(u[5].1, s(&["6"]));
+    // Each unit is on its own line.
+    assert_eq!(r.facts[2].line, 4);
+    assert_eq!(
+        r.extraction.verdict,
+        tvir_eval::report::model::ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+
+    // Hard-wrapped prose keeps its paragraphs: a line that ends mid-sentence does
+    // not end a unit.
+    let wrapped = "# Ferries\n\nThe harbour line carried 9,000 riders a day in 2023, most of\nthem commuters who cross twice a day, and fares rose twice [1]. The\nfleet now has two battery boats of six [2].\n\n## References\n\n[1] https://example.org/a\n[2] https://example.org/b\n";
+    let u = units(&parse_text(wrapped));
+    assert_eq!(u.len(), 2, "{u:#?}");
+    assert!(u[0].0.contains("most of them commuters"), "{u:#?}");
+
+    // A list item's title, URL and notes on lines of their own stay one entry.
+    let items = "# Gene transfer\n\n## Assessment\nThe literature supports transfer in some lineages.\n\n## High-quality sources\n\n### Broad reviews\n1. **Gene transfer in eukaryotes: a debate** (NIH editorial, 2016)  \n   https://example.org/debate  \n   Useful for the central debate about contamination.\n\n2. **Transfer from bacteria to eukaryotes** (NIH review, 2022)  \n   https://example.org/bacteria  \n   Strong review on mechanisms.\n\n### Animals\n3. **Tardigrade genomes compared** (NIH, 2017)  \n   https://example.org/tardigrade  \n   Shows how contamination inflated early claims.\n";
+    let r = parse_text(items);
+    assert_eq!(r.references.len(), 3, "{:?}", r.references);
+    assert!(units(&r).is_empty(), "{:#?}", units(&r));
+
+    // Under a reference label, a paragraph of entry lines stays whole, so the
+    // label still takes it into the list.
+    let label = "# Birds\n\nBirds sense fields [1]. Pigeons use smell [2].\n\nKey references\n\nHore, P. and Moss, H. (2016). The radical-pair mechanism (Annual Review). [1]\nXu et al. (2021). Magnetic sensitivity of cryptochrome 4 (Nature). [2]\nZapka et al. (2009). Visual mediation of compass information (Nature). [2]\n\n[1] https://example.org/1\n[2] https://example.org/2\n";
+    let u = units(&parse_text(label));
+    assert_eq!(u.len(), 2, "{u:#?}");
+}
+
+#[test]
+fn a_sources_label_in_the_middle_of_a_paragraph_starts_the_list() {
+    let md = "# Tides\n\nSpring tides follow the new and full moon [1].\nNeap tides come between them [2].\nSources:\n[1] https://example.org/spring\n[2] https://example.org/neap\n";
+    let r = parse_text(md);
+    assert_eq!(r.references.len(), 2, "{:?}", r.references);
+    assert_eq!(
+        r.references[1].url.as_deref(),
+        Some("https://example.org/neap")
+    );
+    let u = units(&r);
+    assert_eq!(
+        u,
+        vec![
+            (
+                "Spring tides follow the new and full moon.".to_string(),
+                s(&["1"])
+            ),
+            ("Neap tides come between them.".to_string(), s(&["2"])),
+        ]
+    );
+    assert!(
+        r.structural_errors.consistency.is_empty(),
+        "{:?}",
+        codes(&r)
+    );
+}
+
+#[test]
+fn numerals_glued_after_emphasis_and_lenticular_source_markers() {
+    let md = "# Stress\n\nThreats act through the **adrenal axis**.1 Cortisol peaks after waking.2 Poor sleep follows in *shift workers*.3\n\n#### **Works cited**\n\n1. Axis overview, accessed May 1, 2025, [https://example.org/axis](https://example.org/axis)\n2. Waking, accessed May 1, 2025, [https://example.org/waking](https://example.org/waking)\n3. Shift work, accessed May 1, 2025, [https://example.org/shift](https://example.org/shift)\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert_eq!(
+        u[0],
+        (
+            "Threats act through the adrenal axis.".to_string(),
+            s(&["1"])
+        )
+    );
+    assert_eq!(u[2].1, s(&["3"]));
+
+    let md = "# Ferries\n\nThe ferry carries 9,000 riders a day【1†source】. Fares rose twice【2†L10-L24】【3†source】.\n\n## Sources\n\n1. Ridership https://example.org/r\n2. Fares https://example.org/f\n3. Minutes https://example.org/m\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u[0].1, s(&["1"]));
+    assert_eq!(u[1], ("Fares rose twice.".to_string(), s(&["2", "3"])));
+}
+
+#[test]
+fn bulleted_claims_ending_in_a_url_are_not_a_missed_list() {
+    let md = "# Privacy review\n\n## Recommendations\n\n- Shorten how long reviewers keep chat logs so that retention meets the storage limit https://example.org/retention\n- Let users switch off the sharing of contact data with the assistant in one place https://example.org/contacts\n- Publish which regions store the logs and for how long each copy is kept https://example.org/regions\n1. Test every quarter that disabled connections really stop the data flow (https://example.org/tests).\n\n## Background\n\nThe assistant launched last year in twelve countries.\n\nIt answers questions about bookings and refunds.\n\nA second release added voice input.\n";
+    let r = parse_text(md);
+    assert_eq!(units(&r).len(), 4);
+    assert_eq!(r.extraction.counts.unlisted_reference_lines, 0);
+    assert_eq!(
+        r.extraction.verdict,
+        tvir_eval::report::model::ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+
+    // A real list the parser did not find still trips the check.
+    let md = "# Privacy review\n\nRetention is long [1].\n\nFurther material\n\n- Chat Retention Policy https://example.org/retention\n- Contact Sharing Settings https://example.org/contacts\n- Regional Storage Overview https://example.org/regions\n\n## Background\n\nThe assistant launched last year in twelve countries.\n\nIt answers questions about bookings and refunds.\n\nA second release added voice input.\n";
+    let r = parse_text(md);
+    assert!(
+        r.extraction.counts.unlisted_reference_lines >= 3,
+        "{:?}",
+        r.extraction
+    );
+    assert_eq!(
+        r.extraction.verdict,
+        tvir_eval::report::model::ExtractionVerdict::Suspect
+    );
+}
+
+#[test]
+fn display_math_between_lines_of_a_paragraph_ends_the_line_before_it() {
+    // Claims, each on its own line, with display math between them and no blank
+    // line anywhere: the text after a closing `\]` is a unit of its own.
+    let md = "# Planning\n\nThe entropy of one cell is [1]:\n\\[\nH=-p\\ln p\n\\]\nvisibility along a ray multiplies the free cells before it [1].\nThe gain of a view sums over its rays [2].\n\n## References\n\n[1] https://example.org/entropy\n[2] https://example.org/gain\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert_eq!(u[0].0, "The entropy of one cell is:");
+    assert!(u[1].0.starts_with("visibility along a ray"), "{u:#?}");
+    assert_eq!(u[2].1, s(&["2"]));
+}
+
+#[test]
+fn cite_tags_with_quoted_evidence_name_list_entries() {
+    // Tags in the shape WebWeaver writes: the id names the entry of that number,
+    // the tag's content is a quote from the source and is not the report's text.
+    let md = "# Reefs\n\nBleaching hit most of the reef in 2024 <qwen:cite id=\"id_2\">Surveys found bleaching on 73 percent of reefs</qwen:cite>. Recovery takes about a decade <qwen:cite id=\"id_1, id_3\">recovery usually needs **ten** years</qwen:cite>.\n\n## References\n\n[1]. https://example.org/recovery\n\n[2]. https://example.org/survey\n\n[3]. https://example.org/decade\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 2, "{u:#?}");
+    assert_eq!(
+        u[0],
+        (
+            "Bleaching hit most of the reef in 2024.".to_string(),
+            s(&["2"])
+        )
+    );
+    assert_eq!(u[1].1, s(&["1", "3"]));
+    assert!(!u[1].0.contains("cite"), "{u:#?}");
+}

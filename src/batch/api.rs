@@ -92,6 +92,8 @@ pub struct BatchApi {
     http: reqwest::Client,
     base: String,
     api_key: Option<String>,
+    /// Azure takes the key as `api-key`.
+    api_key_header: bool,
 }
 
 impl std::fmt::Debug for BatchApi {
@@ -121,6 +123,7 @@ impl BatchApi {
             })?;
         Ok(Self {
             http,
+            api_key_header: crate::judge::protocol::uses_api_key_header(base_url),
             base: base_url.trim().trim_end_matches('/').to_string(),
             api_key,
         })
@@ -133,13 +136,17 @@ impl BatchApi {
         body: Body,
         what: &str,
     ) -> Result<Vec<u8>, ApiError> {
-        let url = format!("{}{path}", self.base);
+        let url = crate::judge::protocol::endpoint_url(&self.base, path);
         let backoff = Backoff::default();
         let mut last = String::new();
         for attempt in 1..=API_ATTEMPTS {
             let mut req = self.http.request(method.clone(), &url);
             if let Some(key) = &self.api_key {
-                req = req.bearer_auth(key);
+                req = if self.api_key_header {
+                    req.header("api-key", key)
+                } else {
+                    req.bearer_auth(key)
+                };
             }
             req = match &body {
                 Body::None => req,

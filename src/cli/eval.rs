@@ -85,7 +85,8 @@ pub struct EvalOptions {
     /// rubric's answer schema, or the rubric's `max_tokens`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: Option<u32>,
-    /// Timeout of one judge attempt, in seconds (default 120).
+    /// Timeout of one judge attempt, in seconds (default 120), for prompts up to 4,096
+    /// tokens; longer prompts get it in proportion.
     #[arg(long, value_name = "SECS")]
     pub judge_timeout: Option<f64>,
     /// Retries of a judge call after a transient error (timeout, 429, 5xx); default 9.
@@ -94,6 +95,11 @@ pub struct EvalOptions {
     /// Skip the vision check and treat the judge as able to read images.
     #[arg(long)]
     pub assume_vision: bool,
+    /// Ignore what earlier runs learnt about the judge server and model (accepted
+    /// parameters, vision, prompts too long for its context) and learn it again,
+    /// e.g. after the server was restarted with a longer context.
+    #[arg(long)]
+    pub relearn_judge: bool,
     /// Folder of rubric TOML files overriding the built-in ones.
     #[arg(long)]
     pub rubrics: Option<PathBuf>,
@@ -241,6 +247,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         timeout,
         max_attempts: args.judge_retries.map(|r| r.saturating_add(1)),
         assume_vision: args.assume_vision,
+        relearn: args.relearn_judge,
         base_url: args.base_url.clone(),
         model: args.judge_model.clone(),
         concurrency: Some(args.concurrency),

@@ -12,6 +12,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::accounting::{Accounting, Event};
+use super::context::{context_overflow, FitDecision};
 use super::estimate::{estimate_request, TokenEstimate};
 use super::journal::{self, journal_messages, EntryStatus, Journal, JournalEntry};
 use super::limits::{InFlightLimit, Pacer, Slot, TokenBucket};
@@ -49,6 +50,9 @@ pub type ImageResolver = Arc<dyn Fn(&str) -> Option<Result<String, String>> + Se
 
 /// Largest response body accepted from a judge server.
 const MAX_RESPONSE_BYTES: usize = 16 << 20;
+/// Prompts up to this many tokens (our estimate) get `--judge-timeout` per attempt;
+/// longer ones get it in proportion.
+pub const TIMEOUT_PROMPT_TOKENS: u64 = 4096;
 /// Parameter adaptations allowed per unit (each changes what is sent, so a loop is
 /// impossible, but a confused server must not keep us busy).
 const MAX_ADAPTATIONS: u32 = 6;
@@ -58,6 +62,8 @@ pub(crate) struct Inner {
     store: Option<Store>,
     http: reqwest::Client,
     endpoint: String,
+    /// Send the key as `api-key` (Azure) instead of `Authorization: Bearer`.
+    api_key_header: bool,
     slots: InFlightLimit,
     rpm: Option<TokenBucket>,
     tpm: Option<TokenBucket>,
@@ -81,6 +87,9 @@ pub(crate) struct Inner {
     vision_detail: Mutex<Option<(bool, String)>>,
     /// Base URL as the adaptations table keys it.
     server_key: String,
+    /// Set by the first refusal that no request of this run can get past (a wrong
+    /// key, an unknown model or endpoint): later units fail without a call.
+    unusable: std::sync::OnceLock<String>,
 }
 
 /// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
@@ -96,8 +105,20 @@ enum CallError {
     Image(String),
     #[error("the server rejected every structured-output form (json_schema, json_object, plain prompt): HTTP {status}: {message}")]
     NoOutputMode { status: u16, message: String },
-    #[error("answer cut off at the token limit (finish_reason: length, {param} {limit}), again after asking for a shorter answer")]
-    CutOff { param: &'static str, limit: u32 },
+    #[error("answer cut off at the token limit (finish_reason: length, {param} {limit}), again after asking for a shorter answer{hint}")]
+    CutOff {
+        param: &'static str,
+        limit: u32,
+        hint: String,
+    },
+    #[error("not sent: the judge server refused an earlier call of this run ({0}); fix the key, model or base URL and run again")]
+    Unusable(String),
+    #[error("{reason}")]
+    ContextOverflow {
+        reason: String,
+        prompt: Option<u32>,
+        window: Option<u32>,
+    },
 }
 
 struct CallSuccess {
@@ -176,10 +197,8 @@ impl Inner {
         let has_journal = journal.is_some();
         let writer = Writer::start(store.clone(), journal)
             .map_err(|e| failed(format!("judge writer thread: {e}")))?;
-        let endpoint = format!(
-            "{}/chat/completions",
-            config.base_url.trim().trim_end_matches('/')
-        );
+        let endpoint = super::protocol::endpoint_url(&config.base_url, "chat/completions");
+        let api_key_header = super::protocol::uses_api_key_header(&config.base_url);
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
             .pool_max_idle_per_host(config.concurrency)
@@ -187,7 +206,7 @@ impl Inner {
             .build()
             .map_err(|e| failed(format!("HTTP client: {e}")))?;
         let inner = Self {
-            slots: InFlightLimit::new(config.concurrency),
+            slots: InFlightLimit::slow_start(config.concurrency),
             rpm: config.rpm.map(TokenBucket::per_minute),
             tpm: config.tpm.map(TokenBucket::per_minute),
             pacer: Pacer::new(Duration::from_millis(25)),
@@ -206,9 +225,11 @@ impl Inner {
             vision: tokio::sync::OnceCell::new(),
             vision_detail: Mutex::new(None),
             server_key: server_key(&config.base_url),
+            unusable: std::sync::OnceLock::new(),
             store,
             http,
             endpoint,
+            api_key_header,
             config,
         };
         inner.restore_learnt();
@@ -218,6 +239,17 @@ impl Inner {
     /// Start from what an earlier run learnt about this server and model.
     fn restore_learnt(&self) {
         let Some(store) = &self.store else { return };
+        if self.config.relearn {
+            match store.with_conn(|conn| stored::forget(conn, &self.server_key, &self.config.model))
+            {
+                Ok(()) => tracing::info!(
+                    server = %self.server_key,
+                    "--relearn-judge: what earlier runs learnt about this judge server is forgotten"
+                ),
+                Err(e) => tracing::warn!("forgetting the judge server's adaptations failed: {e}"),
+            }
+            return;
+        }
         let row = match store
             .with_conn(|conn| stored::get(conn, &self.server_key, &self.config.model))
         {
@@ -244,6 +276,7 @@ impl Inner {
             temperature: row.send_temperature,
             seed: row.send_seed,
         });
+        self.adaptations.set_reasoning(row.reasoning);
         tracing::debug!(
             server = %self.server_key,
             mode = mode.name(),
@@ -287,6 +320,7 @@ impl Inner {
             vision: vision.as_ref().map(|(sees, _)| *sees),
             vision_detail: vision.map(|(_, detail)| detail),
             updated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            reasoning: self.adaptations.reasoning(),
         };
         if let Err(e) = store.with_conn(|conn| stored::put(conn, &row)) {
             tracing::warn!("storing the judge server's adaptations failed: {e}");
@@ -300,10 +334,17 @@ impl Inner {
             .or_else(|| self.config.metric_max_tokens.get(&request.metric).copied())
     }
 
-    /// The limit every attempt of `request` is sent with.
+    /// The limit every attempt of `request` is sent with: the explicit one, else
+    /// the schema's, plus reasoning headroom once the model is seen reasoning.
     pub(crate) fn token_limit(&self, request: &JudgeRequest) -> u32 {
-        self.explicit_limit(request)
-            .unwrap_or_else(|| super::tokens::answer_token_limit(&request.schema))
+        self.explicit_limit(request).unwrap_or_else(|| {
+            let derived = super::tokens::answer_token_limit(&request.schema);
+            if self.adaptations.reasoning() {
+                derived.saturating_add(super::tokens::REASONING_HEADROOM)
+            } else {
+                derived
+            }
+        })
     }
 
     /// See [`JudgeClient::check_vision`](super::JudgeClient::check_vision).
@@ -492,6 +533,12 @@ impl Inner {
             return Ok(hit);
         }
 
+        if let Some(reason) = self.remembered_overflow(&key) {
+            outcome.error = Some(reason.clone());
+            self.finish(&request, outcome, EntryStatus::Failed, &Event::default());
+            return Err(JudgeError::Failed(reason));
+        }
+
         // Estimates are only needed by the token bucket, the dry run and the budget.
         let estimate =
             if self.tpm.is_some() || self.config.dry_run || self.config.max_cost_usd.is_some() {
@@ -603,6 +650,9 @@ impl Inner {
             }
             Err(err) => {
                 let reason = err.to_string();
+                if let CallError::ContextOverflow { prompt, window, .. } = &err {
+                    self.remember_overflow(&key, *prompt, *window, &reason);
+                }
                 let cost = self.prices.cost(&self.config.model, &report.usage);
                 outcome.error = Some(reason.clone());
                 outcome.cost = cost;
@@ -617,6 +667,61 @@ impl Inner {
                 Err(JudgeError::Failed(reason))
             }
         }
+    }
+
+    /// The reason an earlier run recorded for a request the server said does not
+    /// fit its context window (same server, model and request), unless relearning.
+    fn remembered_overflow(&self, key: &str) -> Option<String> {
+        if self.config.relearn || self.config.dry_run {
+            return None;
+        }
+        let store = self.store.as_ref()?;
+        let row = match store
+            .with_conn(|conn| stored::get_overflow(conn, &self.server_key, &self.config.model, key))
+        {
+            Ok(row) => row?,
+            Err(e) => {
+                tracing::warn!("reading remembered context overflows failed, calling instead: {e}");
+                return None;
+            }
+        };
+        Some(format!(
+            "{} (remembered from a run at {}; pass --relearn-judge if the server's context was raised since)",
+            row.reason, row.updated_at
+        ))
+    }
+
+    fn remember_overflow(&self, key: &str, prompt: Option<u32>, window: Option<u32>, reason: &str) {
+        let Some(store) = &self.store else { return };
+        let row = stored::StoredOverflow {
+            base_url: self.server_key.clone(),
+            model: self.config.model.clone(),
+            key: key.to_string(),
+            prompt_tokens: prompt,
+            context_window: window,
+            reason: reason.to_string(),
+            updated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        if let Err(e) = store.with_conn(|conn| stored::put_overflow(conn, &row)) {
+            tracing::warn!("storing a context overflow failed: {e}");
+        }
+    }
+
+    /// The timeout of one attempt: `--judge-timeout` for prompts up to
+    /// [`TIMEOUT_PROMPT_TOKENS`] (our estimate), in proportion above, because a
+    /// server reads a long prompt before it writes a token and a 20k-token report is
+    /// not a hung server.
+    fn attempt_timeout(&self, conversation: &[WireMessage]) -> Duration {
+        let tokens: u64 = conversation
+            .iter()
+            .flat_map(|m| &m.parts)
+            .map(|p| match p {
+                Part::Text { text } => super::estimate::text_tokens(text),
+                Part::Image { .. } => 0,
+            })
+            .sum();
+        let scale = (tokens as f64 / TIMEOUT_PROMPT_TOKENS as f64).max(1.0);
+        self.config.timeout.mul_f64(scale)
     }
 
     /// A cached answer still valid against the request's schema, if any. Store
@@ -697,7 +802,9 @@ impl Inner {
         let mut length_reasks = 0u32;
         let mut usage = Usage::default();
         let max_attempts = self.config.max_attempts.max(1);
-        let limit = self.token_limit(request);
+        let mut limit = self.token_limit(request);
+        // Set once the limit was lowered to fit the server's context window.
+        let mut fitted = false;
         // A slot of `concurrency` kept from an attempt that timed out: the server may
         // still be working on it, so the slot stays taken until the retry is sent.
         let mut kept_slot: Option<Slot<'_>> = None;
@@ -712,7 +819,11 @@ impl Inner {
         };
 
         loop {
-            let params = self.adaptations.current();
+            if let Some(why) = self.unusable.get() {
+                let err = CallError::Unusable(why.clone());
+                let mode = self.adaptations.current().mode;
+                return done(Err(err), attempts, reasks, usage, mode);
+            }
             self.pacer.wait_turn().await;
             if let Some(rpm) = &self.rpm {
                 rpm.acquire(1.0).await;
@@ -720,16 +831,8 @@ impl Inner {
             if let Some(tpm) = &self.tpm {
                 tpm.acquire(est_tokens).await;
             }
-            let body = build_body(
-                &self.config.model,
-                &request.metric,
-                &request.schema,
-                &conversation,
-                &params,
-                self.config.seed,
-                Some(limit),
-            );
             attempts += 1;
+            let timeout = self.attempt_timeout(&conversation);
             let slot = match kept_slot.take() {
                 // The limit came down while this retry waited: give the slot back
                 // and queue under the new limit like every other request.
@@ -743,7 +846,20 @@ impl Inner {
                 }
                 None => self.slots.acquire().await,
             };
-            let reply = self.send(&body).await;
+            // Read after the wait for a slot: what an earlier request learnt while
+            // this one queued (a refused structured-output form) applies already.
+            let params = self.adaptations.current();
+            let body = build_body(
+                &self.config.model,
+                &request.metric,
+                &request.schema,
+                &conversation,
+                &params,
+                self.config.seed,
+                Some(limit),
+            );
+            let sent_at = Instant::now();
+            let reply = self.send(&body, timeout).await;
 
             // What went wrong on this attempt, if it is worth another.
             let (retry_reason, server_wait) = match reply {
@@ -752,8 +868,7 @@ impl Inner {
                     if timed_out {
                         if let Some(limit) = self.slots.on_timeout(&slot) {
                             tracing::warn!(
-                                "the judge server did not answer within {:?}; at most {limit} requests in flight from now on (raised again as answers come back)",
-                                self.config.timeout
+                                "the judge server did not answer within {timeout:?}; {limit} in flight at most from now on (raised again as answers come back)"
                             );
                         }
                         kept_slot = Some(slot);
@@ -767,8 +882,13 @@ impl Inner {
                     headers,
                     body,
                 } if (200..300).contains(&status) => {
+                    let epoch = slot.epoch();
                     drop(slot);
-                    self.slots.on_answer();
+                    if let Some(limit) = self.slots.on_answer(epoch, sent_at.elapsed(), timeout) {
+                        tracing::warn!(
+                            "the judge server's answers come back queued (over half the {timeout:?} timeout); {limit} in flight at most from now on (raised again as answers come back)"
+                        );
+                    }
                     let completion = match parse_completion(&body) {
                         Ok(c) => c,
                         Err(reason) => {
@@ -796,14 +916,41 @@ impl Inner {
                     usage.prompt_tokens += completion.usage.prompt_tokens;
                     usage.completion_tokens += completion.usage.completion_tokens;
                     usage.cached_tokens += completion.usage.cached_tokens;
+                    if completion.reasoned && self.adaptations.set_reasoning(true) {
+                        tracing::info!(
+                            "the judge model reasons before it answers; its token limits get {} tokens of headroom from now on",
+                            super::tokens::REASONING_HEADROOM
+                        );
+                        self.save_learnt();
+                    }
 
                     if completion.finish_reason.as_deref() == Some("length") {
+                        // A reasoning model that thought through its limit: ask again
+                        // with the headroom (not a re-ask: the question was fine).
+                        let wider = self.token_limit(request);
+                        if completion.reasoned && wider > limit {
+                            limit = wider;
+                            continue;
+                        }
                         // Cut off by the limit: whatever came back is incomplete, even
                         // when repair could close it.
                         if length_reasks >= 1 {
+                            let hint = if completion.reasoned {
+                                format!(
+                                    "; the model reasoned{} before answering: raise --max-tokens or a rubric's max_tokens",
+                                    if completion.reasoning_tokens > 0 {
+                                        format!(" for {} tokens", completion.reasoning_tokens)
+                                    } else {
+                                        String::new()
+                                    }
+                                )
+                            } else {
+                                String::new()
+                            };
                             let err = CallError::CutOff {
                                 param: params.token_param.name(),
                                 limit,
+                                hint,
                             };
                             return done(Err(err), attempts, reasks, usage, params.mode);
                         }
@@ -879,6 +1026,26 @@ impl Inner {
                     drop(slot);
                     self.tpm_adjust(-est_tokens);
                     let text = String::from_utf8_lossy(&body);
+                    // Before adaptations: an overflow names the token parameter too.
+                    if let Some(over) = context_overflow(status, &text) {
+                        let message = error_message(&text);
+                        match super::context::decide(&over, limit, fitted, &message) {
+                            FitDecision::Retry(fit) => {
+                                tracing::info!(metric = %request.metric, unit = %request.unit, from = limit, to = fit, "the answer limit does not fit the judge's context window; lowering it");
+                                fitted = true;
+                                limit = fit;
+                                continue;
+                            }
+                            FitDecision::Fail(reason) => {
+                                let err = CallError::ContextOverflow {
+                                    reason,
+                                    prompt: over.prompt,
+                                    window: over.window,
+                                };
+                                return done(Err(err), attempts, reasks, usage, params.mode);
+                            }
+                        }
+                    }
                     if let Some(adaptation) = classify_rejection(status, &text, &params) {
                         let message = error_message(&text);
                         if adaptations < MAX_ADAPTATIONS
@@ -903,10 +1070,16 @@ impl Inner {
                         return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if !is_retryable_status(status) {
-                        let err = CallError::Rejected {
-                            status,
-                            message: error_message(&text),
-                        };
+                        let message = error_message(&text);
+                        if refuses_every_request(status, &message, request) {
+                            let why = format!("HTTP {status}: {message}");
+                            if self.unusable.set(why.clone()).is_ok() {
+                                tracing::error!(
+                                    "the judge server refused a call ({why}); no further judge calls are made in this run"
+                                );
+                            }
+                        }
+                        let err = CallError::Rejected { status, message };
                         return done(Err(err), attempts, reasks, usage, params.mode);
                     }
                     if status == 429 {
@@ -950,27 +1123,27 @@ impl Inner {
     }
 
     /// One HTTP exchange; the caller holds a slot of `concurrency`.
-    async fn send(&self, body: &Value) -> Reply {
+    async fn send(&self, body: &Value, timeout: Duration) -> Reply {
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        let reply = self.send_inner(body).await;
+        let reply = self.send_inner(body, timeout).await;
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         reply
     }
 
-    async fn send_inner(&self, body: &Value) -> Reply {
-        let mut req = self
-            .http
-            .post(&self.endpoint)
-            .timeout(self.config.timeout)
-            .json(body);
+    async fn send_inner(&self, body: &Value, timeout: Duration) -> Reply {
+        let mut req = self.http.post(&self.endpoint).timeout(timeout).json(body);
         if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key);
+            req = if self.api_key_header {
+                req.header("api-key", key)
+            } else {
+                req.bearer_auth(key)
+            };
         }
         let describe = |e: reqwest::Error| {
             let timed_out = e.is_timeout();
             let reason = if timed_out {
-                format!("timed out after {:?}", self.config.timeout)
+                format!("timed out after {timeout:?}")
             } else if e.is_connect() {
                 format!(
                     "could not connect to {}: {}",
@@ -1129,6 +1302,23 @@ fn announce_blind(model: &str, server: &str, detail: &str, remembered: bool) {
 }
 
 /// The base URL as the adaptations table keys it.
+/// A refusal no other request of the run would get past: a wrong or missing key
+/// (401), an unknown model, deployment or endpoint (404). Not 403: gateways also
+/// answer it for one request's content.
+/// Requests with images are left to the vision check (some routers answer 404 for
+/// "no endpoint supports image input").
+fn refuses_every_request(status: u16, message: &str, request: &JudgeRequest) -> bool {
+    let has_image = request
+        .messages
+        .iter()
+        .any(|m| m.parts.iter().any(|p| matches!(p, Part::Image { .. })));
+    match status {
+        401 => true,
+        404 => !has_image && !vision::refuses_images(message),
+        _ => false,
+    }
+}
+
 fn server_key(base_url: &str) -> String {
     base_url.trim().trim_end_matches('/').to_string()
 }

@@ -14,6 +14,13 @@ use tokio::time::Instant;
 /// such as a single-slot local server, makes every queued request wait behind the
 /// others until they all time out and are sent again), and raised by one after a
 /// full window of answers without a timeout, back up to the configured maximum.
+///
+/// With [`InFlightLimit::slow_start`] it also starts at one request and doubles
+/// after each window of quick answers (TCP's slow start), so a server's first
+/// replies (a refused parameter, its speed) are known before it is sent a burst,
+/// and it halves before timeouts do when answers come back queued: slower than half
+/// the timeout and three times the quickest answer seen (a slow but parallel server
+/// answers slowly at any load and is not throttled for it).
 #[derive(Debug)]
 pub struct InFlightLimit {
     semaphore: Semaphore,
@@ -32,6 +39,10 @@ struct LimitState {
     /// congestion and count once (the limit halves once per episode, not once per
     /// queued request).
     epoch: u64,
+    /// Doubling per window until the first sign of congestion.
+    slow_start: bool,
+    /// The quickest answer seen, the server's latency without a queue.
+    quickest: Option<Duration>,
 }
 
 /// A slot of the limit, given back when dropped (or retired if the limit shrank
@@ -47,6 +58,11 @@ impl Slot<'_> {
     /// The slot is used for another request (a retry that kept it).
     pub fn renew(&mut self) {
         self.epoch = self.owner.lock().epoch;
+    }
+
+    /// The congestion episode this slot's request was sent in.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 }
 
@@ -73,6 +89,25 @@ impl InFlightLimit {
                 debt: 0,
                 answered: 0,
                 epoch: 0,
+                slow_start: false,
+                quickest: None,
+            }),
+        }
+    }
+
+    /// Starts at one request in flight and grows as described on the type.
+    pub fn slow_start(max: usize) -> Self {
+        let max = max.max(1);
+        Self {
+            semaphore: Semaphore::new(1),
+            max,
+            state: Mutex::new(LimitState {
+                limit: 1,
+                debt: 0,
+                answered: 0,
+                epoch: 0,
+                slow_start: true,
+                quickest: None,
             }),
         }
     }
@@ -110,8 +145,13 @@ impl InFlightLimit {
     /// changed.
     pub fn on_timeout(&self, slot: &Slot<'_>) -> Option<usize> {
         let mut st = self.lock();
+        self.halve(&mut st, slot.epoch)
+    }
+
+    fn halve(&self, st: &mut LimitState, epoch: u64) -> Option<usize> {
         st.answered = 0;
-        if st.limit <= 1 || slot.epoch != st.epoch {
+        st.slow_start = false;
+        if st.limit <= 1 || epoch != st.epoch {
             return None;
         }
         st.epoch += 1;
@@ -123,24 +163,41 @@ impl InFlightLimit {
         Some(new)
     }
 
-    /// An answer came back: after a whole window of them (as many as the limit)
-    /// without a timeout, allow one more in flight.
-    pub fn on_answer(&self) {
+    /// An answer came back after `latency` to a request sent in congestion episode
+    /// `epoch` with attempt timeout `timeout`. A queued answer (see the type) halves
+    /// the limit and returns the new one; otherwise, after a whole window of answers
+    /// (as many as the limit), the limit grows: doubled during slow start while
+    /// answers take under a quarter of the timeout, else by one.
+    pub fn on_answer(&self, epoch: u64, latency: Duration, timeout: Duration) -> Option<usize> {
         let mut st = self.lock();
+        let quickest = st.quickest.map_or(latency, |q| q.min(latency));
+        st.quickest = Some(quickest);
+        if latency > timeout / 2 && latency > quickest * 3 {
+            return self.halve(&mut st, epoch);
+        }
         if st.limit >= self.max {
-            return;
+            return None;
         }
         st.answered += 1;
         if st.answered < st.limit {
-            return;
+            return None;
         }
         st.answered = 0;
-        st.limit += 1;
-        if st.debt > 0 {
-            st.debt -= 1;
+        let grow = if st.slow_start && latency < timeout / 4 {
+            st.limit
         } else {
-            self.semaphore.add_permits(1);
+            1
+        };
+        let new = (st.limit + grow).min(self.max);
+        let mut add = new - st.limit;
+        st.limit = new;
+        let forgiven = add.min(st.debt);
+        st.debt -= forgiven;
+        add -= forgiven;
+        if add > 0 {
+            self.semaphore.add_permits(add);
         }
+        None
     }
 }
 
@@ -384,11 +441,13 @@ mod tests {
         assert_eq!(lim.semaphore.available_permits(), 1);
         // One answer at limit 1 raises it to 2; then two answers to 3; and so on,
         // never past the maximum.
-        lim.on_answer();
+        let (quick, timeout) = (Duration::from_millis(10), Duration::from_secs(1));
+        let epoch = lim.lock().epoch;
+        lim.on_answer(epoch, quick, timeout);
         assert_eq!(lim.limit(), 2);
         assert_eq!(lim.semaphore.available_permits(), 2);
         for _ in 0..200 {
-            lim.on_answer();
+            lim.on_answer(epoch, quick, timeout);
         }
         assert_eq!(lim.limit(), 8);
         assert_eq!(lim.semaphore.available_permits(), 8);
@@ -402,11 +461,60 @@ mod tests {
                                                         // A kept slot renewed for a retry belongs to the new episode.
         slots[1].renew();
         assert_eq!(slots[1].epoch, 1);
-        lim.on_answer();
-        lim.on_answer(); // limit 3: one debt forgiven instead of a new permit
+        let (quick, timeout) = (Duration::from_millis(10), Duration::from_secs(1));
+        lim.on_answer(1, quick, timeout);
+        lim.on_answer(1, quick, timeout); // limit 3: one debt forgiven instead of a new permit
         assert_eq!(lim.limit(), 3);
         drop(slots); // four come back, one still owed
         assert_eq!(lim.semaphore.available_permits(), 3);
+    }
+
+    #[tokio::test]
+    async fn slow_start_doubles_on_quick_answers_and_halves_on_queued_ones() {
+        let lim = InFlightLimit::slow_start(16);
+        let timeout = Duration::from_secs(100);
+        assert_eq!(lim.limit(), 1);
+        assert_eq!(lim.semaphore.available_permits(), 1);
+        // Quick answers: 1 -> 2 -> 4 -> 8 after windows of 1, 2 and 4.
+        let quick = Duration::from_secs(5);
+        for (answers, expect) in [(1, 2), (2, 4), (4, 8)] {
+            for _ in 0..answers {
+                assert_eq!(lim.on_answer(0, quick, timeout), None);
+            }
+            assert_eq!(lim.limit(), expect);
+            assert_eq!(lim.semaphore.available_permits(), expect);
+        }
+        // An answer over a quarter of the timeout ends the doubling: +1 per window.
+        for _ in 0..8 {
+            lim.on_answer(0, Duration::from_secs(30), timeout);
+        }
+        assert_eq!(lim.limit(), 9);
+        // A slow answer that is not queued (under three times the quickest) is no
+        // congestion...
+        let fast_lim = InFlightLimit::slow_start(16);
+        assert_eq!(
+            fast_lim.on_answer(0, Duration::from_secs(55), timeout),
+            None
+        );
+        assert_eq!(
+            fast_lim.on_answer(0, Duration::from_secs(60), timeout),
+            None
+        );
+        assert_eq!(
+            fast_lim.limit(),
+            2,
+            "slow answers grow the limit by one a window"
+        );
+        // ...a queued one (over half the timeout and three times the quickest)
+        // halves the limit once per episode.
+        assert_eq!(lim.on_answer(0, Duration::from_secs(60), timeout), Some(4));
+        assert_eq!(lim.on_answer(0, Duration::from_secs(70), timeout), None);
+        assert_eq!(lim.limit(), 4);
+        // After congestion, growth is additive even for quick answers.
+        for _ in 0..4 {
+            lim.on_answer(1, quick, timeout);
+        }
+        assert_eq!(lim.limit(), 5);
     }
 
     async fn futures_take(lim: &InFlightLimit, n: usize) -> Vec<Slot<'_>> {

@@ -4,6 +4,7 @@
 
 pub mod accounting;
 pub mod cache;
+pub mod context;
 pub mod estimate;
 pub mod journal;
 pub mod limits;
@@ -53,6 +54,9 @@ pub struct JudgeConfig {
     pub metric_max_tokens: std::collections::BTreeMap<String, u32>,
     /// Skip the vision check and treat the judge as able to read images.
     pub assume_vision: bool,
+    /// Ignore what earlier runs learnt about this server and model (parameters,
+    /// vision, prompts that did not fit its context) and learn it again.
+    pub relearn: bool,
     /// Count and estimate, call nothing.
     pub dry_run: bool,
     /// Stop scheduling new calls once this much has been spent.
@@ -92,6 +96,7 @@ impl Default for JudgeConfig {
             max_tokens: None,
             metric_max_tokens: Default::default(),
             assume_vision: false,
+            relearn: false,
             dry_run: false,
             max_cost_usd: None,
             journal_path: None,

@@ -89,6 +89,8 @@ pub struct Adaptations {
     use_completion_tokens: AtomicBool,
     send_temperature: AtomicBool,
     send_seed: AtomicBool,
+    /// The model reasons before it answers: token limits get reasoning headroom.
+    reasoning: AtomicBool,
 }
 
 impl Default for Adaptations {
@@ -98,6 +100,7 @@ impl Default for Adaptations {
             use_completion_tokens: AtomicBool::new(false),
             send_temperature: AtomicBool::new(true),
             send_seed: AtomicBool::new(true),
+            reasoning: AtomicBool::new(false),
         }
     }
 }
@@ -133,6 +136,17 @@ impl Adaptations {
             temperature: self.send_temperature.load(Ordering::Relaxed),
             seed: self.send_seed.load(Ordering::Relaxed),
         }
+    }
+
+    /// Whether the model was seen reasoning before its answers.
+    pub fn reasoning(&self) -> bool {
+        self.reasoning.load(Ordering::Relaxed)
+    }
+
+    /// Note that the model reasons (or, restoring, that it does not); true when
+    /// this changed what is known.
+    pub fn set_reasoning(&self, reasons: bool) -> bool {
+        self.reasoning.swap(reasons, Ordering::Relaxed) != reasons
     }
 
     /// Start from what an earlier run learnt (the adaptations table).
@@ -318,6 +332,11 @@ pub struct Completion {
     pub usage: Usage,
     pub model: String,
     pub finish_reason: Option<String>,
+    /// The model reasoned before answering: a reasoning-token count in `usage`, a
+    /// `reasoning_content` / `reasoning` text, or a `<think>` block in the content.
+    pub reasoned: bool,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when reported.
+    pub reasoning_tokens: u64,
 }
 
 /// Read a chat-completions response body. An error here means the server sent
@@ -354,10 +373,24 @@ pub fn parse_completion(body: &[u8]) -> Result<Completion, String> {
         .and_then(Value::as_str)
         .map(str::to_string);
     let usage = v.get("usage").map(read_usage).unwrap_or_default();
+    let reasoning_tokens = v
+        .pointer("/usage/completion_tokens_details/reasoning_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let reasoning_text = ["reasoning_content", "reasoning"].iter().any(|k| {
+        message
+            .get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.trim().is_empty())
+    });
+    let reasoned =
+        reasoning_tokens > 0 || reasoning_text || content.trim_start().starts_with("<think>");
     Ok(Completion {
         content,
         refusal,
         usage,
+        reasoned,
+        reasoning_tokens,
         model: v
             .get("model")
             .and_then(Value::as_str)
@@ -409,6 +442,43 @@ pub fn error_message(body: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// `base` joined with `path`, a query string of `base` kept at the end: Azure
+/// OpenAI's base URLs carry `?api-version=...` after the deployment path.
+pub fn endpoint_url(base: &str, path: &str) -> String {
+    let base = base.trim();
+    let (root, query) = match base.split_once('?') {
+        Some((root, query)) => (root, query),
+        None => (base, ""),
+    };
+    let root = root.trim_end_matches('/');
+    let path = path.trim_start_matches('/');
+    if query.is_empty() {
+        format!("{root}/{path}")
+    } else if path.contains('?') {
+        format!("{root}/{path}&{query}")
+    } else {
+        format!("{root}/{path}?{query}")
+    }
+}
+
+/// Whether the server takes its key in an `api-key` header rather than
+/// `Authorization: Bearer` (Azure OpenAI and Azure AI services, recognised by host or
+/// by the `api-version` query parameter).
+pub fn uses_api_key_header(base: &str) -> bool {
+    let Ok(url) = url::Url::parse(base.trim()) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    [
+        ".openai.azure.com",
+        ".cognitiveservices.azure.com",
+        ".services.ai.azure.com",
+    ]
+    .iter()
+    .any(|s| host.ends_with(s))
+        || url.query_pairs().any(|(k, _)| k == "api-version")
 }
 
 /// Does this error reply ask for an adaptation? `sent` is what the failing attempt
@@ -482,6 +552,32 @@ mod tests {
                 ],
             },
         ]
+    }
+
+    #[test]
+    fn endpoints_keep_the_base_query_and_azure_is_recognised() {
+        assert_eq!(
+            endpoint_url("http://h:1/v1/", "chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        let azure = "https://x.openai.azure.com/openai/deployments/gpt4o?api-version=2024-10-21";
+        assert_eq!(
+            endpoint_url(azure, "/chat/completions"),
+            "https://x.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(
+            endpoint_url(azure, "/batches?limit=5"),
+            "https://x.openai.azure.com/openai/deployments/gpt4o/batches?limit=5&api-version=2024-10-21"
+        );
+        assert!(uses_api_key_header(azure));
+        assert!(uses_api_key_header(
+            "https://x.cognitiveservices.azure.com/openai/v1"
+        ));
+        assert!(uses_api_key_header(
+            "http://127.0.0.1:9/openai/deployments/d?api-version=1"
+        ));
+        assert!(!uses_api_key_header("https://api.openai.com/v1"));
+        assert!(!uses_api_key_header("http://127.0.0.1:8080/v1"));
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub const HEADROOM: f64 = 1.25;
 /// Added after the multiplier (reasoning-free chat templates still emit a few tokens).
 pub const FIXED_OVERHEAD: f64 = 32.0;
 pub const MIN_LIMIT: u32 = 64;
+/// Added to the derived limit once the model is seen reasoning before it answers
+/// (OpenAI's o-series and GPT-5, DeepSeek-R1, Qwen3 thinking): its thinking counts
+/// against the same limit, and a judge verdict rarely needs more thought than this.
+pub const REASONING_HEADROOM: u32 = 8192;
 pub const MAX_LIMIT: u32 = 32_768;
 
 /// The completion-token limit for an answer to `schema`.

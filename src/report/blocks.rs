@@ -657,6 +657,163 @@ pub(crate) fn blocks_from_markdown(text: &str) -> Vec<Block> {
     builder.blocks
 }
 
+/// Splits paragraphs whose lines are units of their own into one block per line.
+///
+/// Two shapes need it, both written with no blank line where Markdown wants one:
+/// a reference label in the middle of a paragraph (`... last claim [4].`, then
+/// `References:`, then the entries), which is split before the label so the label
+/// heads its list; and plain-text exports that put each paragraph, heading or list
+/// entry on one line of its own and join them with single newlines, so a whole
+/// report reads as a handful of paragraphs. The second shape is recognised per
+/// paragraph: at least three lines, and at least three in five of its line ends
+/// close a sentence or an entry (a period, a closing bracket, a colon, a URL).
+/// Hard-wrapped prose ends most lines mid-sentence and is left as it is, and a
+/// line that starts in lower case continues the line before it in either shape.
+pub(crate) fn split_line_paragraphs(blocks: Vec<Block>, text: &str) -> Vec<Block> {
+    if !blocks.iter().any(|b| {
+        matches!(b.kind, BlockKind::Paragraph | BlockKind::ListItem { .. })
+            && b.inlines.iter().any(|i| matches!(i, Inline::Break { .. }))
+    }) {
+        return blocks;
+    }
+    let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        // Under a reference label the lines are entries, which the list reader
+        // takes line by line; the paragraph stays whole so the label keeps it.
+        let under_label = |out: &[Block]| {
+            out.last().is_some_and(|p| {
+                matches!(p.kind, BlockKind::Heading(_) | BlockKind::Paragraph)
+                    && super::references::is_reference_heading(&p.plain_text())
+            })
+        };
+        match line_cuts(&b, text) {
+            Some(cuts) if !under_label(&out) => out.extend(cut_block(b, &cuts)),
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
+/// Indices (into the block's inlines) of the breaks to cut at, if any.
+fn line_cuts(b: &Block, text: &str) -> Option<Vec<usize>> {
+    if b.from_html || !matches!(b.kind, BlockKind::Paragraph | BlockKind::ListItem { .. }) {
+        return None;
+    }
+    let breaks: Vec<usize> = b
+        .inlines
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Inline::Break { .. }))
+        .map(|(k, _)| k)
+        .collect();
+    if breaks.is_empty() {
+        return None;
+    }
+    // The source line before each break and the one after it.
+    let line_at = |from: usize, to: usize| text.get(from..to).unwrap_or("").trim();
+    let mut lines = Vec::with_capacity(breaks.len() + 1);
+    let mut start = b.span.start;
+    for &k in &breaks {
+        let span = b.inlines[k].span().unwrap_or(start..start);
+        lines.push(line_at(start, span.start.max(start)));
+        start = span.end;
+    }
+    lines.push(line_at(start.min(b.span.end), b.span.end));
+    let continues = |l: &str| {
+        l.trim_start_matches(|c: char| c == '>' || c.is_whitespace())
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_lowercase())
+    };
+    // A label line (`References:`) with an entry after it in the same paragraph.
+    let label = matches!(b.kind, BlockKind::Paragraph)
+        .then(|| {
+            (1..lines.len()).find(|&k| {
+                super::references::is_reference_heading(lines[k])
+                    && lines[k + 1..]
+                        .iter()
+                        .any(|l| super::references::parse_entry_line(l).is_some())
+            })
+        })
+        .flatten();
+    // A title line whose URL follows on the next line closes an entry too.
+    let closed = (0..lines.len() - 1)
+        .filter(|&n| line_closes(lines[n]) || starts_with_url(lines[n + 1]))
+        .count();
+    // List items keep their lines: an entry's title, URL and notes under one
+    // bullet belong together.
+    let by_line = matches!(b.kind, BlockKind::Paragraph)
+        && lines.len() >= 3
+        && closed * 5 >= (lines.len() - 1) * 3;
+    let cuts: Vec<usize> = breaks
+        .iter()
+        .enumerate()
+        .filter(|&(n, _)| {
+            Some(n + 1) == label
+                || (by_line && (!continues(lines[n + 1]) || is_math_fence(lines[n])))
+        })
+        .map(|(_, &k)| k)
+        .collect();
+    (!cuts.is_empty()).then_some(cuts)
+}
+
+/// A line that only opens or closes display math (`\[`, `\]`, `$$`).
+fn is_math_fence(line: &str) -> bool {
+    matches!(line, "\\[" | "\\]" | "$$")
+}
+
+fn starts_with_url(line: &str) -> bool {
+    line.starts_with("http://") || line.starts_with("https://")
+}
+
+/// Whether a source line ends a sentence or an entry.
+fn line_closes(line: &str) -> bool {
+    let l = line.trim_end_matches(['*', '_', ' ']);
+    if l.rsplit(char::is_whitespace)
+        .next()
+        .is_some_and(starts_with_url)
+    {
+        return true;
+    }
+    l.ends_with([
+        '.', '!', '?', ':', ';', ')', ']', '"', '\u{201d}', '\u{2019}', '\u{3002}', '\u{ff01}',
+        '\u{ff1f}', '\u{ff1a}', '\u{ff09}', '\u{3011}',
+    ])
+}
+
+/// Cuts a block at the given break inlines; the pieces after the first are
+/// paragraphs.
+fn cut_block(b: Block, cuts: &[usize]) -> Vec<Block> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut inlines = b.inlines.into_iter().enumerate().peekable();
+    let mut start = b.span.start;
+    let mut kind = b.kind;
+    let mut html_id = b.html_id;
+    for &cut in cuts.iter().chain(std::iter::once(&usize::MAX)) {
+        let mut piece = Vec::new();
+        let mut end = b.span.end;
+        while let Some((k, inline)) = inlines.next_if(|(k, _)| *k <= cut) {
+            if k == cut {
+                end = inline.span().map_or(end, |s| s.start);
+                break;
+            }
+            piece.push(inline);
+        }
+        let mut block = Block::new(kind.clone(), start..end.max(start));
+        block.inlines = piece;
+        block.footnote = b.footnote.clone();
+        block.html_id = html_id.take();
+        out.push(block);
+        // The next piece starts at its first inline.
+        start = inlines
+            .peek()
+            .and_then(|(_, i)| i.span())
+            .map_or(b.span.end, |s| s.start);
+        kind = BlockKind::Paragraph;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,9 +88,10 @@ impl Flat {
 }
 
 static BRACKET_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[\^([^\]\s]+)\]|[\[［](?:(?i:citations?|cite|sources?|refs?|references?)\s*[:：#]?\s*|(?:来源|参考|引用|文献)\s*[:：#]?\s*)?\s*([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\s*[\]］]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]")
+    Regex::new(r#"\[\^([^\]\s]+)\]|[\[［](?:(?i:citations?|cite|sources?|refs?|references?)\s*[:：#]?\s*|(?:来源|参考|引用|文献)\s*[:：#]?\s*)?\s*([0-9]+(?:\s*(?:[,，、;；]|and)\s*[0-9]+|\s*[-–—~]\s*[0-9]+)*)\s*[\]］]|【([0-9]+(?:\s*[,，、]\s*[0-9]+)*)(?:[†:][^】]*)?】|\[(?:网页|网站|网址|来源|链接|参考|source|web|url|link)\s*[:：]\s*([^\]\s]+)\]|\[(?:图片|图像|圖片|image|img|file|文件)\s*[:：]\s*([^\]\n]+)\]|<(?:[a-z]+:)?cite\s+id="([^"<>]*)"\s*>(?:[^<]*</(?:[a-z]+:)?cite>)?|</(?:[a-z]+:)?cite>"#)
         .unwrap()
 });
+static NUM_IN_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9]{1,4}").unwrap());
 /// Superscript digits used as citation markers (`rose 40%.¹²`, `growth³˒⁴`).
 static SUPERSCRIPT_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,˒⁻–-][⁰¹²³⁴⁵⁶⁷⁸⁹]+)*").unwrap());
@@ -195,6 +196,17 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
             }
         } else if let Some(f) = c.get(5) {
             vec![RawCite::Input(f.as_str().trim().to_string())]
+        } else if let Some(ids) = c.get(6) {
+            // `<qwen:cite id="id_12, id_7">quoted evidence</qwen:cite>`: each id
+            // names the list entry of that number; the quote is the source's
+            // words, not the report's, and goes with the tag.
+            NUM_IN_ID
+                .find_iter(ids.as_str())
+                .map(|n| RawCite::Num(n.as_str().to_string()))
+                .collect()
+        } else if text[m.clone()].starts_with("</") {
+            // A closing tag whose opening one was in an earlier piece of text.
+            Vec::new()
         } else {
             continue;
         };
@@ -313,7 +325,9 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued
     }
     let mut glued = Vec::new();
     if allow_glued != Glued::No {
-        glued = glued_numerals(text);
+        // Text before this piece (an emphasis closed just before `.7`) counts.
+        let before = flat.text.chars().last().filter(|&c| c != SENTINEL);
+        glued = glued_numerals(text, before);
     }
     if allow_glued == Glued::Spaced {
         glued.extend(spaced_numerals(text));
@@ -349,7 +363,9 @@ fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glued
 /// Numerals glued to the end of a sentence or clause (`offspring.1`, `).12`,
 /// `species.3, 4`) as Gemini writes its citations: the digits must follow terminal
 /// punctuation that follows a non-digit, and be followed by whitespace or the end.
-fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+/// `before` is the character written just before `text` (the end of an emphasis
+/// that closed before the punctuation, as in `**term**.7`).
+fn glued_numerals(text: &str, before: Option<char>) -> Vec<(Range<usize>, Vec<String>)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -357,11 +373,14 @@ fn glued_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
     while k < chars.len() {
         let (pos, c) = chars[k];
         let punct = matches!(c, '.' | ')' | '”' | '"' | '’' | '?' | '!');
-        if !punct || k == 0 {
+        let prev = match k {
+            0 => before,
+            _ => Some(chars[k - 1].1),
+        };
+        let Some(prev) = prev.filter(|_| punct) else {
             k += 1;
             continue;
-        }
-        let prev = chars[k - 1].1;
+        };
         // After a digit the period is usually a decimal point; the exception is a
         // year ending a sentence (`in 2021.74`, written `2021\.74` by Gemini).
         let after_year = c == '.' && ends_with_year(&text[..pos]);
@@ -1041,7 +1060,16 @@ fn table_caption_like(b: &Block) -> bool {
     static CAP: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?i)^[*_\s]*(table|tab\.|表|数据来源|资料来源|来源|source|sources|note)\s*[\d一二三四五六七八九十:：.]").unwrap()
     });
-    matches!(b.kind, BlockKind::Paragraph) && CAP.is_match(&b.plain_text())
+    // A "Note:" of several sentences (`Note: Revenue rose 10% [2]. Guidance is
+    // flat [2].`) is a paragraph of claims with their own markers, not a caption.
+    static NOTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^[*_\s]*note\b").unwrap());
+    static SENTENCE_END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[.!?。！？](?:\s*\[[^\]]*\])*\s+\S").unwrap());
+    let text = b.plain_text();
+    if NOTE.is_match(&text) && SENTENCE_END.is_match(&text) {
+        return false;
+    }
+    matches!(b.kind, BlockKind::Paragraph) && CAP.is_match(&text)
 }
 
 /// Extract fact-citation pairs and the sentence-level structural errors.
@@ -1361,7 +1389,10 @@ mod tests {
     }
 
     fn glued(t: &str) -> Vec<Vec<String>> {
-        glued_numerals(t).into_iter().map(|(_, n)| n).collect()
+        glued_numerals(t, None)
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect()
     }
 
     #[test]

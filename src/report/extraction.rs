@@ -81,6 +81,8 @@ static URL: LazyLock<Regex> =
 static ENTRY_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:\\?\[\^?\d{1,4}\\?\]:?|\d{1,4}[.)、]|[-*+•]|【\d{1,4}】)\s*").unwrap()
 });
+static LEADING_TAGS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:<[^>]*>\s*)+").unwrap());
 static LINK_SYNTAX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\([^)]*\)").unwrap());
 static MARKUP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[[^\]]*\]|【[^】]*】|<[^>]*>").unwrap());
@@ -233,7 +235,11 @@ fn reasons(
     // An unnumbered list ("Key Citations" bullets) in a report that writes no
     // marker at all is a bibliography, not a parse failure; a numbered list, or a
     // report that does cite, is expected to be cited.
-    let cites_expected = numbered || c.markers_seen > 0 || c.cited_units > 0;
+    // In an HTML page that writes no marker, units cited by inline links to pages
+    // do not make an unnumbered further-reading list (`<ol>` of links) a sign of
+    // missed citations either.
+    let cites_expected =
+        numbered || c.markers_seen > 0 || (c.cited_units > 0 && input.format != SourceFormat::Html);
     if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
@@ -498,7 +504,71 @@ fn entry_line(line: &str) -> bool {
             .next()
             .is_some_and(|n| n.trim().parse::<u32>().is_ok())
     };
-    !ends_with_marker && words.chars().count() <= 160
+    !ends_with_marker && words.chars().count() <= 160 && !url_cited_claim(line, m.as_str())
+}
+
+/// Bibliographic signs in an entry's text: a year, `et al.`, a DOI, an access
+/// date, a volume and issue, a ` | Site` or ` - Site` tail.
+static BIBLIOGRAPHIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:1[89]\d\d|20\d\d)(?-u:\b)|et al|(?-u:\b)doi(?-u:\b)|accessed|retrieved|\d+\s*\(\d+\)|\s[|\-\u{2013}\u{2014}]\s|(?-u:\b)(?:vol|pp)\.")
+        .unwrap()
+});
+
+/// A bulleted or `N.` numbered claim that cites with a URL at its end (`- Delete
+/// chats after a year to meet the storage limit https://...`, `* **Bias:** skewed
+/// data harms some groups [https://...].`): a sentence, not an entry. It has many
+/// words before the URL (five when the URL is bracketed after them, as a citation
+/// is, seven for a bare one), mostly not capitalised as a title's are, nothing
+/// after the URL but punctuation, and no bibliographic sign. `[3]`-style labels always start entries.
+fn url_cited_claim(line: &str, start: &str) -> bool {
+    let start = start.trim();
+    if !(start.starts_with(['-', '*', '+', '\u{2022}']) || start.ends_with(['.', ')'])) {
+        return false;
+    }
+    let rest = &line[line.find(start).map_or(0, |i| i + start.len())..];
+    // The last URL, and what is before and after it.
+    let Some(last) = URL.find_iter(rest).last() else {
+        return false;
+    };
+    let before = rest[..last.start()].trim_end();
+    let after = rest[last.end()..].trim();
+    if !after.chars().all(|c| {
+        matches!(
+            c,
+            '.' | ')' | ']' | ';' | ',' | '\u{3002}' | '\u{ff09}' | '*'
+        )
+    }) {
+        return false;
+    }
+    let bracketed = before.ends_with(['(', '[', '\u{ff08}']);
+    let before = before.trim_end_matches(['(', '[', '\u{ff08}', ':', ' ']);
+    if URL.is_match(before) || before.contains("](") {
+        return false;
+    }
+    let plain = MARKUP.replace_all(before, "");
+    let plain = plain.replace(['*', '_'], "");
+    if BIBLIOGRAPHIC.is_match(&plain) {
+        return false;
+    }
+    let cjk = plain
+        .chars()
+        .filter(|&c| super::language::is_cjk(c))
+        .count();
+    let words = plain.split_whitespace().count() + cjk / 2;
+    // Titles capitalise their long words; sentences mostly do not.
+    let long: Vec<&str> = plain
+        .split_whitespace()
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 4)
+        .collect();
+    let capitals = long
+        .iter()
+        .filter(|w| {
+            w.chars()
+                .find(|c| c.is_alphabetic())
+                .is_some_and(char::is_uppercase)
+        })
+        .count();
+    words >= if bracketed { 5 } else { 7 } && capitals * 2 < long.len().max(1)
 }
 
 /// A cited unit that is really a reference entry: its text holds a URL and it starts
@@ -544,6 +614,9 @@ fn numbered_list(text: &str, refs: &[Reference], has_list: bool) -> bool {
         .iter()
         .filter(|r| {
             lines.get(r.line.saturating_sub(1)).is_some_and(|l| {
+                // `<li>[3] Title ...` and `<a id="ref3"></a> [3] ...`: the number
+                // a reader sees comes after the tags.
+                let l = LEADING_TAGS.find(l).map_or(*l, |m| &l[m.end()..]);
                 ENTRY_START
                     .find(l)
                     .is_some_and(|m| m.as_str().chars().any(|c| c.is_ascii_digit()))
@@ -605,6 +678,32 @@ mod tests {
         assert!(!entry_line("Revenue grew https://example.org/a"));
         assert!(!entry_line(
             "- Revenue grew 5 % in 2024 according to [Site](https://example.org/a) [3]"
+        ));
+        // Bulleted or numbered claims that cite a URL at their end are not entries.
+        assert!(!entry_line(
+            "- Shorten how long reviewers keep chat logs so the retention meets the storage limit https://example.org/retention"
+        ));
+        assert!(!entry_line(
+            "2. Let users turn off sharing of contact data with the assistant (https://example.org/sharing)."
+        ));
+        assert!(!entry_line(
+            "*   **Bias:** Skewed training data can harm some patient groups [https://example.org/bias]."
+        ));
+        // Entries stay entries: labels, years, site tails, short titles.
+        assert!(entry_line(
+            "[4] Shorten how long reviewers keep chat logs so the retention meets the storage limit https://example.org/retention"
+        ));
+        assert!(entry_line(
+            "- Lee, A. and Park, J. (2021). Sleep and memory consolidation in older adults. https://example.org/sleep"
+        ));
+        assert!(entry_line(
+            "- How the city council reviews every new housing permit application - City News https://example.org/permits"
+        ));
+        assert!(entry_line(
+            "- Chat retention policy (https://example.org/retention)."
+        ));
+        assert!(entry_line(
+            "- Hospitals Adopt New Rules For Sharing Patient Records Across State Lines https://example.org/records"
         ));
         assert!(without_text("Sources:"));
         assert!(without_text(""));

@@ -2,7 +2,8 @@
 //! per (base URL, model) with the structured-output form it accepts, the name of the
 //! token-limit parameter, whether `temperature` and `seed` may be sent, and whether
 //! the model can read images. The next run starts from it instead of relearning
-//! every refusal with a failed call; a later refusal overwrites it.
+//! every refusal with a failed call; a later refusal overwrites it. A second table
+//! keeps the requests the server said do not fit the model's context window.
 //!
 //! Added after `judge_cache` and `pages` existed: creating it is the whole migration
 //! (`CREATE TABLE IF NOT EXISTS`), so stores written before it open unchanged.
@@ -21,9 +22,99 @@ pub(crate) fn init_schema(conn: &Connection) -> rusqlite::Result<()> {
             vision INTEGER,
             vision_detail TEXT,
             updated_at TEXT NOT NULL,
+            reasoning INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (base_url, model)
+        );
+        CREATE TABLE IF NOT EXISTS judge_overflows (
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            key TEXT NOT NULL,
+            prompt_tokens INTEGER,
+            context_window INTEGER,
+            reason TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (base_url, model, key)
         );",
-    )
+    )?;
+    // Stores written before the column existed.
+    let has_reasoning = conn
+        .prepare("SELECT 1 FROM pragma_table_info('judge_adaptations') WHERE name = 'reasoning'")?
+        .exists([])?;
+    if !has_reasoning {
+        conn.execute_batch(
+            "ALTER TABLE judge_adaptations ADD COLUMN reasoning INTEGER NOT NULL DEFAULT 0",
+        )?;
+    }
+    Ok(())
+}
+
+/// A request (by its judge-cache key) that the server said does not fit the model's
+/// context window: a later run fails it with the same reason instead of sending it
+/// again, until `--relearn-judge` forgets it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredOverflow {
+    pub base_url: String,
+    pub model: String,
+    pub key: String,
+    pub prompt_tokens: Option<u32>,
+    pub context_window: Option<u32>,
+    pub reason: String,
+    pub updated_at: String,
+}
+
+pub fn get_overflow(
+    conn: &Connection,
+    base_url: &str,
+    model: &str,
+    key: &str,
+) -> rusqlite::Result<Option<StoredOverflow>> {
+    conn.prepare_cached(
+        "SELECT base_url, model, key, prompt_tokens, context_window, reason, updated_at
+         FROM judge_overflows WHERE base_url = ?1 AND model = ?2 AND key = ?3",
+    )?
+    .query_row(params![base_url, model, key], |row| {
+        Ok(StoredOverflow {
+            base_url: row.get(0)?,
+            model: row.get(1)?,
+            key: row.get(2)?,
+            prompt_tokens: row.get(3)?,
+            context_window: row.get(4)?,
+            reason: row.get(5)?,
+            updated_at: row.get(6)?,
+        })
+    })
+    .optional()
+}
+
+pub fn put_overflow(conn: &Connection, o: &StoredOverflow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO judge_overflows (base_url, model, key, prompt_tokens,
+            context_window, reason, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        o.base_url,
+        o.model,
+        o.key,
+        o.prompt_tokens,
+        o.context_window,
+        o.reason,
+        o.updated_at,
+    ])?;
+    Ok(())
+}
+
+/// Forget everything learnt about (base URL, model): `--relearn-judge`.
+pub fn forget(conn: &Connection, base_url: &str, model: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM judge_adaptations WHERE base_url = ?1 AND model = ?2",
+        params![base_url, model],
+    )?;
+    conn.execute(
+        "DELETE FROM judge_overflows WHERE base_url = ?1 AND model = ?2",
+        params![base_url, model],
+    )?;
+    Ok(())
 }
 
 /// One server's adaptations, as stored.
@@ -42,6 +133,8 @@ pub struct StoredAdaptations {
     pub vision: Option<bool>,
     /// What the vision check saw (for the log and the user).
     pub vision_detail: Option<String>,
+    /// The model reasons before answering (token limits get reasoning headroom).
+    pub reasoning: bool,
     /// RFC 3339 UTC.
     pub updated_at: String,
 }
@@ -53,7 +146,7 @@ pub fn get(
 ) -> rusqlite::Result<Option<StoredAdaptations>> {
     conn.prepare_cached(
         "SELECT base_url, model, output_mode, token_param, send_temperature, send_seed,
-                vision, vision_detail, updated_at
+                vision, vision_detail, updated_at, reasoning
          FROM judge_adaptations WHERE base_url = ?1 AND model = ?2",
     )?
     .query_row(params![base_url, model], |row| {
@@ -67,6 +160,7 @@ pub fn get(
             vision: row.get::<_, Option<i64>>(6)?.map(|v| v != 0),
             vision_detail: row.get(7)?,
             updated_at: row.get(8)?,
+            reasoning: row.get::<_, i64>(9)? != 0,
         })
     })
     .optional()
@@ -76,8 +170,8 @@ pub fn get(
 pub fn put(conn: &Connection, a: &StoredAdaptations) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO judge_adaptations (base_url, model, output_mode, token_param,
-            send_temperature, send_seed, vision, vision_detail, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            send_temperature, send_seed, vision, vision_detail, updated_at, reasoning)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         a.base_url,
@@ -89,6 +183,7 @@ pub fn put(conn: &Connection, a: &StoredAdaptations) -> rusqlite::Result<()> {
         a.vision.map(i64::from),
         a.vision_detail,
         a.updated_at,
+        i64::from(a.reasoning),
     ])?;
     Ok(())
 }
@@ -109,6 +204,7 @@ mod tests {
             vision: None,
             vision_detail: None,
             updated_at: "2026-01-01T00:00:00Z".into(),
+            reasoning: false,
         }
     }
 
@@ -129,6 +225,45 @@ mod tests {
                 put(c, &later)?;
                 assert_eq!(get(c, "http://127.0.0.1:8080/v1", "m")?, Some(later));
                 assert_eq!(get(c, "http://127.0.0.1:8080/v1", "other")?, None);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn overflows_round_trip_and_are_forgotten_with_the_adaptations() {
+        let store = Store::in_memory().unwrap();
+        store
+            .with_conn(|c| {
+                let o = StoredOverflow {
+                    base_url: "http://127.0.0.1:8080/v1".into(),
+                    model: "m".into(),
+                    key: "k1".into(),
+                    prompt_tokens: Some(19516),
+                    context_window: Some(16384),
+                    reason: "too long".into(),
+                    updated_at: "2026-01-01T00:00:00Z".into(),
+                };
+                put_overflow(c, &o)?;
+                put(c, &row("json_object"))?;
+                assert_eq!(
+                    get_overflow(c, "http://127.0.0.1:8080/v1", "m", "k1")?,
+                    Some(o.clone())
+                );
+                assert_eq!(
+                    get_overflow(c, "http://127.0.0.1:8080/v1", "m2", "k1")?,
+                    None
+                );
+                assert_eq!(
+                    get_overflow(c, "http://127.0.0.1:8080/v1", "m", "k2")?,
+                    None
+                );
+                forget(c, "http://127.0.0.1:8080/v1", "m")?;
+                assert_eq!(
+                    get_overflow(c, "http://127.0.0.1:8080/v1", "m", "k1")?,
+                    None
+                );
+                assert_eq!(get(c, "http://127.0.0.1:8080/v1", "m")?, None);
                 Ok(())
             })
             .unwrap();

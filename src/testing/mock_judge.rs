@@ -116,6 +116,10 @@ pub enum Fault {
     /// HTTP 200 with the answer cut in half and `finish_reason: "length"`, as a server
     /// sends it when the token limit is reached.
     CutOff,
+    /// HTTP 400 about this request's content (a moderation refusal, say).
+    ContentRejected,
+    /// HTTP 404: the model does not exist on this server.
+    ModelNotFound,
 }
 
 /// How the mock treats image parts (persistently).
@@ -189,6 +193,41 @@ pub struct MockConfig {
     /// local server with one slot. A request whose client gave up is still served
     /// when its turn comes (the server does not notice), as real ones do.
     pub slots: Option<usize>,
+    /// A context window in tokens (prompt tokens are counted as in `usage`: a
+    /// quarter of the body's bytes), enforced as [`MockConfig::context_style`] says.
+    pub context_window: Option<u64>,
+    pub context_style: ContextStyle,
+    /// A reasoning model: it thinks this many tokens before answering, and the
+    /// thinking counts against the token limit (an answer that does not fit after
+    /// it comes back empty with `finish_reason: length`), reported as
+    /// [`MockConfig::reasoning_style`] says.
+    pub reasoning_tokens: Option<u64>,
+    pub reasoning_style: ReasoningStyle,
+}
+
+/// How a reasoning model's thinking shows in its replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningStyle {
+    /// OpenAI: `usage.completion_tokens_details.reasoning_tokens` only.
+    #[default]
+    UsageCount,
+    /// vLLM / DeepSeek with a reasoning parser: the thinking text in
+    /// `message.reasoning_content`, no count.
+    ReasoningContent,
+    /// A local model without a parser: `<think>...</think>` before the answer.
+    ThinkTags,
+}
+
+/// How a server with a context window answers a request that does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextStyle {
+    /// llama-cpp-python: a prompt longer than the window gets a 400
+    /// `context_length_exceeded` (OpenAI's wording); a token limit that does not fit
+    /// beside the prompt is lowered by the server.
+    #[default]
+    LlamaCppPython,
+    /// vLLM: prompt plus token limit must fit, else a 400 naming `max_tokens`.
+    Vllm,
 }
 
 impl Default for MockConfig {
@@ -210,6 +249,10 @@ impl Default for MockConfig {
             vision: MockVision::Sees,
             keep_bodies: true,
             slots: None,
+            context_window: None,
+            context_style: ContextStyle::LlamaCppPython,
+            reasoning_tokens: None,
+            reasoning_style: ReasoningStyle::UsageCount,
         }
     }
 }
@@ -255,6 +298,8 @@ struct Stats {
     per_metric: Mutex<BTreeMap<String, u64>>,
     bodies: Mutex<Vec<Value>>,
     auth: Mutex<Vec<Option<String>>>,
+    /// Path and query of every chat request.
+    paths: Mutex<Vec<String>>,
 }
 
 pub(crate) struct MockState {
@@ -311,7 +356,13 @@ impl MockJudge {
         });
         let batch = state.batch.clone();
         let app = crate::testing::mock_batch::routes(
-            Router::new().route("/v1/chat/completions", post(handle)),
+            Router::new()
+                .route("/v1/chat/completions", post(handle))
+                // Azure OpenAI's deployment paths (with `?api-version=...`).
+                .route(
+                    "/openai/deployments/{deployment}/chat/completions",
+                    post(handle),
+                ),
         )
         .with_state(state);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -409,6 +460,17 @@ impl MockJudge {
     }
 
     /// The `Authorization` header of every request (None when absent).
+    /// Path and query of every chat request, in arrival order.
+    pub fn request_paths(&self) -> Vec<String> {
+        self.stats
+            .paths
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `Authorization` header of every chat request; an Azure-style `api-key`
+    /// header is recorded as `api-key <key>`.
     pub fn authorization_headers(&self) -> Vec<Option<String>> {
         self.stats
             .auth
@@ -470,17 +532,27 @@ fn error_response(status: StatusCode, message: &str, param: Option<&str>) -> Res
         .into_response()
 }
 
-async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(state): State<Arc<MockState>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let stats = &state.stats;
     stats.requests.fetch_add(1, Ordering::SeqCst);
     let now = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     stats.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(stats.clone());
 
-    let auth = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    stats.paths.lock().unwrap_or_else(|p| p.into_inner()).push(
+        uri.path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default(),
+    );
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let auth = header("authorization")
+        .map(str::to_string)
+        .or_else(|| header("api-key").map(|k| format!("api-key {k}")));
     stats
         .auth
         .lock()
@@ -511,7 +583,10 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
 
     let config = &state.config;
     if let Some(key) = &config.api_key {
-        if auth.as_deref() != Some(format!("Bearer {key}").as_str()) {
+        let given = auth.as_deref();
+        if given != Some(format!("Bearer {key}").as_str())
+            && given != Some(format!("api-key {key}").as_str())
+        {
             return error_response(StatusCode::UNAUTHORIZED, "Incorrect API key provided", None);
         }
     }
@@ -542,7 +617,7 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         tokio::time::sleep(delay).await;
     }
 
-    if let Some(rejection) = persistent_rejection(config, &request) {
+    if let Some(rejection) = persistent_rejection(config, &request, body.len()) {
         return rejection;
     }
 
@@ -579,6 +654,18 @@ async fn handle(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
                 .into_response();
         }
         Some(Fault::RejectSchema400) => return schema_rejection_400(),
+        Some(Fault::ContentRejected) => return error_response(
+            StatusCode::BAD_REQUEST,
+            "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+            None,
+        ),
+        Some(Fault::ModelNotFound) => {
+            return error_response(
+                StatusCode::NOT_FOUND,
+                "The model `no-such-model` does not exist or you do not have access to it.",
+                Some("model"),
+            )
+        }
         Some(Fault::RejectSchema500) => return schema_rejection_500(),
         _ => {}
     }
@@ -647,11 +734,40 @@ fn completion_with(
         }
         _ => answer.to_string(),
     };
-    let finish_reason = if matches!(fault, Some(Fault::CutOff)) {
+    let mut finish_reason = if matches!(fault, Some(Fault::CutOff)) {
         "length"
     } else {
         "stop"
     };
+    // A reasoning model thinks first; what is left of the limit is for the answer.
+    let mut content = content;
+    let mut thought = 0u64;
+    let mut reasoning_text: Option<String> = None;
+    if let Some(reasoning) = config.reasoning_tokens {
+        let limit = request
+            .get("max_tokens")
+            .or_else(|| request.get("max_completion_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX);
+        let answer_tokens = (content.len() as u64 / 4).max(1);
+        thought = reasoning.min(limit);
+        let thinking = "Let me weigh this. ".repeat((thought as usize / 5).max(1));
+        if reasoning + answer_tokens > limit {
+            finish_reason = "length";
+            content = String::new();
+        }
+        match config.reasoning_style {
+            ReasoningStyle::UsageCount => {}
+            ReasoningStyle::ReasoningContent => reasoning_text = Some(thinking),
+            ReasoningStyle::ThinkTags => {
+                content = if finish_reason == "length" {
+                    format!("<think>{thinking}")
+                } else {
+                    format!("<think>{thinking}</think>\n{content}")
+                };
+            }
+        }
+    }
     let model = config
         .model_name
         .clone()
@@ -663,7 +779,7 @@ fn completion_with(
         })
         .unwrap_or_else(|| "mock".into());
     let prompt_tokens = (body_len as u64 / 4).max(1);
-    let completion_tokens = (content.len() as u64 / 4).max(1);
+    let completion_tokens = (content.len() as u64 / 4).max(1) + thought;
     let mut cached = config.cached_tokens;
     if let Some(warm) = warm {
         cached = cached.max(warm);
@@ -673,7 +789,7 @@ fn completion_with(
             .unwrap_or_else(|p| p.into_inner())
             .push(prompt_of(request));
     }
-    json!({
+    let mut reply = json!({
         "id": format!("mock-{}", state.stats.requests.load(Ordering::SeqCst)),
         "object": "chat.completion",
         "created": 0,
@@ -683,7 +799,22 @@ fn completion_with(
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens,
                   "prompt_tokens_details": {"cached_tokens": cached.min(prompt_tokens)}}
-    })
+    });
+    if config.reasoning_tokens.is_some() {
+        match config.reasoning_style {
+            ReasoningStyle::UsageCount => {
+                reply["usage"]["completion_tokens_details"] = json!({"reasoning_tokens": thought});
+            }
+            ReasoningStyle::ReasoningContent => {
+                reply["choices"][0]["message"]["reasoning_content"] = json!(reasoning_text);
+                if finish_reason == "length" {
+                    reply["choices"][0]["message"]["content"] = Value::Null;
+                }
+            }
+            ReasoningStyle::ThinkTags => {}
+        }
+    }
+    reply
 }
 
 /// The text a prefix cache sees: the structured-output schema (OpenAI puts it
@@ -775,7 +906,48 @@ fn probe_digit(config: &MockConfig, request: &Value, schema: &Value) -> Option<u
         .find_map(|uri| crate::judge::vision::read_probe_data_uri(uri))
 }
 
-fn persistent_rejection(config: &MockConfig, request: &Value) -> Option<Response> {
+fn persistent_rejection(config: &MockConfig, request: &Value, body_len: usize) -> Option<Response> {
+    if let Some(window) = config.context_window {
+        let prompt = (body_len as u64 / 4).max(1);
+        let limit = request
+            .get("max_tokens")
+            .or_else(|| request.get("max_completion_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        match config.context_style {
+            ContextStyle::LlamaCppPython if prompt > window => {
+                let message = format!(
+                    "This model's maximum context length is {window} tokens. However, you requested {} tokens ({prompt} in the messages, {limit} in the completion). Please reduce the length of the messages or completion.",
+                    prompt + limit
+                );
+                return Some(
+                    (
+                        StatusCode::BAD_REQUEST,
+                        axum::Json(json!({"error": {"message": message,
+                            "type": "invalid_request_error", "param": "messages",
+                            "code": "context_length_exceeded"}})),
+                    )
+                        .into_response(),
+                );
+            }
+            ContextStyle::Vllm if prompt + limit > window => {
+                return Some(
+                    (
+                        StatusCode::BAD_REQUEST,
+                        axum::Json(json!({
+                            "object": "error",
+                            "message": format!("'max_tokens' or 'max_completion_tokens' is too large: {limit}. This model's maximum context length is {window} tokens and your request has {prompt} input tokens ({limit} > {window} - {prompt})."),
+                            "type": "BadRequestError",
+                            "param": null,
+                            "code": 400
+                        })),
+                    )
+                        .into_response(),
+                );
+            }
+            _ => {}
+        }
+    }
     if config.vision == MockVision::RefuseImages && !image_uris(request).is_empty() {
         return Some(error_response(
             StatusCode::BAD_REQUEST,

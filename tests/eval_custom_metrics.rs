@@ -481,6 +481,35 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     assert!(stderr.contains("unknown rule `no_sources`"), "{stderr}");
     assert!(!cwd.path().join("out").exists());
 
+    // Without a judge, the summary names the added metrics beside the paper's.
+    let cwd = tempfile::tempdir().unwrap();
+    let res = tvir(
+        cwd.path(),
+        &[
+            "eval",
+            "--example",
+            "out",
+            "--rubrics",
+            fixtures().to_str().unwrap(),
+            "--no-judge",
+            "--quiet",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(res.status.success(), "{stdout}");
+    let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("--no-judge"))
+        .unwrap_or_else(|| panic!("no --no-judge line: {stdout}"));
+    for added in set.added_metrics() {
+        assert!(
+            line.contains(&added.title),
+            "{} missing: {line}",
+            added.title
+        );
+    }
+
     // The fixture folder itself loads, and its metrics are added to the built-in ones.
     let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
     let ids = set.metric_ids();

@@ -390,6 +390,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
+    // Named in the --no-judge summary next to the paper's metrics.
+    let added_titles: Vec<String> = rubrics.added_metrics().map(|r| r.title.clone()).collect();
     let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
     if let Some(store) = &store {
         engine = engine.with_figure_store(store.clone());
@@ -498,7 +500,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 crate::batch::cli::dry_run_costs(c, batch_prices.flatten(), args.max_cost)
             })
         ),
-        JudgeMode::NoJudge => println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}"),
+        JudgeMode::NoJudge => {
+            let added = if added_titles.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " With the rubrics of --rubrics it would also add {}.",
+                    added_titles.join(", ")
+                )
+            };
+            println!("judged metrics not evaluated (--no-judge). {JUDGE_ADDS}{added}")
+        }
         JudgeMode::Judge => println!(
             "{} judge answers ({} from cache), {} failed units, spend ${:.4}",
             stats.answers.load(Relaxed),

@@ -308,6 +308,21 @@ async fn client_errors_are_not_retried() {
     let err = client.ask(text_only(3)).await.unwrap_err().to_string();
     assert!(err.contains("refused an earlier call"), "{err}");
     assert_eq!(mock.requests(), 2);
+    // A base URL without /v1 (the mock serves /v1/chat/completions only) gets a
+    // 404 for every path: the later units say what to check.
+    let bare = mock.base_url().trim_end_matches("/v1").to_string();
+    let client = JudgeClient::new(
+        JudgeConfig {
+            base_url: bare,
+            ..config(&mock)
+        },
+        None,
+    )
+    .unwrap();
+    let err = client.ask(text_only(4)).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 404"), "{err}");
+    let err = client.ask(text_only(5)).await.unwrap_err().to_string();
+    assert!(err.contains("does the base URL lack /v1?"), "{err}");
     mock.shutdown().await;
 }
 

@@ -1072,7 +1072,13 @@ impl Inner {
                     if !is_retryable_status(status) {
                         let message = error_message(&text);
                         if refuses_every_request(status, &message, request) {
-                            let why = format!("HTTP {status}: {message}");
+                            let mut why = format!("HTTP {status}: {message}");
+                            if status == 404 && !self.endpoint.contains("/v1/") {
+                                why.push_str(&format!(
+                                    "; the request went to {}: does the base URL lack /v1?",
+                                    self.endpoint.split('?').next().unwrap_or_default()
+                                ));
+                            }
                             if self.unusable.set(why.clone()).is_ok() {
                                 tracing::error!(
                                     "the judge server refused a call ({why}); no further judge calls are made in this run"

@@ -183,6 +183,15 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
                 continue;
             }
             vec![RawCite::Foot(label.to_string())]
+        } else if let Some(pair) = c
+            .get(3)
+            .and_then(|n| assistant_pair(&text[n.end()..]).map(|i| (n.as_str(), i)))
+        {
+            // `【4:1†source】` (OpenAI Assistants file search): the first number is
+            // the tool output it came from, the second the result within it. The
+            // source behind the pair is kept out of the text, so it is not entry 4:
+            // the marker names `4:1`, which only a list labelled that way resolves.
+            vec![RawCite::Num(format!("{}:{}", pair.0.trim(), pair.1))]
         } else if let Some(n) = c.get(2).or_else(|| c.get(3)) {
             expand_numbers(n.as_str())
                 .into_iter()
@@ -228,6 +237,14 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
         last = m.end;
     }
     scan_plain(flat, &text[last..], map_src(last, text.len()), allow_glued);
+}
+
+/// The result number of an Assistants-style `【M:I†...】` marker, given the text
+/// right after `M`.
+fn assistant_pair(after: &str) -> Option<&str> {
+    let rest = after.strip_prefix(':')?;
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0 && rest[digits..].starts_with(['\u{2020}', '\u{3011}'])).then(|| &rest[..digits])
 }
 
 /// Superscript digit runs that read as citations: after punctuation or a word of

@@ -689,3 +689,22 @@ fn one_bracketed_entry_alone_at_the_end_is_the_list() {
     assert_eq!(u.len(), 1, "{u:#?}");
     assert!(u[0].0.starts_with("See the council"), "{u:#?}");
 }
+
+#[test]
+fn a_source_label_line_under_a_claim_cites_that_claim() {
+    // Catalogue items: the claim, then a hard break and a labelled link naming
+    // where it comes from. The link cites the line above; it is no unit itself.
+    let md = "# Grinders\n\n1. **Hand Mill** - $29.99, rated 4.1 by 654 buyers  \n   *Product URL:* [Hand Mill](https://example.org/hand-mill)  \n   *Notes:* ceramic burrs\n\n2. **Flat Burr Pro** - $119.00, rated 4.6 by 210 buyers  \n   **Source**: [Shop page](https://example.org/flat-burr), [Maker](https://example.org/maker)\n\nPrices were read in May [Shop index](https://example.org/index).\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert!(u[0].0.starts_with("Hand Mill - $29.99"), "{u:#?}");
+    assert_eq!(u[0].1.len(), 1);
+    assert!(u[1].0.starts_with("Flat Burr Pro - $119.00"), "{u:#?}");
+    assert_eq!(u[1].1.len(), 2);
+    assert!(u[2].0.starts_with("Prices were read"), "{u:#?}");
+    // A label line that opens its own item, with no claim above it in the item,
+    // stays a unit of its own.
+    let md = "# Grinders\n\n- **Product URL**: [Hand Mill](https://example.org/hand-mill)\n";
+    assert_eq!(units(&parse_text(md)).len(), 1);
+}

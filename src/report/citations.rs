@@ -1151,6 +1151,12 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     if url_label(&s.text, &s.cites) {
                         continue;
                     }
+                    // `*Product URL:* [Title](url)` on its own line under the claim in
+                    // the same item or paragraph: it names the claim's source.
+                    let markers_alone = markers_alone
+                        || prev.as_ref().is_some_and(|p| p.span.start >= b.span.start)
+                            && s.cites.iter().all(|c| matches!(c, RawCite::Url(_)))
+                            && link_label_line(input.text.get(span.clone()).unwrap_or(""));
                     if idxs.is_empty() {
                         if markers_alone {
                             continue;
@@ -1258,6 +1264,24 @@ fn url_label(text: &str, cites: &[RawCite]) -> bool {
         && label.split_whitespace().count() <= 3
         && label.chars().filter(|c| c.is_alphanumeric()).count() <= 24
 }
+
+/// A line that is a short source label and links only (`*Product URL:* [Title](url)`,
+/// `- **Source**: [Site](url), [Site](url)`), in Markdown source.
+fn link_label_line(raw: &str) -> bool {
+    let Some(c) = LINK_LABEL_LINE.captures(raw.trim()) else {
+        return false;
+    };
+    let label = c.get(1).map_or("", |m| m.as_str());
+    label.split_whitespace().count() <= 3 && SOURCE_LABEL_WORD.is_match(label)
+}
+
+static LINK_LABEL_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[-*+]\s+)?[*_]{0,2}([^\s:：*_\[][^:：*_\[]{0,23}?)[*_]{0,2}\s*[:：]\s*[*_]{0,2}\s*(?:\[[^\]]*\]\([^)\s]*\)[\s,;，、]*)+$").unwrap()
+});
+
+static SOURCE_LABEL_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:url|link|source|sources|page|thread|web\s?site|site|reference|ref|via)(?-u:\b)|来源|链接|出处").unwrap()
+});
 
 static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[(（\[]?\s*(sources?|refs?\.?|references?|citations?|cited|via|来源|资料来源|数据来源|信息来源|参考|参考文献|参考资料|出处|引用)\s*[:：]?\s*[)）\]]?\s*[.。]?$").unwrap()

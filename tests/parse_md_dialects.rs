@@ -708,3 +708,23 @@ fn a_source_label_line_under_a_claim_cites_that_claim() {
     let md = "# Grinders\n\n- **Product URL**: [Hand Mill](https://example.org/hand-mill)\n";
     assert_eq!(units(&parse_text(md)).len(), 1);
 }
+
+#[test]
+fn reference_style_links_without_definitions_cite_their_entry() {
+    // `[words][N]` with no `[N]: url` line: the Markdown parser leaves it as text;
+    // the words are the unit's text and N its citation.
+    let md = "# Protocols\n\nSee the details in [the transport notes][1]. Both sides stream events [2][3].\n\nFurther reading:\n\n- [Session handling guide][2]\n- [Retry rules][3]\n\n## References\n\n1. https://example.org/transport\n2. https://example.org/sessions\n3. https://example.org/retry\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 4, "{u:#?}");
+    assert_eq!(
+        u[0],
+        (
+            "See the details in the transport notes.".to_string(),
+            s(&["1"])
+        )
+    );
+    assert_eq!(u[1].1, s(&["2", "3"]));
+    assert_eq!(u[2], ("Session handling guide".to_string(), s(&["2"])));
+    assert_eq!(r.extraction.counts.units_without_text, 0);
+}

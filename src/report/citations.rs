@@ -227,12 +227,30 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
         if m.start < last {
             continue;
         }
-        scan_plain(
-            flat,
-            &text[last..m.start],
-            map_src(last, m.start),
-            allow_glued,
-        );
+        let before = &text[last..m.start];
+        // `[MCP Spec][1]`: a reference-style link with no definition, left as text
+        // by the Markdown parser; the words cite entry 1 and lose their brackets.
+        let bracketed = (c.get(2).is_some() && before.ends_with(']'))
+            .then(|| {
+                before[..before.len() - 1]
+                    .rfind('[')
+                    .map(|p| (p, &before[p + 1..before.len() - 1]))
+            })
+            .flatten()
+            .filter(|(_, inner)| {
+                !inner.contains([']', '[']) && inner.chars().any(char::is_alphabetic)
+            });
+        if let Some((p, _)) = bracketed {
+            scan_plain(flat, &before[..p], map_src(last, last + p), allow_glued);
+            scan_plain(
+                flat,
+                &before[p + 1..before.len() - 1],
+                map_src(last + p + 1, m.start - 1),
+                allow_glued,
+            );
+        } else {
+            scan_plain(flat, before, map_src(last, m.start), allow_glued);
+        }
         flat.push_cite(cites, map_src(m.start, m.end));
         last = m.end;
     }

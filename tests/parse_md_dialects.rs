@@ -728,3 +728,24 @@ fn reference_style_links_without_definitions_cite_their_entry() {
     assert_eq!(u[2], ("Session handling guide".to_string(), s(&["2"])));
     assert_eq!(r.extraction.counts.units_without_text, 0);
 }
+
+#[test]
+fn a_paragraph_of_markers_under_a_list_cites_every_item() {
+    // Findings as bullets, then the sources for the group in a paragraph of their
+    // own: each bullet is cited by all of them; the lead-in is not.
+    let md = "# Minerals\n\n## Findings\n\nSeveral patterns recur in the cohort studies:\n\n- Low magnesium goes with more heart events.\n- Low zinc goes with more heart failure.\n- Low selenium goes with higher mortality [3].\n\n[1][2]\n\n## Other\n\nA closing remark without sources.\n\n## References\n\n1. https://example.org/mg\n2. https://example.org/zn\n3. https://example.org/se\n";
+    let r = parse_text(md);
+    let mut u = units(&r);
+    u.sort();
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert!(u[0].0.starts_with("Low magnesium"), "{u:#?}");
+    assert_eq!(u[0].1, s(&["1", "2"]));
+    assert_eq!(u[1].1, s(&["3", "1", "2"]));
+    assert_eq!(u[2].1, s(&["1", "2"]));
+    assert_eq!(r.extraction.counts.units_without_text, 0);
+    // Markers alone after a paragraph still cite only its last sentence.
+    let md = "# Minerals\n\nMagnesium matters. Zinc matters too.\n\n[1][2]\n\n## References\n\n1. https://example.org/mg\n2. https://example.org/zn\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 1, "{u:#?}");
+    assert_eq!(u[0].0, "Zinc matters too.");
+}

@@ -1105,6 +1105,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
     let mut i = 0;
     // The last body unit seen: markers standing alone cite it.
     let mut prev: Option<PrevUnit> = None;
+    // The units of the list items right before the current block: a paragraph of
+    // markers alone under a list cites every item of it.
+    let mut list_run: Vec<PrevUnit> = Vec::new();
     // `uncited_quantitative` errors withdrawn because later markers cite the unit.
     let mut resolved_trace: HashSet<usize> = HashSet::new();
     while i < blocks.len() {
@@ -1155,6 +1158,58 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                 }
                 let flat = flatten(&b.inlines, input.allow_glued);
                 let sentences = split_sentences(&flat);
+                let is_item = matches!(b.kind, BlockKind::ListItem { .. });
+                let after_item = i > 0
+                    && matches!(blocks[i - 1].kind, BlockKind::ListItem { .. })
+                    && !input.excluded.contains(&(i - 1));
+                if is_item && !after_item {
+                    list_run.clear();
+                }
+                // `[1][2][3]` in a paragraph of its own under a list (ODR-style
+                // writers): the markers cite each item of the list.
+                if !is_item && after_item && list_run.len() > 1 && {
+                    let text = clean_fact_text(&flat.text);
+                    !flat.cites.is_empty()
+                        && (text.chars().all(|c| !c.is_alphanumeric())
+                            || LABEL_ONLY.is_match(&text))
+                } {
+                    let line = input.lines.line_of(b.span.start);
+                    let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
+                    let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
+                    if !idxs.is_empty() {
+                        for u in list_run.iter_mut() {
+                            let fi = match u.fact {
+                                Some(fi) => fi,
+                                None => {
+                                    if let Some(t) = u.trace.take() {
+                                        resolved_trace.insert(t);
+                                    }
+                                    scan.facts.push(Fact {
+                                        fact: u.text.clone(),
+                                        ref_idxs: Vec::new(),
+                                        line: u.line,
+                                        span: u.span.clone(),
+                                    });
+                                    u.fact = Some(scan.facts.len() - 1);
+                                    scan.facts.len() - 1
+                                }
+                            };
+                            let f = &mut scan.facts[fi];
+                            for idx in &idxs {
+                                if !f.ref_idxs.contains(idx) {
+                                    f.ref_idxs.push(idx.clone());
+                                }
+                            }
+                        }
+                        prev = list_run.last().cloned();
+                        list_run.clear();
+                        i += 1;
+                        continue;
+                    }
+                }
+                if !is_item {
+                    list_run.clear();
+                }
                 for s in sentences {
                     let src_start = flat.src(s.range.start);
                     let src_end = flat.src(s.range.end.saturating_sub(1)) + 1;
@@ -1188,6 +1243,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                             fact: None,
                             trace,
                         });
+                        if is_item {
+                            list_run.extend(prev.clone());
+                        }
                         if trace.is_some() {
                             scan.traceability.push(StructuralError {
                                 code: "uncited_quantitative".into(),
@@ -1230,6 +1288,13 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                                 }
                             }
                         }
+                        // Keep the list's copy of that unit in step.
+                        if let (Some(p), Some(l)) = (prev.as_ref(), list_run.last_mut()) {
+                            if l.span == p.span {
+                                l.fact = p.fact;
+                                l.trace = p.trace;
+                            }
+                        }
                         continue;
                     }
                     prev = Some(PrevUnit {
@@ -1239,6 +1304,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                         fact: Some(scan.facts.len()),
                         trace: None,
                     });
+                    if is_item {
+                        list_run.extend(prev.clone());
+                    }
                     scan.facts.push(Fact {
                         fact: s.text,
                         ref_idxs: idxs,
@@ -1262,6 +1330,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
 }
 
 /// A body unit already seen, which a following run of bare markers may cite.
+#[derive(Clone)]
 struct PrevUnit {
     text: String,
     line: usize,

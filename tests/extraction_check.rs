@@ -104,6 +104,36 @@ fn entries_taken_as_facts_are_suspect() {
     }
 }
 
+/// HTML pages (issue #12 follow-up). A page that cites by inline links and ends
+/// with an unnumbered further-reading `<ol>` is parsed right and is `ok` (it was
+/// `suspect`: "only 2 of 11 entries cited").
+#[test]
+fn an_html_page_with_a_further_reading_list_is_ok() {
+    let r = load("check-html-further-reading");
+    assert_eq!(r.format, SourceFormat::Html);
+    assert_eq!(r.facts.len(), 1);
+    assert_eq!(r.extraction.counts.markers_seen, 0);
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:#?}",
+        r.extraction
+    );
+}
+
+/// An HTML page whose citations the parser clearly missed is flagged: markers the
+/// grammar does not read ("(source 3)") under a list whose entries show their
+/// numbers after the `<li>` tag (which now counts as a numbered list), and a page
+/// whose reference list is drawn by a script (every marker points nowhere).
+#[test]
+fn html_pages_with_missed_citations_are_suspect() {
+    let r = assert_suspect("check-html-missed", "only 0 of them is cited");
+    assert_eq!(r.format, SourceFormat::Html);
+    assert_eq!((r.references.len(), r.facts.len()), (5, 0));
+    let r = assert_suspect("check-html-script-refs", "no reference list was found");
+    assert_eq!(r.extraction.counts.markers_seen, 6);
+}
+
 #[test]
 fn every_corpus_report_is_ok() {
     let Some(dir) = common::corpus_dir() else {

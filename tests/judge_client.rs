@@ -357,10 +357,11 @@ async fn slow_answers_time_out_and_are_retried() {
 
 /// A single-slot server that keeps working on requests whose client gave up:
 /// with a fixed eight in flight, the queue makes later requests time out, their
-/// retries queue behind abandoned work, and units fail. The in-flight limit halves
-/// on timeouts, so the queue drains and every unit is answered.
+/// retries queue behind abandoned work, and units fail. The in-flight limit starts
+/// at one and halves on queued answers and on timeouts, so every unit is answered
+/// without flooding the server.
 #[tokio::test]
-async fn timeouts_against_a_single_slot_server_lower_the_in_flight_limit() {
+async fn a_single_slot_server_is_not_flooded_with_retries() {
     let mock = MockJudge::start(MockConfig {
         latency: Duration::from_millis(150),
         slots: Some(1),
@@ -384,17 +385,14 @@ async fn timeouts_against_a_single_slot_server_lower_the_in_flight_limit() {
             tokio::spawn(async move { c.ask(request("citation_support", "r", i)).await })
         })
         .collect();
-    let mut timed_out_retries = 0;
     for t in tasks {
         let a = t.await.unwrap().expect("every unit is answered in the end");
         assert_eq!(a.value, expected());
-        timed_out_retries += a.attempts - 1;
     }
-    // The queue did time requests out (the limit had something to react to)...
-    assert!(timed_out_retries > 0);
-    // ...and the retries queued under the lowered limit instead of all going out
-    // again: with a fixed limit of eight this run takes about 50 requests, with the
-    // adaptive one about 32.
+    // With a fixed limit of eight this run takes about 50 requests: the queue times
+    // requests out and their retries queue behind the abandoned work. The adaptive
+    // limit (slow start, halving on queued answers and on timeouts; how many time
+    // out depends on the machine's speed) keeps it near one request a unit.
     assert!(
         mock.requests() <= 16 + 3 * 8,
         "{} requests for 16 units",

@@ -271,3 +271,182 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
     );
     mock.shutdown().await;
 }
+
+/// The self-check places every marker in a cited unit and calls the page `ok`.
+fn assert_check_ok(r: &Report) {
+    use tvir_eval::report::ExtractionVerdict;
+    assert_eq!(
+        r.extraction.counts.markers_unattached, 0,
+        "{:?}",
+        r.extraction
+    );
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:?}",
+        r.extraction
+    );
+}
+
+/// Issue #12 follow-up (reports generated as pages, unseen before): a paragraph of
+/// several sentences, each with its own marker, written over several source lines
+/// with entities. Every unit's span covers its own sentence and marker, so the
+/// self-check finds every marker attached and calls the page `ok` (it was `suspect`
+/// with 5 of 8 markers "unattached" when a text node's span was its first bytes).
+#[test]
+fn multi_sentence_paragraphs_keep_spans_and_an_ok_verdict() {
+    let r = load("html-long-paragraphs");
+    assert_gold("html-long-paragraphs", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![
+            s(&["1"]),
+            s(&["2"]),
+            s(&["3"]),
+            s(&["3"]),
+            s(&["4"]),
+            s(&["4"]),
+            s(&["5"]),
+            s(&["4"])
+        ]
+    );
+    for f in &r.facts {
+        let src = &r.text[f.span.clone()];
+        let last_word = f
+            .fact
+            .trim_end_matches(['.', ' '])
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        assert!(src.contains(last_word), "span of {:?} is {src:?}", f.fact);
+        let marker = format!("[{}]", f.ref_idxs[0]);
+        assert!(src.contains(&marker), "span of {:?} is {src:?}", f.fact);
+    }
+    assert_check_ok(&r);
+}
+
+/// Markdown with raw-HTML citations (`<sup class="citation">[<a href="#ref-4">4</a>]</sup>`)
+/// and entries whose label sits in a `<span id="ref-4">[4]</span>`: the entry keeps
+/// its written number (the list skips 3) and a title without the label.
+#[test]
+fn markdown_entries_labelled_inside_html_spans() {
+    let r = load("md-html-ref-labels");
+    assert_eq!(r.format, SourceFormat::Markdown);
+    assert_gold("md-html-ref-labels", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["4"])]);
+    assert_eq!(r.references[2].idx, "4");
+    assert_eq!(
+        r.references[0].title.as_deref(),
+        Some("示范区管理办公室. 年度运行报告.")
+    );
+    assert!(!codes(&r).contains(&"marker_without_entry".to_string()));
+}
+
+/// Footnote lists as Markdown converters render them: each `<li id="fn:2">` wraps a
+/// `<p>` (it was read as two entries, a bare label and an unlabelled line numbered
+/// after the list), back-links `↩` are no text, and a second reference to a note
+/// (`[2:1]` pointing at `#fn:2`) cites that note.
+#[test]
+fn footnote_lists_with_paragraph_items_and_repeated_references() {
+    let r = load("html-footnote-lists");
+    assert_gold("html-footnote-lists", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["2"]), s(&["3"])]
+    );
+    assert!(r.facts[2].fact.starts_with("Cleaning crews"));
+    assert!(r.references.iter().all(|e| e.url.is_some()));
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+    assert_clean_facts(&r);
+}
+
+/// Reference entries as `<div class="reference-item">` (no list element) and
+/// markers as `<cite>3</cite>`, `<span class="citation" data-ref="2">2</span>`,
+/// `<span data-cite="4">[4]</span>`: every marker cites, and the entries' own
+/// labels are inside the list's span, so the self-check calls the page `ok`.
+#[test]
+fn div_reference_entries_and_cite_elements() {
+    let r = load("html-div-references");
+    assert_gold("html-div-references", &r);
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2"]), s(&["3"]), s(&["4"])]
+    );
+    assert!(
+        r.facts[1].fact.ends_with("rural apiaries."),
+        "{}",
+        r.facts[1].fact
+    );
+    assert_check_ok(&r);
+}
+
+/// Figures whose caption sits outside them: a `<figure>` with no `<figcaption>`
+/// followed by `<p class="caption">Figure 1: ...</p>`, and a lazy-loaded picture
+/// (`src` a one-pixel placeholder, the file in `data-src`) followed by an emphasized
+/// caption line. Both keep caption and sources; separators and brackets around
+/// citation anchors in `<sup>` stay out of the sentence.
+#[test]
+fn captions_after_figures_lazy_images_and_sup_groups() {
+    let r = load("html-figures-outside");
+    assert_gold("html-figures-outside", &r);
+    assert_eq!(r.figures.len(), 2);
+    assert_eq!(r.figures[1].content, "images/retreat_by_sector.png");
+    assert_eq!(r.figures[0].number.as_deref(), Some("1"));
+    assert!(r.figures[1]
+        .context
+        .as_deref()
+        .is_some_and(|c| c.contains("as Figure 2 shows")));
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["1", "2"]), s(&["3", "2"])]
+    );
+    for f in &r.facts {
+        assert!(
+            !f.fact.contains('[') && !f.fact.contains(";."),
+            "{}",
+            f.fact
+        );
+    }
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}
+
+/// A "Note:" of several sentences under a table is a paragraph of claims, each
+/// citing its own source, not a caption that cites the whole table (the parser took
+/// it as one, so the table became a unit citing 1 and 2 and the note's sentences
+/// were lost).
+#[test]
+fn a_multi_sentence_note_under_a_table_is_text_not_a_caption() {
+    let r = load("html-table-note");
+    assert_gold("html-table-note", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["2"]), s(&["3"])]);
+    assert!(r.facts[0].fact.starts_with("Note: Collections"));
+    assert!(r.facts.iter().all(|f| !f.fact.contains(" | ")));
+}
+
+/// Source lines that belong to figures: `<p class="source">Source: ... [2]</p>`
+/// right after a `<figure>`, and `<p class="chart-source">Data: <a href=url>`
+/// inside a chart card whose title is an `<h4 class="chart-title">`. Each joins its
+/// figure's caption, so the figure cites those sources (a page linked only there
+/// becomes an entry), and neither line is a cited unit of its own.
+#[test]
+fn figure_source_lines_inside_and_after_figures() {
+    let r = load("html-figure-sources");
+    assert_gold("html-figure-sources", &r);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["3"])]);
+    assert!(r.facts.iter().all(|f| !f.fact.contains("grid operator")));
+    let caps: Vec<_> = r
+        .figures
+        .iter()
+        .map(|f| f.caption.clone().unwrap())
+        .collect();
+    assert!(
+        caps[1].ends_with("Source: grid operator data [2]"),
+        "{caps:?}"
+    );
+    assert!(caps[2].starts_with("Figure 3: Curtailment"), "{caps:?}");
+    assert_eq!(
+        r.references[3].url.as_deref(),
+        Some("https://grid.example/curtailment")
+    );
+    assert!(codes(&r).is_empty(), "{:?}", codes(&r));
+}

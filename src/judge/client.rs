@@ -868,7 +868,7 @@ impl Inner {
                     if timed_out {
                         if let Some(limit) = self.slots.on_timeout(&slot) {
                             tracing::warn!(
-                                "the judge server did not answer within {timeout:?}; at most {limit} requests in flight from now on (raised again as answers come back)"
+                                "the judge server did not answer within {timeout:?}; {limit} in flight at most from now on (raised again as answers come back)"
                             );
                         }
                         kept_slot = Some(slot);
@@ -886,7 +886,7 @@ impl Inner {
                     drop(slot);
                     if let Some(limit) = self.slots.on_answer(epoch, sent_at.elapsed(), timeout) {
                         tracing::warn!(
-                            "the judge server's answers come back queued (over half the {timeout:?} timeout); at most {limit} requests in flight from now on (raised again as answers come back)"
+                            "the judge server's answers come back queued (over half the {timeout:?} timeout); {limit} in flight at most from now on (raised again as answers come back)"
                         );
                     }
                     let completion = match parse_completion(&body) {

@@ -1095,7 +1095,16 @@ fn table_caption_like(b: &Block) -> bool {
     static CAP: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?i)^[*_\s]*(table|tab\.|表|数据来源|资料来源|来源|source|sources|note)\s*[\d一二三四五六七八九十:：.]").unwrap()
     });
-    matches!(b.kind, BlockKind::Paragraph) && CAP.is_match(&b.plain_text())
+    // A "Note:" of several sentences (`Note: Revenue rose 10% [2]. Guidance is
+    // flat [2].`) is a paragraph of claims with their own markers, not a caption.
+    static NOTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^[*_\s]*note\b").unwrap());
+    static SENTENCE_END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[.!?。！？](?:\s*\[[^\]]*\])*\s+\S").unwrap());
+    let text = b.plain_text();
+    if NOTE.is_match(&text) && SENTENCE_END.is_match(&text) {
+        return false;
+    }
+    matches!(b.kind, BlockKind::Paragraph) && CAP.is_match(&text)
 }
 
 /// Extract fact-citation pairs and the sentence-level structural errors.

@@ -81,6 +81,8 @@ static URL: LazyLock<Regex> =
 static ENTRY_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:\\?\[\^?\d{1,4}\\?\]:?|\d{1,4}[.)、]|[-*+•]|【\d{1,4}】)\s*").unwrap()
 });
+static LEADING_TAGS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:<[^>]*>\s*)+").unwrap());
 static LINK_SYNTAX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\([^)]*\)").unwrap());
 static MARKUP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[[^\]]*\]|【[^】]*】|<[^>]*>").unwrap());
@@ -233,7 +235,11 @@ fn reasons(
     // An unnumbered list ("Key Citations" bullets) in a report that writes no
     // marker at all is a bibliography, not a parse failure; a numbered list, or a
     // report that does cite, is expected to be cited.
-    let cites_expected = numbered || c.markers_seen > 0 || c.cited_units > 0;
+    // In an HTML page that writes no marker, units cited by inline links to pages
+    // do not make an unnumbered further-reading list (`<ol>` of links) a sign of
+    // missed citations either.
+    let cites_expected =
+        numbered || c.markers_seen > 0 || (c.cited_units > 0 && input.format != SourceFormat::Html);
     if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
@@ -623,6 +629,9 @@ fn numbered_list(text: &str, refs: &[Reference], has_list: bool) -> bool {
         .iter()
         .filter(|r| {
             lines.get(r.line.saturating_sub(1)).is_some_and(|l| {
+                // `<li>[3] Title ...` and `<a id="ref3"></a> [3] ...`: the number
+                // a reader sees comes after the tags.
+                let l = LEADING_TAGS.find(l).map_or(*l, |m| &l[m.end()..]);
                 ENTRY_START
                     .find(l)
                     .is_some_and(|m| m.as_str().chars().any(|c| c.is_ascii_digit()))

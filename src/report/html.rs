@@ -59,6 +59,82 @@ fn decode_entities(s: &str) -> String {
         .replace("&gt;", ">")
 }
 
+static ENTITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});").unwrap()
+});
+
+/// Text as the HTML parser decodes it, for the entities reports use (`&amp;`,
+/// `&nbsp;`, numeric references); an unknown one is left as written, which the
+/// caller detects because the result then differs from the parsed text.
+fn decode_text(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    static NUMERIC: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));").unwrap());
+    let s = NUMERIC.replace_all(s, |c: &regex::Captures<'_>| {
+        let v = match (c.get(1), c.get(2)) {
+            (Some(h), _) => u32::from_str_radix(h.as_str(), 16).ok(),
+            (_, Some(d)) => d.as_str().parse().ok(),
+            _ => None,
+        };
+        v.and_then(char::from_u32)
+            .map_or_else(|| c[0].to_string(), |ch| ch.to_string())
+    });
+    decode_entities(&s.replace("&nbsp;", "\u{a0}"))
+        .replace("&mdash;", "\u{2014}")
+        .replace("&ndash;", "\u{2013}")
+        .replace("&hellip;", "\u{2026}")
+        .replace("&rsquo;", "\u{2019}")
+        .replace("&lsquo;", "\u{2018}")
+        .replace("&rdquo;", "\u{201d}")
+        .replace("&ldquo;", "\u{201c}")
+}
+
+/// The picture an `<img>` shows: its `src`, unless lazy loading left a placeholder
+/// there (no `src`, a tiny `data:` GIF/SVG, a `placeholder`/`blank`/`spacer`/
+/// `loading` file) and the real address sits in `data-src`, `data-original`,
+/// `data-lazy-src` or the first candidate of `data-srcset`/`srcset`.
+fn image_source(v: &scraper::node::Element) -> String {
+    static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^data:image/(gif|svg\+xml)|placeholder|blank\.(gif|png)|spacer|loading\.|lazy[-_.]?load|1x1\.").unwrap()
+    });
+    let src = v.attr("src").map(str::trim).unwrap_or("");
+    let lazy = ["data-src", "data-original", "data-lazy-src", "data-url"]
+        .iter()
+        .find_map(|k| v.attr(k).map(str::trim).filter(|x| !x.is_empty()))
+        .or_else(|| {
+            ["data-srcset", "srcset"].iter().find_map(|k| {
+                v.attr(k)
+                    .and_then(|x| x.split(',').next())
+                    .and_then(|x| x.split_whitespace().next())
+                    .filter(|x| !x.is_empty())
+            })
+        });
+    match lazy {
+        Some(l) if src.is_empty() || (PLACEHOLDER.is_match(src) && src.len() < 400) => {
+            l.to_string()
+        }
+        _ => src.to_string(),
+    }
+}
+
+/// A `<cite>`, `<span>`, ... whose whole text is a citation number and which says so
+/// by its name (`cite`), its class (`citation`, `ref`, ...) or a data attribute
+/// (`data-ref`, `data-cite`, `data-citation`, `data-source`).
+fn is_cite_element(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let marked = v.name() == "cite"
+        || v.attr("class").is_some_and(|k| CITE_CLASS.is_match(k))
+        || v.attrs().any(|(k, _)| {
+            matches!(
+                k,
+                "data-ref" | "data-cite" | "data-citation" | "data-source" | "data-ref-id"
+            )
+        });
+    marked && text_capped(el, 24).is_some_and(|t| CITE_TEXT.is_match(&t))
+}
+
 /// `"300"`, `"300px"` -> 300; percentages and junk -> None.
 pub(crate) fn parse_dimension(v: &str) -> Option<u32> {
     let v = v.trim().trim_end_matches("px").trim();
@@ -669,6 +745,98 @@ enum CaptionAt<'d> {
 
 /// A figure wrapper (an `<img>`/`<svg>` itself, or an element holding visuals and
 /// at most a short label besides its caption) and where its caption is.
+/// Append a source line's inlines to a figure caption (a space between); the
+/// caption span stays the caption's, or becomes the source line's when the figure
+/// had no caption.
+fn append_source(
+    caption: &mut Vec<Inline>,
+    caption_span: &mut Option<Range<usize>>,
+    source: Vec<Inline>,
+    source_span: Option<Range<usize>>,
+) {
+    if source.is_empty() {
+        return;
+    }
+    let has_text = caption.iter().any(|i| match i {
+        Inline::Text { text, .. } => !text.trim().is_empty(),
+        Inline::Image { .. } | Inline::CellSep | Inline::Break { .. } => false,
+        _ => true,
+    });
+    if has_text {
+        let at = caption
+            .last()
+            .and_then(Inline::span)
+            .map_or(0..0, |r| r.end..r.end);
+        caption.push(Inline::Text {
+            text: " ".to_string(),
+            span: at,
+            sup: false,
+        });
+    } else {
+        caption.clear();
+        *caption_span = source_span;
+    }
+    caption.extend(source);
+}
+
+/// A class token of a figure's source line (`<p class="chart-source">`).
+static SOURCE_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(sources?|credits?|attribution|source[-_](line|note|text))$|^(fig|figure|img|image|chart|graph|plot|data|table)[-_]?(sources?|credits?)$").unwrap()
+});
+/// The text of a source line: `Source: ...`, `Data: ...`, `来源：...`.
+static SOURCE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^[\s(（]*(sources?|data(?: sources?)?|credits?|数据来源|资料来源|图片来源|来源|出处)\s*[:：]").unwrap()
+});
+
+/// A short line of inline content naming where a figure's data comes from, by its
+/// class (`source`, `chart-source`, `fig-credit`) or its text (`Source: ...`).
+fn is_source_line(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    if !matches!(
+        v.name(),
+        "p" | "div" | "span" | "small" | "em" | "i" | "cite" | "footer"
+    ) || visuals_in(el) > 0
+    {
+        return false;
+    }
+    let inline_only = !el
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| {
+            let n = d.value().name();
+            matches!(
+                n,
+                "p" | "div" | "ul" | "ol" | "table" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+            )
+        });
+    let Some(t) = text_capped(el, 300) else {
+        return false;
+    };
+    inline_only && (has_token(v, &SOURCE_CLASS) || SOURCE_TEXT.is_match(collapse_ws(&t).trim()))
+}
+
+/// The caption line after a `<figure>` that holds pictures and no caption of its own.
+fn figure_next_caption<'d>(
+    fig: ElementRef<'d>,
+    next: Option<ElementRef<'d>>,
+) -> Option<ElementRef<'d>> {
+    if visuals_in(fig) == 0 {
+        return None;
+    }
+    let own_caption = fig
+        .descendants()
+        .skip(1)
+        .filter_map(ElementRef::wrap)
+        .any(|d| d.value().name() == "figcaption" || is_caption_element(d));
+    if own_caption {
+        return None;
+    }
+    let next = next?;
+    (visuals_in(next) == 0 && (is_caption_element(next) || is_emphasized_line(next)))
+        .then_some(next)
+}
+
 fn figure_caption<'d>(el: ElementRef<'d>, next: Option<ElementRef<'d>>) -> Option<CaptionAt<'d>> {
     if matches!(el.value().name(), "figure" | "table" | "ul" | "ol" | "tr") {
         return None;
@@ -704,6 +872,7 @@ fn figure_caption<'d>(el: ElementRef<'d>, next: Option<ElementRef<'d>>) -> Optio
             }
             blockish
                 && !is_caption_element(d)
+                && !is_source_line(d)
                 && !d
                     .ancestors()
                     .filter_map(ElementRef::wrap)
@@ -786,23 +955,35 @@ impl<'a> HtmlWalker<'a> {
         // Loose text directly inside a container becomes a paragraph of its own.
         let mut loose: Vec<Inline> = Vec::new();
         let kids: Vec<_> = el.children().collect();
-        // A caption sibling already read with the figure before it.
-        let mut consumed: Option<ElementRef<'_>> = None;
+        // Caption and source-line siblings already read with the figure before them.
+        let mut consumed: Vec<ElementRef<'_>> = Vec::new();
+        // The next sibling element after `k` not yet read, unless visible text
+        // comes first.
+        let next_after = |k: usize, consumed: &[ElementRef<'_>]| {
+            kids[k + 1..]
+                .iter()
+                .filter(|n| ElementRef::wrap(**n).is_none_or(|e| !consumed.contains(&e)))
+                .find(|n| match n.value() {
+                    Node::Text(t) => !t.trim().is_empty(),
+                    Node::Comment(_) => false,
+                    _ => true,
+                })
+                .and_then(|n| ElementRef::wrap(*n))
+        };
         for (k, child) in kids.iter().enumerate() {
             match child.value() {
                 Node::Text(t) if !t.trim().is_empty() => {
-                    loose.push(Inline::Text {
-                        text: collapse_ws(t),
-                        span: 0..0,
-                        sup: false,
-                    });
+                    // Located like running text, so a block made of loose text (a
+                    // `<div class="reference-item">[3] Title <a>`) spans its words.
+                    let inl = self.text_node(t, false);
+                    loose.extend(inl);
                 }
                 Node::Element(e) => {
                     let name = e.name();
                     let Some(child_el) = ElementRef::wrap(*child) else {
                         continue;
                     };
-                    if consumed == Some(child_el) {
+                    if consumed.contains(&child_el) {
                         continue;
                     }
                     if is_navigation(child_el) {
@@ -816,24 +997,33 @@ impl<'a> HtmlWalker<'a> {
                     if SKIPPED.contains(&name) && name != "svg" {
                         continue;
                     }
-                    if name != "figure" {
-                        // The next sibling element, unless text a reader sees comes first.
-                        let next = kids[k + 1..]
-                            .iter()
-                            .find(|n| match n.value() {
-                                Node::Text(t) => !t.trim().is_empty(),
-                                Node::Comment(_) => false,
-                                _ => true,
-                            })
-                            .and_then(|n| ElementRef::wrap(*n));
-                        if let Some(cap) = figure_caption(child_el, next) {
+                    // The next sibling element, unless text a reader sees comes first.
+                    let next = kids[k + 1..]
+                        .iter()
+                        .find(|n| match n.value() {
+                            Node::Text(t) => !t.trim().is_empty(),
+                            Node::Comment(_) => false,
+                            _ => true,
+                        })
+                        .and_then(|n| ElementRef::wrap(*n));
+                    if name == "figure" {
+                        // A `<figure>` with no caption of its own, captioned by the
+                        // line after it (`<p class="caption">Figure 1: ...`).
+                        if let Some(n) = figure_next_caption(child_el, next) {
                             self.flush_loose(&mut loose, "div");
-                            if let CaptionAt::Next(n) = cap {
-                                consumed = Some(n);
-                            }
-                            self.figure_wrapper(child_el, cap);
+                            consumed.push(n);
+                            self.figure_wrapper(child_el, CaptionAt::Next(n));
+                            self.source_after(next_after(k, &consumed), &mut consumed);
                             continue;
                         }
+                    } else if let Some(cap) = figure_caption(child_el, next) {
+                        self.flush_loose(&mut loose, "div");
+                        if let CaptionAt::Next(n) = cap {
+                            consumed.push(n);
+                        }
+                        self.figure_wrapper(child_el, cap);
+                        self.source_after(next_after(k, &consumed), &mut consumed);
+                        continue;
                     }
                     if name == "svg" {
                         if is_drawing_svg(child_el) {
@@ -844,7 +1034,16 @@ impl<'a> HtmlWalker<'a> {
                     }
                     if BLOCK_CONTAINERS.contains(&name) || LEAVES.contains(&name) {
                         self.flush_loose(&mut loose, "div");
+                        let before = self.blocks.len();
                         self.element(child_el);
+                        let made_figure = self.blocks.len() > before
+                            && self
+                                .blocks
+                                .last()
+                                .is_some_and(|b| matches!(b.kind, BlockKind::Figure { .. }));
+                        if name == "figure" && made_figure {
+                            self.source_after(next_after(k, &consumed), &mut consumed);
+                        }
                     } else {
                         let mut inl = Vec::new();
                         self.inline_element(child_el, false, &mut inl);
@@ -855,6 +1054,44 @@ impl<'a> HtmlWalker<'a> {
             }
         }
         self.flush_loose(&mut loose, "div");
+    }
+
+    /// A source line right after a figure (`<p class="source">Source: ... [2]</p>`):
+    /// read into the figure's caption, so its citations are the figure's sources,
+    /// and not read again as a paragraph.
+    fn source_after<'d>(
+        &mut self,
+        next: Option<ElementRef<'d>>,
+        consumed: &mut Vec<ElementRef<'d>>,
+    ) {
+        let Some(src_el) = next.filter(|n| is_source_line(*n)) else {
+            return;
+        };
+        if !self
+            .blocks
+            .last()
+            .is_some_and(|b| matches!(b.kind, BlockKind::Figure { .. }))
+        {
+            return;
+        }
+        let (inl, inner, elem) = self.read_caption(src_el);
+        consumed.push(src_el);
+        let Some(block) = self.blocks.last_mut() else {
+            return;
+        };
+        if let BlockKind::Figure {
+            caption,
+            caption_span,
+            ..
+        } = &mut block.kind
+        {
+            let mut cap = caption.take().unwrap_or_default();
+            append_source(&mut cap, caption_span, inl, inner);
+            *caption = Some(cap);
+        }
+        if let Some(e) = elem {
+            block.span = block.span.start.min(e.start)..block.span.end.max(e.end);
+        }
     }
 
     fn in_ref_section(&self) -> bool {
@@ -973,6 +1210,9 @@ impl<'a> HtmlWalker<'a> {
             *caption = Some(self.read_caption(el));
             return;
         }
+        if is_source_line(el) {
+            return;
+        }
         match el.value().name() {
             "img" => {
                 let inline = self.image_inline(el);
@@ -1006,7 +1246,29 @@ impl<'a> HtmlWalker<'a> {
         if let CaptionAt::Next(c) = cap {
             caption = Some(self.read_caption(c));
         }
-        let (cap_inl, caption_span, cap_elem) = caption.unwrap_or_default();
+        let (mut cap_inl, mut caption_span, cap_elem) = caption.unwrap_or_default();
+        // A source line inside the wrapper (`<p class="chart-source">Data: ...`)
+        // belongs to the caption: its citations are the figure's sources.
+        let source = el
+            .descendants()
+            .skip(1)
+            .filter_map(ElementRef::wrap)
+            .find(|d| {
+                *d != caption_el && is_source_line(*d) && !d.ancestors().any(|a| a == *caption_el)
+            });
+        if let Some(src_el) = source {
+            let save = self.loc.cursor;
+            self.loc.cursor = images
+                .iter()
+                .filter_map(Inline::span)
+                .map(|r| r.start.saturating_sub(self.loc.base))
+                .min()
+                .unwrap_or(save)
+                .min(save);
+            let (inl, inner, _) = self.read_caption(src_el);
+            self.loc.cursor = self.loc.cursor.max(save);
+            append_source(&mut cap_inl, &mut caption_span, inl, inner);
+        }
         let mut spans: Vec<Range<usize>> = images.iter().filter_map(Inline::span).collect();
         spans.extend(cap_elem);
         let span = match (
@@ -1184,6 +1446,7 @@ impl<'a> HtmlWalker<'a> {
         let mut caption_span = None;
         let mut caption_id = None;
         let mut chart = None;
+        let mut source: Option<ElementRef<'_>> = None;
         for node in el.descendants() {
             let Some(child) = ElementRef::wrap(node) else {
                 continue;
@@ -1192,6 +1455,15 @@ impl<'a> HtmlWalker<'a> {
                 "img" => images.push(self.image_inline(child)),
                 "svg" if is_drawing_svg(child) => images.push(self.svg_inline(child)),
                 "canvas" if chart.is_none() => chart = Some(child),
+                _ if source.is_none()
+                    && is_source_line(child)
+                    && !child
+                        .ancestors()
+                        .filter_map(ElementRef::wrap)
+                        .any(|a| a.value().name() == "figcaption" || is_caption_element(a)) =>
+                {
+                    source = Some(child);
+                }
                 name if caption.is_none()
                     && (name == "figcaption" || is_caption_element(child))
                     && visuals_in(child) == 0 =>
@@ -1228,6 +1500,16 @@ impl<'a> HtmlWalker<'a> {
                 return;
             }
         }
+        if let Some(src_el) = source {
+            let save = self.loc.cursor;
+            self.loc.cursor = fig_span.as_ref().map_or(save, |s| s.start);
+            let mut inl = Vec::new();
+            self.collect_inlines(src_el, false, &mut inl);
+            self.loc.cursor = save;
+            let mut cap = caption.take().unwrap_or_default();
+            append_source(&mut cap, &mut caption_span, inl, None);
+            caption = Some(cap);
+        }
         let span = fig_span
             .clone()
             .map(|s| self.loc.abs(s))
@@ -1249,9 +1531,113 @@ impl<'a> HtmlWalker<'a> {
         self.blocks.push(block);
     }
 
+    /// A text node of the tree as inlines located in the source (moving the cursor
+    /// to it); whitespace-only text keeps the cursor's position.
+    fn text_node(&mut self, t: &str, sup: bool) -> Vec<Inline> {
+        let text = collapse_ws(t);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let needle: String = text.trim().chars().take(12).collect();
+        match self.loc.seek(&needle) {
+            Some(p) => self.text_pieces(text, p, sup),
+            None => {
+                let span = self.loc.abs(self.loc.cursor..self.loc.cursor);
+                vec![Inline::Text { text, span, sup }]
+            }
+        }
+    }
+
+    /// A text node found at `p` in the fragment, as inlines whose spans cover its
+    /// source: one piece per source line, so a sentence in the middle of a long
+    /// paragraph maps to its own bytes (a span of the node's first bytes only made
+    /// every later sentence collapse onto the node's start, and the self-check then
+    /// found the sentence's markers attached to nothing). When the source does not
+    /// rebuild the parsed text (entities the decoder does not know), the whole node
+    /// is one piece with proportional offsets.
+    fn text_pieces(&self, text: String, p: usize, sup: bool) -> Vec<Inline> {
+        let raw = self.loc.raw;
+        let end = raw[p..].find('<').map_or(raw.len(), |i| p + i);
+        let seg = &raw[p..end];
+        let lead = text.len() - text.trim_start().len();
+        let trail = text.trim_end().len() < text.len();
+        let mut pieces: Vec<(String, Range<usize>)> = Vec::new();
+        let mut off = p;
+        for line in seg.split_inclusive('\n') {
+            let t0 = line.trim_start();
+            let start = off + (line.len() - t0.len());
+            let t1 = t0.trim_end();
+            if !t1.is_empty() {
+                // Entities are pieces of their own, so offsets after them stay exact.
+                let mut line_pieces: Vec<(String, Range<usize>)> = Vec::new();
+                let mut last = 0;
+                for m in ENTITY.find_iter(t1) {
+                    if m.start() > last {
+                        line_pieces.push((
+                            t1[last..m.start()].to_string(),
+                            start + last..start + m.start(),
+                        ));
+                    }
+                    line_pieces.push((decode_text(m.as_str()), start + m.start()..start + m.end()));
+                    last = m.end();
+                }
+                if last < t1.len() {
+                    line_pieces.push((t1[last..].to_string(), start + last..start + t1.len()));
+                }
+                line_pieces = line_pieces
+                    .into_iter()
+                    .map(|(t, r)| (collapse_ws(&t), r))
+                    .collect();
+                // A line's pieces join with nothing between them, lines with a space.
+                if let Some(first) = line_pieces.first_mut() {
+                    if !pieces.is_empty() {
+                        first.0.insert(0, ' ');
+                        first.1.start = first.1.start.saturating_sub(1);
+                    }
+                }
+                pieces.extend(line_pieces);
+            }
+            off += line.len();
+        }
+        let mut rebuilt = " ".repeat(lead);
+        rebuilt.push_str(&pieces.iter().map(|(t, _)| t.as_str()).collect::<String>());
+        if trail {
+            rebuilt.push(' ');
+        }
+        if pieces.is_empty() || rebuilt != text {
+            return vec![Inline::Text {
+                text,
+                span: self.loc.abs(p..end.max(p)),
+                sup,
+            }];
+        }
+        let n = pieces.len();
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, r))| {
+                let mut piece = String::new();
+                let mut start = r.start;
+                if i == 0 && lead > 0 {
+                    piece.push(' ');
+                    start = start.saturating_sub(1);
+                }
+                piece.push_str(&t);
+                if i + 1 == n && trail {
+                    piece.push(' ');
+                }
+                Inline::Text {
+                    text: piece,
+                    span: self.loc.abs(start..r.end),
+                    sup,
+                }
+            })
+            .collect()
+    }
+
     fn image_inline(&mut self, img: ElementRef<'_>) -> Inline {
         let v = img.value();
-        let src = v.attr("src").unwrap_or("").to_string();
+        let src = image_source(v);
         let alt = v.attr("alt").unwrap_or("").to_string();
         let at = self.loc.element("img");
         let span = at
@@ -1274,16 +1660,8 @@ impl<'a> HtmlWalker<'a> {
         for child in el.children() {
             match child.value() {
                 Node::Text(t) => {
-                    let text = collapse_ws(t);
-                    if text.is_empty() {
-                        continue;
-                    }
-                    let needle: String = text.trim().chars().take(12).collect();
-                    let span = match self.loc.seek(&needle) {
-                        Some(p) => self.loc.abs(p..p + needle.len()),
-                        None => self.loc.abs(self.loc.cursor..self.loc.cursor),
-                    };
-                    out.push(Inline::Text { text, span, sup });
+                    let inl = self.text_node(t, sup);
+                    out.extend(inl);
                 }
                 Node::Element(_) => {
                     if let Some(c) = ElementRef::wrap(child) {
@@ -1323,7 +1701,32 @@ impl<'a> HtmlWalker<'a> {
                     hard: true,
                 });
             }
-            "sup" => self.collect_inlines(c, true, out),
+            "sup" => {
+                // Separators and brackets around citation anchors
+                // (`<sup>[<a>1</a>, <a>2</a>]</sup>`) are no sentence text.
+                let mut inner = Vec::new();
+                self.collect_inlines(c, true, &mut inner);
+                let cites = inner
+                    .iter()
+                    .any(|i| matches!(i, Inline::Text { text, .. } if CITE_TEXT.is_match(text)));
+                if cites {
+                    inner.retain(|i| match i {
+                        Inline::Text { text, .. } => {
+                            let t = text.trim();
+                            t.is_empty()
+                                || !t.chars().all(|ch| ",;，；、[]【】()（）-–—".contains(ch))
+                        }
+                        _ => true,
+                    });
+                }
+                out.extend(inner);
+            }
+            // `<cite>4</cite>`, `<span class="citation">4</span>`,
+            // `<span data-ref="4">[4]</span>`: a number marked as a citation by its
+            // element, class or data attribute reads like a superscript.
+            "cite" | "span" | "small" | "mark" if is_cite_element(c) => {
+                self.collect_inlines(c, true, out)
+            }
             "code" => {
                 let text: String = c.text().collect();
                 let p = self.loc.cursor;
@@ -1338,6 +1741,23 @@ impl<'a> HtmlWalker<'a> {
                     return;
                 }
                 if href.is_empty() || href.starts_with('#') {
+                    // A second reference to the same footnote (`[2:1]` pointing at
+                    // `#fn2`) cites entry 2.
+                    if let Some(n) = self.repeat_reference(c) {
+                        let p = self.loc.cursor;
+                        let span = match text_capped(c, 24)
+                            .and_then(|t| self.loc.find_from(p, t.trim()))
+                        {
+                            Some(at) => self.loc.abs(at..at + 1),
+                            None => self.loc.abs(p..p),
+                        };
+                        out.push(Inline::Text {
+                            text: format!("[{n}]"),
+                            span,
+                            sup: true,
+                        });
+                        return;
+                    }
                     // A number pointing into the reference section cites
                     // that entry, like a superscript.
                     let cite = self.is_cite_anchor(c);
@@ -1365,7 +1785,15 @@ impl<'a> HtmlWalker<'a> {
                 }
             }
             "p" | "div" | "li" | "figcaption" => {
-                if !out.is_empty() {
+                // A break only after content: `<li>\n<p>` (loose lists, footnote
+                // lists) must not open with an empty line, which split each entry in
+                // two (a label line and an unlabelled line numbered after the list).
+                let has_content = out.iter().any(|i| match i {
+                    Inline::Text { text, .. } => !text.trim().is_empty(),
+                    Inline::Break { .. } | Inline::CellSep => false,
+                    _ => true,
+                });
+                if has_content {
                     let p = self.loc.cursor;
                     out.push(Inline::Break {
                         span: self.loc.abs(p..p),
@@ -1381,6 +1809,18 @@ impl<'a> HtmlWalker<'a> {
     /// An in-page anchor whose text is a number (`3`, `[3]`) and whose target is in
     /// the reference section, names an entry (`#ref-3`), or whose class marks a
     /// citation.
+    /// `<a href="#fn2">[2:1]</a>`: the repeated-reference form of footnote
+    /// renderers; the entry number when the target names that entry.
+    fn repeat_reference(&self, a: ElementRef<'_>) -> Option<u64> {
+        static REPEAT: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"^\s*\[?(\d{1,4}):\d{1,3}\]?\s*$").unwrap());
+        let target = a.value().attr("href")?.strip_prefix('#')?;
+        let text = text_capped(a, 24)?;
+        let n: u64 = REPEAT.captures(&text)?[1].parse().ok()?;
+        let by_id: u64 = REF_ID_NUMBER.captures(target)?[1].parse().ok()?;
+        (n == by_id).then_some(n)
+    }
+
     fn is_cite_anchor(&self, a: ElementRef<'_>) -> bool {
         let v = a.value();
         let target = v.attr("href").unwrap_or("").trim_start_matches('#');

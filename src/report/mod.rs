@@ -200,11 +200,26 @@ fn body_text(blocks: &[Block], body: &[usize]) -> String {
     s
 }
 
+/// The inlines whose links can cite a page: a figure's caption (`Data: <a
+/// href=url>operator</a>`) as well as a block's own content.
+fn citing_inlines(b: &Block) -> std::borrow::Cow<'_, [Inline]> {
+    match &b.kind {
+        BlockKind::Figure {
+            caption: Some(c), ..
+        } if !c.is_empty() => {
+            let mut all = b.inlines.clone();
+            all.extend(c.iter().cloned());
+            std::borrow::Cow::Owned(all)
+        }
+        _ => std::borrow::Cow::Borrowed(&b.inlines),
+    }
+}
+
 fn references_from_links(blocks: &[Block], body: &[usize], lines: &LineIndex) -> Vec<Reference> {
     let mut first_line: HashMap<String, usize> = HashMap::new();
     let mut flats = Vec::new();
     for &i in body {
-        let f = flatten(&blocks[i].inlines, Glued::No);
+        let f = flatten(&citing_inlines(&blocks[i]), Glued::No);
         for group in &f.cites {
             for c in group {
                 if let RawCite::Url(u) | RawCite::Linked(_, u) = c {
@@ -259,8 +274,9 @@ fn append_link_entries(
         + 1;
     for &i in body {
         let b = &blocks[i];
+        let inlines = citing_inlines(b);
         // Only blocks that hold a link or a URL can add an entry.
-        let has_url = b.inlines.iter().any(|inl| match inl {
+        let has_url = inlines.iter().any(|inl| match inl {
             Inline::Link { .. } => true,
             Inline::Text { text, .. } => urls::BARE_URL.is_match(text),
             _ => false,
@@ -268,7 +284,7 @@ fn append_link_entries(
         if !has_url {
             continue;
         }
-        let f = flatten(&b.inlines, Glued::No);
+        let f = flatten(&inlines, Glued::No);
         for c in f.cites.iter().flatten() {
             let url = match c {
                 RawCite::Url(u) => u,
@@ -279,7 +295,7 @@ fn append_link_entries(
             if figure_pages.contains(&key) || !known.insert(key.clone()) {
                 continue;
             }
-            let title = b.inlines.iter().find_map(|inl| match inl {
+            let title = inlines.iter().find_map(|inl| match inl {
                 Inline::Link { url: u, text, .. }
                     if urls::url_key(u) == key && !urls::is_web_url(text) =>
                 {

@@ -23,6 +23,16 @@ static HEADING_NUMBERING: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ANCHOR_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)^\s*<a\s+[^>]*>\s*</a>\s*"#).unwrap());
+/// An inline tag wrapping an entry's label in Markdown with raw HTML
+/// (`<span id="ref-1" class="ref-label">[1]</span> Author. Title. URL`): opening
+/// tags without a link target before the label, closing tags after it.
+static LABEL_OPEN_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)^\s*<(?:span|sup|b|strong|em|i|cite|small|label|a)(?:\s+[^>]*)?>\s*"#)
+        .unwrap()
+});
+static LABEL_CLOSE_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)^\s*</(?:span|sup|b|strong|em|i|cite|small|label|a)\s*>\s*"#).unwrap()
+});
 static BULLET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:>\s*)*(?:[-*+•]\s+)?").unwrap());
 static FOOTNOTE_LABEL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[\^([^\]\s]+)\]:?\s*").unwrap());
@@ -127,6 +137,14 @@ pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
     while let Some(m) = ANCHOR_TAG.find(s) {
         s = &s[m.end()..];
     }
+    let mut wrapped = false;
+    while let Some(m) = LABEL_OPEN_TAG.find(s) {
+        if m.as_str().to_ascii_lowercase().contains("href") {
+            break;
+        }
+        s = &s[m.end()..];
+        wrapped = true;
+    }
     if s.is_empty() {
         return None;
     }
@@ -148,6 +166,12 @@ pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
     } else if let Some(c) = PAREN_LABEL.captures(s) {
         labels.push(c[1].to_string());
         s = &s[c.get(0).map(|m| m.end()).unwrap_or(0)..];
+    }
+    while wrapped && !labels.is_empty() {
+        let Some(m) = LABEL_CLOSE_TAG.find(s) else {
+            break;
+        };
+        s = &s[m.end()..];
     }
     // Links whose target holds spaces, which the Markdown parser refuses.
     let mut rest = s.to_string();

@@ -44,13 +44,14 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge, Pages};
+use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge};
 use tvir_eval::judge::estimate::{estimate_request, text_tokens};
 use tvir_eval::judge::prices::PriceTable;
 use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Message, Part, Role, Usage};
 use tvir_eval::rubric::RubricSet;
-use tvir_eval::sources::{PageOutcome, PageStatus};
 use tvir_eval::testing::mock_judge::default_answer;
+use tvir_eval::testing::prefix_cache::{cacheable_tokens, longest_shared_prefix};
+use tvir_eval::testing::stubs;
 
 /// Records every request (in the order asked) with the answer it got: the mock
 /// judge's answer built from the request's schema.
@@ -67,24 +68,11 @@ struct Asked {
 impl Judge for Recorder {
     fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
         let value = default_answer(&request.schema);
-        let raw = value.to_string();
         self.0.lock().unwrap().push(Asked {
             request,
-            answer: raw.clone(),
+            answer: value.to_string(),
         });
-        Box::pin(async move {
-            Ok(JudgeAnswer {
-                raw,
-                value,
-                usage: Usage::default(),
-                model: "recorder".into(),
-                cached: false,
-                latency_ms: 0,
-                cost_usd: None,
-                attempts: 1,
-                batch: false,
-            })
-        })
+        Box::pin(async move { Ok(stubs::answer(value, "recorder", 0)) })
     }
 }
 
@@ -161,26 +149,6 @@ fn generated_page(url: &str) -> String {
     s
 }
 
-struct GeneratedPages;
-impl Pages for GeneratedPages {
-    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
-        Box::pin(async move {
-            PageOutcome {
-                url: url.into(),
-                final_url: None,
-                status: PageStatus::Ok,
-                text: generated_page(url),
-                content_type: None,
-                reason: None,
-                from_cache: false,
-            }
-        })
-    }
-    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
-        Box::pin(async move { Err(format!("{url}: no network in the bench")) })
-    }
-}
-
 /// The cacheable text of a request: schema, then every message's text in order
 /// (an image ends the cacheable prefix).
 fn prompt_text(r: &JudgeRequest, schema_in_prefix: bool) -> String {
@@ -221,17 +189,6 @@ impl Totals {
     }
 }
 
-/// Tokens OpenAI's prefix cache serves for a prompt whose longest prefix already
-/// processed by an earlier request is `shared` tokens: nothing below 1,024, else
-/// whole 128-token steps.
-fn cacheable_tokens(shared: u64) -> u64 {
-    if shared >= 1024 {
-        shared / 128 * 128
-    } else {
-        0
-    }
-}
-
 /// Input, cacheable and output tokens of each request, sent in this order, one
 /// after another: a request's prefix is warm only once an earlier request with
 /// that prefix has been processed. Output tokens are those of the answer returned.
@@ -242,22 +199,7 @@ fn per_request(asked: &[Asked], schema_in_prefix: bool) -> Vec<Totals> {
         let r = &a.request;
         let est = estimate_request(r, None);
         let text = prompt_text(r, schema_in_prefix);
-        let longest = seen
-            .iter()
-            .map(|p| {
-                let n = p
-                    .bytes()
-                    .zip(text.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                // Back to a char boundary.
-                (0..=n)
-                    .rev()
-                    .find(|&i| text.is_char_boundary(i))
-                    .unwrap_or(0)
-            })
-            .max()
-            .unwrap_or(0);
+        let longest = longest_shared_prefix(seen.iter().map(String::as_str), &text);
         let cached = cacheable_tokens(text_tokens(&text[..longest]));
         out.push(Totals {
             requests: 1,
@@ -300,7 +242,7 @@ fn record(rt: &tokio::runtime::Runtime, prompts: Option<&Path>, corpus: &Path) -
     let engine = Engine::new(
         rubrics,
         Some(judge.clone() as Arc<dyn Judge>),
-        Some(Arc::new(GeneratedPages)),
+        Some(Arc::new(stubs::TextPages(generated_page))),
         EvalSettings::default(),
     );
     let jobs = jobs.into_iter().map(|j| (j, task.clone())).collect();

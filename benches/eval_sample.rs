@@ -11,10 +11,10 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge, Pages};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Usage};
+use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge};
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest};
 use tvir_eval::rubric::RubricSet;
-use tvir_eval::sources::{PageOutcome, PageStatus};
+use tvir_eval::testing::stubs;
 
 /// The first allowed value of every field, built from the request's schema.
 fn answer_from_schema(schema: &Value) -> Value {
@@ -52,39 +52,8 @@ impl Judge for SlowJudge {
         Box::pin(async move {
             tokio::time::sleep(self.delay).await;
             let value = answer_from_schema(&request.schema);
-            Ok(JudgeAnswer {
-                raw: value.to_string(),
-                value,
-                usage: Usage::default(),
-                model: "mock".into(),
-                cached: false,
-                latency_ms: self.delay.as_millis() as u64,
-                cost_usd: None,
-                attempts: 1,
-                batch: false,
-            })
+            Ok(stubs::answer(value, "mock", self.delay.as_millis() as u64))
         })
-    }
-}
-
-/// Every cited page "fetched" with a short text (no network in a bench).
-struct StubPages;
-impl Pages for StubPages {
-    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
-        Box::pin(async move {
-            PageOutcome {
-                url: url.into(),
-                final_url: None,
-                status: PageStatus::Ok,
-                text: format!("Text of {url}."),
-                content_type: None,
-                reason: None,
-                from_cache: false,
-            }
-        })
-    }
-    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
-        Box::pin(async move { Err(format!("{url}: no network in the bench")) })
     }
 }
 
@@ -107,7 +76,10 @@ fn bench(c: &mut Criterion) {
         let engine = Engine::new(
             rubrics.clone(),
             Some(judge.clone() as Arc<dyn Judge>),
-            Some(Arc::new(StubPages)),
+            // Every cited page "fetched" with a short text (no network in a bench).
+            Some(Arc::new(stubs::TextPages(|url: &str| {
+                format!("Text of {url}.")
+            }))),
             EvalSettings::default(),
         );
         let jobs = jobs.iter().cloned().map(|j| (j, task.clone())).collect();

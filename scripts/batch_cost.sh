@@ -3,10 +3,11 @@
 # TVIR's sample report for live / batch / batch + prefix caching, and the CPU cost of
 # the batch machinery for 10,000 requests. "Today's" prompts are the templates at
 # BASELINE_REV (default: the commit before the prefix-cache layout).
-# Usage: scripts/batch_cost.sh   (TVIR_CORPUS_DIR defaults to ../shared/corpus)
+# Usage: scripts/batch_cost.sh   (TVIR_CORPUS_DIR defaults to the nearest
+# shared/corpus above the checkout, see scripts/corpus_dir.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TVIR_CORPUS_DIR="${TVIR_CORPUS_DIR:-$(cd .. && pwd)/shared/corpus}"
+. scripts/corpus_dir.sh
 rev="${BASELINE_REV:-4020d51}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -2,10 +2,11 @@
 # Scale bench (issue #14): `tvir eval` on REPORTS copies of the corpus reports (10
 # systems x 100 tasks for 1000) against the in-process mock judge at 200 ms and
 # --concurrency 64: calls, wall vs judge bound, peak RSS, cached re-run, stages.
-# Usage: scripts/scale_bench.sh [REPORTS]   (TVIR_CORPUS_DIR defaults to ../shared/corpus)
+# Usage: scripts/scale_bench.sh [REPORTS]   (TVIR_CORPUS_DIR defaults to the nearest
+# shared/corpus above the checkout, see scripts/corpus_dir.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TVIR_CORPUS_DIR="${TVIR_CORPUS_DIR:-$(cd .. && pwd)/shared/corpus}"
+. scripts/corpus_dir.sh
 export SCALE_REPORTS="${1:-${SCALE_REPORTS:-100}}"
 export SCALE_LATENCY_MS="${SCALE_LATENCY_MS:-200}"
 export SCALE_CONCURRENCY="${SCALE_CONCURRENCY:-64}"

@@ -2,8 +2,11 @@
 //! missing systems and constant columns; CSV, eval-folder and human inputs;
 //! bootstrap determinism through the command line.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
+
+use common::cli::tvir_status as tvir;
 
 type Table = BTreeMap<(String, String), f64>;
 
@@ -68,18 +71,6 @@ fn naive(a: &Table, b: &Table) -> (Option<f64>, Option<f64>, Option<f64>) {
         (pairs > 0).then(|| agree as f64 / pairs as f64),
         pearson(&ma, &mb),
         pearson(&rank(&ma), &rank(&mb)),
-    )
-}
-
-fn tvir(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 

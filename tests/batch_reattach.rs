@@ -3,41 +3,25 @@
 //! invocation re-attaches by the input file id: every request reaches the provider
 //! exactly once and the run completes.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::judge::{example_jobs as jobs, judge_client, live_judge_calls, mock_config, settings};
 use tvir_eval::batch::cli::{drive, BatchArgs};
 use tvir_eval::batch::lines::request_line;
 use tvir_eval::batch::{BatchApi, BatchEngine, BatchJudge, BatchOptions, RetryMode};
-use tvir_eval::eval::{discover, load_tasks, match_task, Engine, EvalSettings, Judge};
-use tvir_eval::judge::{JudgeClient, JudgeConfig};
+use tvir_eval::eval::{Engine, Judge};
+use tvir_eval::judge::JudgeConfig;
 use tvir_eval::rubric::RubricSet;
 use tvir_eval::store::{batch as rows, Store};
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
-/// Live chat completions other than the client's vision check.
-fn live_judge_calls(mock: &MockJudge) -> u64 {
-    mock.metric_counts()
-        .iter()
-        .filter(|(m, _)| m.as_str() != "vision_check")
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
 fn batch_engine(mock: &MockJudge, store: &Store) -> Arc<BatchEngine> {
-    let config = JudgeConfig {
-        base_url: mock.base_url(),
-        model: "mock-model".into(),
-        timeout: Duration::from_secs(10),
-        ..JudgeConfig::default()
-    };
-    let client = JudgeClient::new(config, Some(store.clone())).unwrap();
+    let config = mock_config(mock, "mock-model", JudgeConfig::default().concurrency);
+    let client = judge_client(config, Some(store));
     BatchEngine::new(
         client,
         BatchOptions {
@@ -64,18 +48,6 @@ fn args() -> BatchArgs {
     }
 }
 
-fn jobs() -> Vec<(tvir_eval::eval::ReportJob, Option<tvir_eval::eval::Task>)> {
-    let tasks = load_tasks(&examples().join("tasks.json")).unwrap();
-    discover(&examples())
-        .unwrap()
-        .into_iter()
-        .map(|j| {
-            let t = match_task(&j.folder, &tasks).cloned();
-            (j, t)
-        })
-        .collect()
-}
-
 fn engine_for(batch: &Arc<BatchEngine>) -> impl Fn() -> Engine + '_ {
     let rubrics = Arc::new(RubricSet::builtin().unwrap());
     let judge: Arc<dyn Judge> = Arc::new(BatchJudge::new(batch.clone()).unwrap());
@@ -84,10 +56,7 @@ fn engine_for(batch: &Arc<BatchEngine>) -> impl Fn() -> Engine + '_ {
             rubrics.clone(),
             Some(judge.clone()),
             None,
-            EvalSettings {
-                judge_model: "mock-model".into(),
-                ..EvalSettings::default()
-            },
+            settings("mock-model"),
         )
     }
 }
@@ -262,24 +231,15 @@ async fn mock_reports_cached_prefix_tokens_like_openai() {
     let http = reqwest::Client::new();
     let shared = "word ".repeat(1400); // 7,000 characters: 1,750 tokens at 4 a token
     let ask_with = |text: String, schema: Option<serde_json::Value>| {
-        let http = http.clone();
-        let url = format!("{}/chat/completions", mock.base_url());
         let mut body =
             serde_json::json!({"model": "m", "messages": [{"role": "user", "content": text}]});
         if let Some(s) = schema {
             body["response_format"] = serde_json::json!({"type": "json_schema",
                 "json_schema": {"name": "x", "strict": true, "schema": s}});
         }
+        let (http, mock) = (&http, &mock);
         async move {
-            let v: serde_json::Value = http
-                .post(url)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let v = common::judge::answer_live(http, mock, &body).await;
             v["usage"]["prompt_tokens_details"]["cached_tokens"]
                 .as_u64()
                 .unwrap()

@@ -6,90 +6,54 @@
 //! independent runner imports cleanly; malformed result lines are reported by line
 //! number and skipped.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::cli::{describe as text, eval_example_judged, output_async};
+use common::judge::{answer_live, live_judge_calls};
 use serde_json::{json, Value};
 use tvir_eval::testing::mock_batch::MockBatchConfig;
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
-/// Live chat completions other than the client's vision check (a few live calls
-/// made before any wave, remembered in the store).
-fn live_judge_calls(mock: &MockJudge) -> u64 {
-    mock.metric_counts()
-        .iter()
-        .filter(|(m, _)| m.as_str() != "vision_check")
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn tvir_blocking(out: &Path, cache: &Path, base: &str, model: &str, extra: &[String]) -> Output {
-    let root = repo();
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
-        .arg(root.join("examples"))
-        .arg("--tasks")
-        .arg(root.join("examples/tasks.json"))
-        .arg("--out")
-        .arg(out)
-        .arg("--cache")
-        .arg(cache)
-        .args([
-            "--offline",
-            "--quiet",
-            "--base-url",
-            base,
-            "--judge-model",
-            model,
-        ])
-        .args(extra)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir")
-}
-
-/// Run the CLI without blocking the runtime that serves the mock.
+/// `tvir eval` of the example against `mock` as `model`, with `extra` arguments.
 async fn tvir(out: &Path, cache: &Path, mock: &MockJudge, model: &str, extra: &[&str]) -> Output {
-    let (out, cache, base, model) = (
-        out.to_path_buf(),
-        cache.to_path_buf(),
-        mock.base_url(),
-        model.to_string(),
-    );
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || tvir_blocking(&out, &cache, &base, &model, &extra))
-        .await
-        .unwrap()
+    let mut cmd = eval_example_judged(out, cache, &mock.base_url(), model);
+    cmd.args(extra);
+    output_async(cmd).await
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+/// A mock judge whose Batch API behaves as `batch` says.
+async fn batch_mock(batch: MockBatchConfig) -> MockJudge {
+    MockJudge::start(MockConfig {
+        batch,
+        ..MockConfig::default()
+    })
+    .await
+}
+
+/// `tvir eval --batch --batch-wait --batch-poll-secs 0` of the example against `mock`
+/// as `model`, with `extra`, in a fresh folder: the folder, the output folder in it,
+/// and the run.
+async fn batch_wait_run(
+    mock: &MockJudge,
+    model: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args = vec!["--batch", "--batch-wait", "--batch-poll-secs", "0"];
+    args.extend(extra);
+    let o = tvir(&out, &dir.path().join("cache.sqlite"), mock, model, &args).await;
+    (dir, out, o)
 }
 
 /// `report.json` without its `timing` object (this process's stage times, checked to
 /// be there), so two runs compare byte for byte on everything else.
 fn mask_timing(bytes: &[u8]) -> Vec<u8> {
-    let mut report: Value = serde_json::from_slice(bytes).unwrap();
-    let timing = report
-        .as_object_mut()
-        .and_then(|o| o.remove("timing"))
-        .expect("report.json carries timing");
-    for stage in ["parse", "fetch", "images", "judge_wait", "write"] {
-        assert!(timing[stage]["wall_seconds"].is_number(), "{timing}");
-    }
+    let report = common::outputs::without_timing(serde_json::from_slice(bytes).unwrap());
     serde_json::to_vec_pretty(&report).unwrap()
 }
 
@@ -195,24 +159,12 @@ async fn live_run(model: &str) -> (tempfile::TempDir, Output) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_wait_run_writes_the_same_bytes_as_a_live_run() {
     let (live, live_out) = live_run("mock-model").await;
-    let mock = MockJudge::start(MockConfig {
-        batch: MockBatchConfig {
-            polls_per_stage: 2,
-            ..Default::default()
-        },
-        ..MockConfig::default()
+    let mock = batch_mock(MockBatchConfig {
+        polls_per_stage: 2,
+        ..Default::default()
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = tvir(
-        &out,
-        &dir.path().join("cache.sqlite"),
-        &mock,
-        "mock-model",
-        &["--batch", "--batch-wait", "--batch-poll-secs", "0"],
-    )
-    .await;
+    let (_dir, out, o) = batch_wait_run(&mock, "mock-model", &[]).await;
     assert_eq!(o.status.code(), live_out.status.code(), "{}", text(&o));
     assert_eq!(
         live_judge_calls(&mock),
@@ -234,12 +186,9 @@ async fn batch_wait_run_writes_the_same_bytes_as_a_live_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rerunning_after_exit_reattaches_and_never_resubmits() {
     let (live, _) = live_run("mock-model").await;
-    let mock = MockJudge::start(MockConfig {
-        batch: MockBatchConfig {
-            polls_per_stage: 2,
-            ..Default::default()
-        },
-        ..MockConfig::default()
+    let mock = batch_mock(MockBatchConfig {
+        polls_per_stage: 2,
+        ..Default::default()
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -291,27 +240,15 @@ async fn rerunning_after_exit_reattaches_and_never_resubmits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_expired_and_invalid_lines_are_retried_in_later_waves() {
     let (live, live_out) = live_run("mock-model").await;
-    let mock = MockJudge::start(MockConfig {
-        batch: MockBatchConfig {
-            polls_per_stage: 1,
-            fail_first_lines: 3,
-            invalid_first_answers: 2,
-            expire_batches: vec![1],
-            ..Default::default()
-        },
-        ..MockConfig::default()
+    let mock = batch_mock(MockBatchConfig {
+        polls_per_stage: 1,
+        fail_first_lines: 3,
+        invalid_first_answers: 2,
+        expire_batches: vec![1],
+        ..Default::default()
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = tvir(
-        &out,
-        &dir.path().join("cache.sqlite"),
-        &mock,
-        "mock-model",
-        &["--batch", "--batch-wait", "--batch-poll-secs", "0"],
-    )
-    .await;
+    let (_dir, out, o) = batch_wait_run(&mock, "mock-model", &[]).await;
     assert_eq!(o.status.code(), live_out.status.code(), "{}", text(&o));
     let stats = mock.batch_stats();
     assert_eq!(stats.failed_lines, 3, "{stats:?}");
@@ -327,31 +264,12 @@ async fn failed_expired_and_invalid_lines_are_retried_in_later_waves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_lines_give_up_with_the_providers_error_or_go_live() {
-    let mock = MockJudge::start(MockConfig {
-        batch: MockBatchConfig {
-            fail_first_lines: 2,
-            ..Default::default()
-        },
-        ..MockConfig::default()
+    let mock = batch_mock(MockBatchConfig {
+        fail_first_lines: 2,
+        ..Default::default()
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = tvir(
-        &out,
-        &dir.path().join("cache.sqlite"),
-        &mock,
-        "mock-model",
-        &[
-            "--batch",
-            "--batch-wait",
-            "--batch-poll-secs",
-            "0",
-            "--batch-attempts",
-            "1",
-        ],
-    )
-    .await;
+    let (_dir, out, o) = batch_wait_run(&mock, "mock-model", &["--batch-attempts", "1"]).await;
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -376,31 +294,12 @@ async fn failed_lines_give_up_with_the_providers_error_or_go_live() {
     );
 
     // The same failures asked live instead.
-    let mock = MockJudge::start(MockConfig {
-        batch: MockBatchConfig {
-            fail_first_lines: 2,
-            ..Default::default()
-        },
-        ..MockConfig::default()
+    let mock = batch_mock(MockBatchConfig {
+        fail_first_lines: 2,
+        ..Default::default()
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = tvir(
-        &out,
-        &dir.path().join("cache.sqlite"),
-        &mock,
-        "mock-model",
-        &[
-            "--batch",
-            "--batch-wait",
-            "--batch-poll-secs",
-            "0",
-            "--batch-retry",
-            "live",
-        ],
-    )
-    .await;
+    let (_dir, _out, o) = batch_wait_run(&mock, "mock-model", &["--batch-retry", "live"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(
         live_judge_calls(&mock),
@@ -429,15 +328,7 @@ async fn run_offline(mock: &MockJudge, request_files: &[PathBuf], results: &Path
             let req: Value = serde_json::from_str(line).unwrap();
             assert_eq!(req["method"], "POST");
             assert_eq!(req["url"], "/v1/chat/completions");
-            let body: Value = http
-                .post(format!("{}/chat/completions", mock.base_url()))
-                .json(&req["body"])
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let body = answer_live(&http, mock, &req["body"]).await;
             n += 1;
             out.push_str(
                 &json!({"id": format!("vllm-{n}"), "custom_id": req["custom_id"],
@@ -634,16 +525,7 @@ async fn batch_answers_cost_the_discounted_price_and_dry_run_shows_both() {
     let model = "gpt-4.1-mini";
     let (live, _) = live_run(model).await;
     let mock = MockJudge::start(MockConfig::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = tvir(
-        &out,
-        &dir.path().join("cache.sqlite"),
-        &mock,
-        model,
-        &["--batch", "--batch-wait", "--batch-poll-secs", "0"],
-    )
-    .await;
+    let (dir, out, o) = batch_wait_run(&mock, model, &[]).await;
     assert!(o.status.code().is_some(), "{}", text(&o));
     let reports = walk_reports(&out);
     assert_eq!(reports.len(), 6);

@@ -6,10 +6,13 @@
 //! - batch files put Citation Support requests that share sources next to each
 //!   other, in canonical source order (prefix caches).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
+use common::cli::{describe as text, output_async, tvir_command};
 use serde_json::{json, Value};
 use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
 
@@ -21,23 +24,13 @@ fn report_text(dir: &Path) -> String {
     let p = if own.exists() {
         own
     } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/reports/check-unattached/report.md")
+        common::report_fixture("check-unattached").join("report.md")
     };
     std::fs::read_to_string(p).unwrap()
 }
 
-/// Five facts over three sources, cited in varying order.
-const LAYOUT_REPORT: &str = "# Wind and water\n\n\
-Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
-Hydropower output fell in the dry year of 2023 [3][1].\n\n\
-Tidal projects stayed small throughout the decade [3].\n\n\
-Grid storage orders doubled within two years [1][2].\n\n\
-Pumped storage remained the largest store of energy [3].\n\n\
-## References\n\n\
-[1] Capacity review. https://one.example.org/capacity\n\
-[2] Offshore survey. https://two.example.org/offshore\n\
-[3] Water power outlook. https://three.example.org/water\n";
+// Five facts over three sources, cited in varying order.
+use common::WIND_AND_WATER as LAYOUT_REPORT;
 
 /// Pages for the report's references (so Citation Support has text to judge).
 fn sources_file(dir: &Path) -> PathBuf {
@@ -76,11 +69,7 @@ fn bench_root(dir: &Path) -> (PathBuf, PathBuf) {
 fn mock_config() -> MockConfig {
     MockConfig {
         responder: Some(Arc::new(|body: &Value| {
-            let name = body
-                .pointer("/response_format/json_schema/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            match name {
+            match common::judge::schema_name(body) {
                 "extract_facts" => json!({"facts": [
                     {"fact": "| Below 700 m | the rest |", "ref_idxs": ["1", "2"]},
                     {"fact": "| Western Pacific | rising |", "ref_idxs": ["3"]},
@@ -96,10 +85,11 @@ fn mock_config() -> MockConfig {
     }
 }
 
-fn tvir(dir: &Path, mock_url: &str, extra: &[String]) -> Output {
+/// `tvir eval --extraction auto` of the test's bench against `mock`, with `extra`.
+async fn tvir_async(dir: &Path, mock: &MockJudge, extra: &[&str]) -> Output {
     let (root, tasks) = bench_root(dir);
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
+    let mut cmd = tvir_command();
+    cmd.args(["eval", "--reports"])
         .arg(&root)
         .arg("--tasks")
         .arg(&tasks)
@@ -109,40 +99,15 @@ fn tvir(dir: &Path, mock_url: &str, extra: &[String]) -> Output {
         .arg(dir.join("cache.sqlite"))
         .arg("--sources")
         .arg(sources_file(dir))
+        .args(["--offline", "--quiet", "--extraction", "auto"])
         .args([
-            "--offline",
-            "--quiet",
-            "--extraction",
-            "auto",
             "--base-url",
-            mock_url,
+            &mock.base_url(),
             "--judge-model",
             "mock-model",
         ])
-        .args(extra)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir")
-}
-
-async fn tvir_async(dir: &Path, mock: &MockJudge, extra: &[&str]) -> Output {
-    let (dir, url) = (dir.to_path_buf(), mock.base_url());
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || tvir(&dir, &url, &extra))
-        .await
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+        .args(extra);
+    output_async(cmd).await
 }
 
 /// Rubric names (`json_schema` names) of every request line in `dir`.
@@ -170,15 +135,7 @@ async fn answer_offline(mock: &MockJudge, dir: &Path, results: &Path) {
     for e in std::fs::read_dir(dir).unwrap() {
         for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
             let req: Value = serde_json::from_str(line).unwrap();
-            let body: Value = http
-                .post(format!("{}/chat/completions", mock.base_url()))
-                .json(&req["body"])
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let body = common::judge::answer_live(&http, mock, &req["body"]).await;
             out.push_str(
                 &json!({"custom_id": req["custom_id"], "error": null,
                         "response": {"status_code": 200, "body": body}})
@@ -192,12 +149,9 @@ async fn answer_offline(mock: &MockJudge, dir: &Path, results: &Path) {
 
 /// The scores of the report (report.json without usage and cost).
 fn scores(out: &Path) -> Value {
-    let p = out.join("sys/t1/mock-model/report.json");
-    let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let report = common::outputs::read_json(&out.join("sys/t1/mock-model/report.json"));
+    let mut v = common::outputs::without_timing(report);
     v.as_object_mut().unwrap().remove("usage");
-    // This process's stage times (always there, never the same twice).
-    let timing = v.as_object_mut().unwrap().remove("timing");
-    assert!(timing.is_some_and(|t| t["parse"]["wall_seconds"].is_number()));
     v
 }
 

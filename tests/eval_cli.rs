@@ -1,52 +1,19 @@
 //! `tvir eval` as a user runs it: the shipped example benchmark with no judge
 //! configured (offline, no key) and as a dry run.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-use serde_json::Value;
+use std::path::Path;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::cli::{eval_example, tvir_command};
+use common::outputs::read_json as read;
+use tvir_eval::rubric::BUILTIN_METRICS as JUDGED;
 
+/// `tvir eval` of the example into `out`, offline, with no judge configured whatever
+/// the developer's shell holds, and `extra` arguments.
 fn tvir(out: &Path, extra: &[&str]) -> std::process::Output {
-    let root = repo();
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
-        .arg(root.join("examples"))
-        .arg("--tasks")
-        .arg(root.join("examples/tasks.json"))
-        .arg("--out")
-        .arg(out)
-        .args(["--offline", "--quiet"])
-        .args(extra)
-        // No judge configured, whatever the developer's shell holds.
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir")
+    eval_example(out).args(extra).output().expect("run tvir")
 }
-
-fn read(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
-
-const JUDGED: [&str; 10] = [
-    "citation_support",
-    "instruction_alignment",
-    "writing_quality",
-    "analytical_depth_breadth",
-    "factual_logical_consistency",
-    "multimodal_composition",
-    "chart_quality",
-    "figure_caption_quality",
-    "figure_context_integration",
-    "chart_source_consistency",
-];
 
 #[test]
 fn quick_start_without_a_judge_falls_back_to_no_judge() {
@@ -106,10 +73,9 @@ fn dry_run_calls_nothing_and_says_how_much_it_would() {
 #[test]
 fn bad_inputs_exit_2_naming_the_file() {
     let out = tempfile::tempdir().unwrap();
-    let root = repo();
-    let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
+    let res = tvir_command()
         .args(["eval", "--reports"])
-        .arg(root.join("examples"))
+        .arg(common::examples())
         .args(["--tasks", "/nonexistent/query.json", "--out"])
         .arg(out.path())
         .output()

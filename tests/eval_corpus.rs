@@ -12,8 +12,9 @@ use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use tvir_eval::eval::record::{MetricStatus, UnitStatus};
 use tvir_eval::eval::{discover, load_tasks, match_task, rescore, Engine, EvalSettings, Judge};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Usage};
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest};
 use tvir_eval::rubric::RubricSet;
+use tvir_eval::testing::stubs;
 
 /// A value for every field of a schema: the middle of each range, the first enum.
 fn answer_from_schema(schema: &Value) -> Value {
@@ -48,19 +49,7 @@ impl Judge for SchemaJudge {
     fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
         self.0.fetch_add(1, Ordering::Relaxed);
         let value = answer_from_schema(&request.schema);
-        Box::pin(async move {
-            Ok(JudgeAnswer {
-                raw: value.to_string(),
-                value,
-                usage: Usage::default(),
-                model: "schema".into(),
-                cached: false,
-                latency_ms: 0,
-                cost_usd: None,
-                attempts: 1,
-                batch: false,
-            })
-        })
+        Box::pin(async move { Ok(stubs::answer(value, "schema", 0)) })
     }
 }
 

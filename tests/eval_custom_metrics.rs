@@ -7,9 +7,13 @@
 //! `ablate`; the built-in metric files do not move. Every start-up error of a rubric
 //! folder names the file, the line and the problem.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::cli::{describe, eval_with_golden_sources, output_async, tvir_in as tvir};
+use common::outputs::read_json as read;
+use common::{examples, repo};
 use serde_json::Value;
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
@@ -20,72 +24,24 @@ const ADDED: [&str; 4] = [
     "report_hedging",
 ];
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn fixtures() -> PathBuf {
     repo().join("tests/fixtures/rubrics")
-}
-
-fn tvir(cwd: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir")
-}
-
-fn read(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
 }
 
 /// `tvir eval` of the example against `mock`, with `extra` arguments; the output folder.
 async fn eval(mock: &MockJudge, root: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let out = root.join(name);
-    let examples = repo().join("examples");
-    let mut args: Vec<String> = [
-        "eval",
-        "--reports",
-        examples.to_str().unwrap(),
-        "--tasks",
-        examples.join("tasks.json").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--base-url",
+    let mut cmd = eval_with_golden_sources(
+        root,
+        &examples(),
+        &examples().join("tasks.json"),
+        &out,
+        &root.join(format!("{name}.sqlite")),
         &mock.base_url(),
-        "--judge-model",
-        "mock-model",
-        "--cache",
-        root.join(format!("{name}.sqlite")).to_str().unwrap(),
-        "--offline",
-        "--sources",
-        repo().join("tests/golden/sources.jsonl").to_str().unwrap(),
-        "--assume-vision",
-        "--quiet",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let cwd = root.to_path_buf();
-    let res = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        tvir(&cwd, &args)
-    })
-    .await
-    .unwrap();
-    assert_eq!(
-        res.status.code(),
-        Some(0),
-        "{name}: {}",
-        String::from_utf8_lossy(&res.stderr)
     );
+    cmd.args(extra);
+    let res = output_async(cmd).await;
+    assert_eq!(res.status.code(), Some(0), "{name}: {}", describe(&res));
     out
 }
 
@@ -103,15 +59,12 @@ fn report_dirs(out: &Path) -> Vec<PathBuf> {
 /// server or the cache answered it: two identical requests in flight at once are
 /// answered either way).
 fn journal_counts(out: &Path) -> std::collections::BTreeMap<String, u64> {
-    let mut counts = std::collections::BTreeMap::new();
-    let text = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).unwrap();
-        *counts
-            .entry(v["metric"].as_str().unwrap().to_string())
-            .or_insert(0) += 1;
-    }
-    counts
+    assert!(
+        out.join("judge-journal.jsonl").is_file(),
+        "{}",
+        out.display()
+    );
+    common::outputs::journal_calls(out).0
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -404,11 +357,15 @@ fn rubric_text(id: &str, extra: &str) -> String {
     )
 }
 
-fn load_error(dir: &Path) -> String {
-    tvir_eval::rubric::RubricSet::load(Some(dir), None)
+/// Loading the rubric folder `dir` fails with a message holding every one of `needles`.
+fn assert_refused(dir: &Path, needles: &[&str]) {
+    let err = tvir_eval::rubric::RubricSet::load(Some(dir), None)
         .map(|_| ())
         .expect_err("the folder must be refused")
-        .to_string()
+        .to_string();
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in: {err}");
+    }
 }
 
 #[test]
@@ -426,32 +383,31 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
         "m1",
         &rubric_text("m1", "").replace("[\"report_text\"]", "[\"report_txt\"]"),
     );
-    let err = load_error(dir.path());
-    assert!(err.contains("m1.toml"), "{err}");
-    assert!(err.contains("line 4"), "{err}");
-    assert!(err.contains("report_txt"), "{err}");
+    assert_refused(dir.path(), &["m1.toml", "line 4", "report_txt"]);
 
     // Unknown rule: line 8, and the known ones listed.
     let dir = with_template("m2", &rubric_text("m2", "\n[rules]\nno_sources = 0.0"));
-    let err = load_error(dir.path());
-    assert!(err.contains("m2.toml:8"), "{err}");
-    assert!(err.contains("unknown rule `no_sources`"), "{err}");
-    assert!(err.contains("invalid_visual"), "{err}");
+    assert_refused(
+        dir.path(),
+        &["m2.toml:8", "unknown rule `no_sources`", "invalid_visual"],
+    );
 
     // A known rule that does not apply to the unit kind.
     let dir = with_template("m3", &rubric_text("m3", "\n[rules]\nmissing_caption = 0.0"));
-    let err = load_error(dir.path());
-    assert!(err.contains("m3.toml:8"), "{err}");
-    assert!(err.contains("does not apply to `report` units"), "{err}");
+    assert_refused(
+        dir.path(),
+        &["m3.toml:8", "does not apply to `report` units"],
+    );
 
     // An input the unit kind cannot be given.
     let dir = with_template(
         "m4",
         &rubric_text("m4", "").replace("[\"report_text\"]", "[\"figure_image\"]"),
     );
-    let err = load_error(dir.path());
-    assert!(err.contains("m4.toml:4"), "{err}");
-    assert!(err.contains("not available to `report` units"), "{err}");
+    assert_refused(
+        dir.path(),
+        &["m4.toml:4", "not available to `report` units"],
+    );
 
     // A dependency cycle across two files.
     let dir = with_template("m5", &rubric_text("m5", "after = [\"m6\"]"));
@@ -461,27 +417,25 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     )
     .unwrap();
     std::fs::write(dir.path().join("prompts/m6.j2"), template).unwrap();
-    let err = load_error(dir.path());
-    assert!(err.contains("m5.toml:6"), "{err}");
-    assert!(err.contains("dependency cycle: m5 -> m6 -> m5"), "{err}");
+    assert_refused(
+        dir.path(),
+        &["m5.toml:6", "dependency cycle: m5 -> m6 -> m5"],
+    );
 
     // A rubric waiting for itself.
     let dir = with_template("m7", &rubric_text("m7", "after = [\"m7\"]"));
-    let err = load_error(dir.path());
-    assert!(err.contains("m7.toml:6"), "{err}");
-    assert!(err.contains("dependency cycle"), "{err}");
+    assert_refused(dir.path(), &["m7.toml:6", "dependency cycle"]);
 
     // A dependency on no rubric.
     let dir = with_template("m8", &rubric_text("m8", "after = [\"fact_dedupe\"]"));
-    let err = load_error(dir.path());
-    assert!(err.contains("m8.toml:6"), "{err}");
-    assert!(err.contains("`fact_dedupe`, which is no rubric"), "{err}");
+    assert_refused(
+        dir.path(),
+        &["m8.toml:6", "`fact_dedupe`, which is no rubric"],
+    );
 
     // A missing template: the rubric's file and its `id` line.
     let dir = folder_with("m9", &rubric_text("m9", ""));
-    let err = load_error(dir.path());
-    assert!(err.contains("m9.toml:1"), "{err}");
-    assert!(err.contains("no prompt template `m9.j2`"), "{err}");
+    assert_refused(dir.path(), &["m9.toml:1", "no prompt template `m9.j2`"]);
 
     // A broken template: the template's file.
     let dir = folder_with("m10", &rubric_text("m10", ""));
@@ -490,26 +444,21 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
         "{% block user %}{{ report_text ",
     )
     .unwrap();
-    let err = load_error(dir.path());
-    assert!(err.contains("prompts/m10.j2"), "{err}");
+    assert_refused(dir.path(), &["prompts/m10.j2"]);
 
     // No level: an added metric must say where its score goes.
     let dir = with_template(
         "m11",
         &rubric_text("m11", "").replace("level = \"text\"\n", ""),
     );
-    let err = load_error(dir.path());
-    assert!(err.contains("m11.toml"), "{err}");
-    assert!(err.contains("level"), "{err}");
+    assert_refused(dir.path(), &["m11.toml", "level"]);
 
     // A checklist unit needs the `items` answer.
     let dir = with_template(
         "m12",
         &rubric_text("m12", "").replace("unit = \"report\"", "unit = \"checklist\""),
     );
-    let err = load_error(dir.path());
-    assert!(err.contains("m12.toml:3"), "{err}");
-    assert!(err.contains("`items` answer"), "{err}");
+    assert_refused(dir.path(), &["m12.toml:3", "`items` answer"]);
 
     // The CLI refuses the folder at start-up (exit 2) with the same message, before
     // any report is read.

@@ -5,51 +5,24 @@
 //! on a long report, the cache (a re-run costs no call), `auto` leaving `ok` reports
 //! alone, and dry-run counting.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
+use std::path::Path;
+use std::sync::Arc;
+
+use common::judge::{client_engine, judge_client, message_text, mock_config, schema_name};
+use common::report_fixture as fixture;
 use serde_json::{json, Value};
 use tvir_eval::eval::record::ReportRecord;
-use tvir_eval::eval::{
-    ClientJudge, Engine, EvalSettings, ExtractionMode, Judge, JudgeMode, ReportJob,
-};
-use tvir_eval::judge::{JudgeClient, JudgeConfig};
+use tvir_eval::eval::{EvalSettings, ExtractionMode, JudgeMode, ReportJob};
 use tvir_eval::report::ExtractionMethod;
-use tvir_eval::rubric::RubricSet;
 use tvir_eval::store::Store;
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge, Responder};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/reports")
-        .join(name)
-}
-
-/// The user text of a request (the prompt with the window in it).
-fn user_text(body: &Value) -> String {
-    let m = &body["messages"][1]["content"];
-    match m {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn schema_name(body: &Value) -> String {
-    body.pointer("/response_format/json_schema/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
-/// The window between the prompt's `<<<` and `>>>`.
+/// The window between the prompt's `<<<` and `>>>` (in the first user message, after
+/// the system message).
 fn window(body: &Value) -> String {
-    let t = user_text(body);
+    let t = message_text(&body["messages"][1]);
     let start = t.find("<<<\n").map_or(0, |i| i + 4);
     let end = t[start..].find("\n>>>").map_or(t.len(), |i| start + i);
     t[start..end].to_string()
@@ -62,7 +35,7 @@ fn responder(mangle: fn(&str, Value) -> Value) -> Responder {
     let marker = regex::Regex::new(r"\[(\d+)\]").unwrap();
     let entry = regex::Regex::new(r"^\[(\d+)\] (.*?) (https?://\S+)$").unwrap();
     Arc::new(move |body: &Value| {
-        let name = schema_name(body);
+        let name = schema_name(body).to_string();
         let win = window(body);
         let answer = match name.as_str() {
             "extract_facts" => {
@@ -118,24 +91,13 @@ async fn run(
     extraction: ExtractionMode,
     mode: JudgeMode,
 ) -> ReportRecord {
-    let config = JudgeConfig {
-        base_url: mock.base_url(),
-        model: "mock-model".into(),
-        concurrency: 4,
-        timeout: Duration::from_secs(10),
-        ..JudgeConfig::default()
-    };
-    let client = JudgeClient::new(config, Some(store.clone())).unwrap();
-    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
-    let engine = Engine::new(
-        Arc::new(RubricSet::builtin().unwrap()),
-        Some(judge),
-        None,
+    let client = judge_client(mock_config(mock, "mock-model", 4), Some(store));
+    let engine = client_engine(
+        client,
         EvalSettings {
-            judge_model: "mock-model".into(),
             mode,
             extraction,
-            ..EvalSettings::default()
+            ..common::judge::settings("mock-model")
         },
     );
     let job = ReportJob {

@@ -2,56 +2,22 @@
 //! in-process mock judge (schema-driven answers), outputs. A second run over the same
 //! cache calls nothing and writes byte-identical results.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-use tvir_eval::eval::record::{MetricStatus, METRIC_NAMES};
-use tvir_eval::eval::{
-    discover, load_tasks, match_task, output, ClientJudge, Engine, EvalSettings, Judge,
-};
-use tvir_eval::judge::{JudgeClient, JudgeConfig};
-use tvir_eval::rubric::RubricSet;
+use std::path::Path;
+
+use common::judge::{client_engine, example_jobs, judge_client, mock_config, settings};
+use tvir_eval::eval::output;
+use tvir_eval::eval::record::{MetricStatus, ReportRecord, METRIC_NAMES};
 use tvir_eval::store::Store;
 use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
-async fn run_once(
-    mock: &MockJudge,
-    store: &Store,
-    out: &Path,
-) -> Vec<tvir_eval::eval::record::ReportRecord> {
-    let config = JudgeConfig {
-        base_url: mock.base_url(),
-        model: "mock-model".into(),
-        concurrency: 8,
-        timeout: Duration::from_secs(10),
-        ..JudgeConfig::default()
-    };
-    let client = JudgeClient::new(config, Some(store.clone())).unwrap();
-    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
-    let engine = Engine::new(
-        Arc::new(RubricSet::builtin().unwrap()),
-        Some(judge),
-        None,
-        EvalSettings {
-            judge_model: "mock-model".into(),
-            ..EvalSettings::default()
-        },
-    );
-    let tasks = load_tasks(&examples().join("tasks.json")).unwrap();
-    let jobs = discover(&examples())
-        .unwrap()
-        .into_iter()
-        .map(|j| {
-            let t = match_task(&j.folder, &tasks).cloned();
-            (j, t)
-        })
-        .collect();
-    let records = engine.evaluate_all(jobs, &|_| {}).await;
+/// The example evaluated against `mock` through `JudgeClient` (cache: `store`), its
+/// outputs written to `out`.
+async fn run_once(mock: &MockJudge, store: &Store, out: &Path) -> Vec<ReportRecord> {
+    let client = judge_client(mock_config(mock, "mock-model", 8), Some(store));
+    let engine = client_engine(client, settings("mock-model"));
+    let records = engine.evaluate_all(example_jobs(), &|_| {}).await;
     for r in &records {
         output::write_report(out, r).unwrap();
     }

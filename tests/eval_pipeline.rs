@@ -5,10 +5,13 @@
 //! The report model is built by hand (so these tests do not depend on the parser),
 //! and figures go through a small fake `FigureOps` (bytes starting with `IMG` decode).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use common::judge::request_text as user_text;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use tvir_eval::eval::record::{MetricStatus, ReportRecord, UnitStatus};
@@ -17,11 +20,11 @@ use tvir_eval::eval::{
     ReportJob, RevisionScope, Task,
 };
 use tvir_eval::images::{ImageInput, ImageScore, IqResult};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Usage};
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Usage};
 use tvir_eval::report::{
     Fact, Figure, FigureKind, Language, Reference, Report, SourceFormat, StructuralErrors,
 };
-use tvir_eval::rubric::{ChecklistItem, RubricSet};
+use tvir_eval::rubric::{ChecklistItem, RubricSet, BUILTIN_METRICS};
 use tvir_eval::sources::{PageOutcome, PageStatus};
 
 type Responder = dyn Fn(&JudgeRequest) -> Result<Value, JudgeError> + Send + Sync;
@@ -77,18 +80,6 @@ impl Judge for ScriptedJudge {
             })
         })
     }
-}
-
-fn user_text(r: &JudgeRequest) -> String {
-    r.messages
-        .iter()
-        .flat_map(|m| &m.parts)
-        .filter_map(|p| match p {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn dims(keys: &[&str], values: &[i64]) -> Value {
@@ -667,19 +658,8 @@ fn no_judge_reports_judged_metrics_as_not_evaluated_never_zero() {
         ..settings()
     };
     let r = run(&engine(None, s, fx.report.clone()), &fx.root, Some(task()));
-    for m in [
-        "citation_support",
-        "instruction_alignment",
-        "writing_quality",
-        "analytical_depth_breadth",
-        "factual_logical_consistency",
-        "multimodal_composition",
-        "chart_quality",
-        "figure_caption_quality",
-        "figure_context_integration",
-        "chart_source_consistency",
-        "figure_quality",
-    ] {
+    // The judged metrics and figure quality: none evaluated, none scored zero.
+    for m in BUILTIN_METRICS.into_iter().chain(["figure_quality"]) {
         assert_eq!(r.metrics[m].score, None, "{m}");
         assert_eq!(r.metrics[m].status, MetricStatus::NotEvaluated, "{m}");
     }

@@ -1,6 +1,8 @@
 //! Rendered prompts read as intended: every declared input appears, nothing else,
 //! and no template syntax leaks into the text.
 
+mod common;
+
 use tvir_eval::judge::Part;
 use tvir_eval::rubric::{
     build_request, ChecklistItem, RequestLabel, RubricSet, SourceText, UnitInputs, REQUIRED_RUBRICS,
@@ -68,16 +70,7 @@ fn every_prompt_renders_its_inputs_and_only_those() {
             },
         )
         .unwrap();
-        let text: String = req
-            .messages
-            .iter()
-            .flat_map(|m| &m.parts)
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = common::judge::request_text(&req);
         let declared: Vec<String> = rubric
             .inputs
             .iter()

@@ -5,21 +5,17 @@
 //! breakdown in `run.json`); and a re-run that is answered from the cache without
 //! encoding a single figure, while an edited report re-judges only its own units.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use common::cli::tvir_command;
+use common::outputs::read_json as read;
+use common::repo;
 use serde_json::{json, Value};
 use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
 
 /// All user text of a request body.
 fn user_text(body: &Value) -> String {
@@ -91,15 +87,11 @@ fn tree(root: &Path, report: &str) -> (PathBuf, PathBuf) {
     (reports, tasks)
 }
 
-fn tvir(
-    mock: &MockJudge,
-    reports: &Path,
-    tasks: &Path,
-    out: &Path,
-    cache: &Path,
-) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
+/// `tvir eval` of `reports` against `mock`, offline and quiet, the judge taken from
+/// the environment as a user may configure it; add arguments before running it.
+fn eval_cmd(mock: &MockJudge, reports: &Path, tasks: &Path, out: &Path, cache: &Path) -> Command {
+    let mut cmd = tvir_command();
+    cmd.args(["eval", "--reports"])
         .arg(reports)
         .arg("--tasks")
         .arg(tasks)
@@ -107,11 +99,21 @@ fn tvir(
         .arg(out)
         .arg("--cache")
         .arg(cache)
-        .args(["--offline", "--quiet", "--dedup", "judge-all"])
+        .args(["--offline", "--quiet"])
         .env("OPENAI_BASE_URL", mock.base_url())
-        .env("TVIR_JUDGE_MODEL", "mock-model")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("EVAL_MODEL_NAME")
+        .env("TVIR_JUDGE_MODEL", "mock-model");
+    cmd
+}
+
+fn tvir(
+    mock: &MockJudge,
+    reports: &Path,
+    tasks: &Path,
+    out: &Path,
+    cache: &Path,
+) -> std::process::Output {
+    eval_cmd(mock, reports, tasks, out, cache)
+        .args(["--dedup", "judge-all"])
         .output()
         .expect("run tvir")
 }
@@ -278,19 +280,7 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     let cache = dir.path().join("cache.sqlite");
     let run = |out: &str| {
         let out = dir.path().join(out);
-        let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
-            .args(["eval", "--reports"])
-            .arg(&reports)
-            .arg("--tasks")
-            .arg(&tasks)
-            .arg("--out")
-            .arg(&out)
-            .arg("--cache")
-            .arg(&cache)
-            .args(["--offline", "--quiet"])
-            .env("OPENAI_BASE_URL", mock.base_url())
-            .env("TVIR_JUDGE_MODEL", "mock-model")
-            .env_remove("OPENAI_API_KEY")
+        let res = eval_cmd(&mock, &reports, &tasks, &out, &cache)
             .output()
             .expect("run tvir");
         (res, read(&out.join("run.json")))
@@ -345,23 +335,16 @@ fn wall_time_covers_the_whole_command_batch_passes_included() {
     let dir = tempfile::tempdir().unwrap();
     let (reports, tasks) = tree(dir.path(), REPORT);
     let out = dir.path().join("out");
-    let res = Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
-        .arg(&reports)
-        .arg("--tasks")
-        .arg(&tasks)
-        .arg("--out")
-        .arg(&out)
-        .arg("--cache")
-        .arg(dir.path().join("cache.sqlite"))
-        .args(["--offline", "--quiet", "--batch", "--batch-wait"])
-        .args(["--batch-poll-secs", "0"])
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("TVIR_JUDGE_MODEL", "mock-model")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir");
+    let res = eval_cmd(
+        &mock,
+        &reports,
+        &tasks,
+        &out,
+        &dir.path().join("cache.sqlite"),
+    )
+    .args(["--batch", "--batch-wait", "--batch-poll-secs", "0"])
+    .output()
+    .expect("run tvir");
     let stdout = String::from_utf8_lossy(&res.stdout);
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert_eq!(res.status.code(), Some(0), "{stdout}\n{stderr}");

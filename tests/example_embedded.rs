@@ -1,34 +1,15 @@
 //! The example benchmark built into the binary: `tvir eval --example OUT` runs it
 //! with no source tree, and it is the same as the folder `examples/`.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
+use common::cli::tvir_in as tvir;
+use common::outputs::{read_json as read, without_timing};
+use common::repo;
 use serde_json::Value;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `tvir` with no judge configured, whatever the developer's shell holds, started in
-/// `cwd` (a folder with no `examples/` in it).
-fn tvir(cwd: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .output()
-        .expect("run tvir")
-}
-
-fn read(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
 
 /// Every file of the shipped example benchmark on disk: the task file and the report
 /// folders (not the picture generator or the ablation variants, which are not part of it).
@@ -94,15 +75,12 @@ fn results(out: &Path) -> Vec<(String, Value)> {
             && !rel.ends_with("timing.json")
             && !rel.ends_with("judge-journal.jsonl")
         {
-            let mut value = read(entry.path());
+            let value = read(entry.path());
             if rel.ends_with("report.json") {
-                let timing = value
-                    .as_object_mut()
-                    .and_then(|o| o.remove("timing"))
-                    .unwrap_or_else(|| panic!("{rel}: no timing"));
-                assert!(timing["parse"]["wall_seconds"].is_number(), "{timing}");
+                files.push((rel, without_timing(value)));
+            } else {
+                files.push((rel, value));
             }
-            files.push((rel, value));
         }
     }
     files

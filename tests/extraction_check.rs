@@ -279,7 +279,7 @@ fn eval_prints_and_summarize_counts_suspect_parses() {
     .unwrap();
     let out = tempfile::tempdir().unwrap();
     let eval = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tvir"))
+        common::cli::tvir_command()
             .args(["eval", "--reports"])
             .arg(root.path())
             .arg("--tasks")
@@ -288,10 +288,6 @@ fn eval_prints_and_summarize_counts_suspect_parses() {
             .arg(out.path())
             .args(["--offline", "--quiet", "--no-judge"])
             .args(extra)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("TVIR_JUDGE_MODEL")
-            .env_remove("EVAL_MODEL_NAME")
             .output()
             .unwrap()
     };

@@ -32,12 +32,15 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
+
+use common::cli::{describe, eval_with_golden_sources, output_async, tvir_command};
+use common::outputs::journal_calls;
+use common::repo;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tvir_eval::testing::mock_judge::{request_schema, MockConfig, MockJudge};
+use tvir_eval::testing::mock_judge::{request_schema, schema_type, MockConfig, MockJudge};
 
 /// Keys whose values depend on the clock or the machine.
 const MASKED_KEYS: &[&str] = &[
@@ -86,30 +89,12 @@ fn is_masked_file(rel: &str) -> bool {
         || rel.ends_with(".jsonl")
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn golden_root() -> PathBuf {
     repo().join("tests/golden")
 }
 
 fn updating() -> bool {
     std::env::var_os("TVIR_GOLDEN_UPDATE").is_some()
-}
-
-/// `tvir` with no judge configured from the environment.
-fn tvir(cwd: &Path, args: &[String]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run tvir")
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
@@ -140,17 +125,7 @@ fn varied(schema: &Value, seed: u64, path: &str) -> Value {
     {
         return varied(first, seed, path);
     }
-    let ty = match schema.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if schema.get("properties").is_some() => "object",
-        _ => "string",
-    };
-    match ty {
+    match schema_type(schema) {
         "object" => Value::Object(
             schema
                 .get("properties")
@@ -416,43 +391,21 @@ async fn eval_with_mock(
     .await;
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let sources = repo().join("tests/golden/sources.jsonl");
-    let mut args: Vec<String> = [
-        "eval",
-        "--reports",
-        reports.to_str().unwrap(),
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--base-url",
+    let mut cmd = eval_with_golden_sources(
+        tmp.path(),
+        reports,
+        tasks,
+        &out,
+        &tmp.path().join("cache.sqlite"),
         &mock.base_url(),
-        "--judge-model",
-        "mock-model",
-        "--cache",
-        tmp.path().join("cache.sqlite").to_str().unwrap(),
-        "--offline",
-        "--sources",
-        sources.to_str().unwrap(),
-        "--assume-vision",
-        "--concurrency",
-        "4",
-        "--quiet",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(scenario.extra.iter().map(|s| s.to_string()));
-    let cwd = tmp.path().to_path_buf();
-    let res = tokio::task::spawn_blocking(move || tvir(&cwd, &args))
-        .await
-        .unwrap();
+    );
+    cmd.args(["--concurrency", "4"]).args(scenario.extra);
+    let res = output_async(cmd).await;
     assert!(
         matches!(res.status.code(), Some(0) | Some(1)),
-        "{}: {}\n{}",
+        "{}: {}",
         scenario.name,
-        String::from_utf8_lossy(&res.stderr),
-        String::from_utf8_lossy(&res.stdout)
+        describe(&res)
     );
     let subst = vec![
         (tmp.path().to_string_lossy().into_owned(), "<TMP>"),
@@ -463,16 +416,7 @@ async fn eval_with_mock(
     // The calls the engine asked for, by metric, from the journal (one line per
     // call, served or cached), and the distinct requests among them. The mock must
     // have seen at least every distinct request and at most every call.
-    let journal = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap_or_default();
-    let mut per_metric = BTreeMap::<String, u64>::new();
-    let mut distinct = std::collections::BTreeSet::new();
-    for line in journal.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).unwrap();
-        *per_metric
-            .entry(v["metric"].as_str().unwrap_or("?").to_string())
-            .or_default() += 1;
-        distinct.insert(v["cache_key"].to_string());
-    }
+    let (per_metric, distinct) = journal_calls(&out);
     let asked: u64 = per_metric.values().sum();
     let served = mock.requests();
     assert!(
@@ -497,21 +441,11 @@ async fn example_outputs_and_call_counts_are_the_golden_ones() {
 
     // No judge: `tvir eval --example`.
     let tmp = tempfile::tempdir().unwrap();
-    let cwd = tmp.path().to_path_buf();
-    let res = tokio::task::spawn_blocking(move || {
-        tvir(
-            &cwd,
-            &["eval", "--example", "out", "--quiet"].map(String::from),
-        )
-    })
-    .await
-    .unwrap();
-    assert_eq!(
-        res.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let mut cmd = tvir_command();
+    cmd.current_dir(tmp.path())
+        .args(["eval", "--example", "out", "--quiet"]);
+    let res = output_async(cmd).await;
+    assert_eq!(res.status.code(), Some(0), "{}", describe(&res));
     let subst = vec![(tmp.path().to_string_lossy().into_owned(), "<TMP>")];
     problems.extend(compare_tree(
         "no-judge",

@@ -5,16 +5,16 @@
 //! remembered in the store across runs, and the vision check (a blind judge scores
 //! no vision metric).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod common;
+
+use std::path::Path;
 use std::time::Duration;
 
+use common::judge::{client_engine, example_jobs, last_user_text, mock_config, settings};
 use serde_json::{json, Value};
 use tvir_eval::eval::record::{MetricStatus, ReportRecord, METRIC_NAMES};
-use tvir_eval::eval::{discover, load_tasks, match_task, ClientJudge, Engine, EvalSettings, Judge};
 use tvir_eval::judge::vision::{Vision, BLIND_REASON, PROBE_METRIC};
 use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Role};
-use tvir_eval::rubric::RubricSet;
 use tvir_eval::store::adaptations;
 use tvir_eval::store::Store;
 use tvir_eval::testing::mock_judge::{
@@ -28,10 +28,6 @@ const VISION_METRICS: [&str; 4] = [
     "chart_quality",
     "chart_source_consistency",
 ];
-
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
 
 fn schema() -> Value {
     json!({"type": "object",
@@ -64,27 +60,9 @@ fn request(metric: &str, text: &str) -> JudgeRequest {
 
 fn config(mock: &MockJudge) -> JudgeConfig {
     JudgeConfig {
-        base_url: mock.base_url(),
-        model: "small-model".into(),
-        concurrency: 4,
-        timeout: Duration::from_secs(10),
         max_attempts: 3,
         max_reasks: 2,
-        ..JudgeConfig::default()
-    }
-}
-
-fn last_user_text(body: &Value) -> String {
-    let messages = body["messages"].as_array().unwrap();
-    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+        ..mock_config(mock, "small-model", 4)
     }
 }
 
@@ -131,26 +109,9 @@ fn unbounded_strings(schema: &Value, path: &str, out: &mut Vec<String>) {
 }
 
 async fn eval_examples(client: JudgeClient) -> Vec<ReportRecord> {
-    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
-    let engine = Engine::new(
-        Arc::new(RubricSet::builtin().unwrap()),
-        Some(judge),
-        None,
-        EvalSettings {
-            judge_model: "small-model".into(),
-            ..EvalSettings::default()
-        },
-    );
-    let tasks = load_tasks(&examples().join("tasks.json")).unwrap();
-    let jobs = discover(&examples())
-        .unwrap()
-        .into_iter()
-        .map(|j| {
-            let t = match_task(&j.folder, &tasks).cloned();
-            (j, t)
-        })
-        .collect();
-    engine.evaluate_all(jobs, &|_| {}).await
+    client_engine(client, settings("small-model"))
+        .evaluate_all(example_jobs(), &|_| {})
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -675,38 +636,16 @@ async fn a_blind_judge_scores_no_vision_metric() {
     }
 }
 
+/// `tvir eval` of the example against `mock` as the judge `text-only`, with `args`.
 fn tvir(args: &[&str], out: &Path, mock: &MockJudge, cache: &Path) -> std::process::Output {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    std::process::Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(["eval", "--reports"])
-        .arg(root.join("examples"))
-        .arg("--tasks")
-        .arg(root.join("examples/tasks.json"))
-        .arg("--out")
-        .arg(out)
-        .arg("--cache")
-        .arg(cache)
-        .args(["--offline", "--quiet", "--base-url", &mock.base_url()])
-        .args(["--judge-model", "text-only"])
+    common::cli::eval_example_judged(out, cache, &mock.base_url(), "text-only")
         .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("TVIR_JUDGE_MODEL")
-        .env_remove("EVAL_MODEL_NAME")
         .output()
         .expect("run tvir")
 }
 
 fn report_json(out: &Path, system: &str, task: &str) -> Value {
-    let path = out
-        .join(system)
-        .join(task)
-        .join("text-only")
-        .join("report.json");
-    serde_json::from_slice(
-        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
+    common::outputs::read_json(&out.join(system).join(task).join("text-only/report.json"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -209,12 +209,9 @@ fn notebook_export_prompts_code_and_data_images() {
 /// source consistency) like a chart file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn svg_chart_scored_end_to_end_with_mock_judge() {
-    use std::sync::Arc;
-    use std::time::Duration;
+    use common::judge::{client_engine, judge_client, mock_config, settings};
+    use tvir_eval::eval::discover;
     use tvir_eval::eval::record::UnitStatus;
-    use tvir_eval::eval::{discover, ClientJudge, Engine, EvalSettings, Judge};
-    use tvir_eval::judge::{JudgeClient, JudgeConfig};
-    use tvir_eval::rubric::RubricSet;
     use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
 
     let root = tempfile::tempdir().unwrap();
@@ -227,24 +224,8 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
         std::fs::copy(f.path(), report_dir.join("assets").join(f.file_name())).unwrap();
     }
     let mock = MockJudge::start(MockConfig::default()).await;
-    let config = JudgeConfig {
-        base_url: mock.base_url(),
-        model: "mock-model".into(),
-        concurrency: 4,
-        timeout: Duration::from_secs(10),
-        ..JudgeConfig::default()
-    };
-    let client = JudgeClient::new(config, None).unwrap();
-    let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
-    let engine = Engine::new(
-        Arc::new(RubricSet::builtin().unwrap()),
-        Some(judge),
-        None,
-        EvalSettings {
-            judge_model: "mock-model".into(),
-            ..EvalSettings::default()
-        },
-    );
+    let client = judge_client(mock_config(&mock, "mock-model", 4), None);
+    let engine = client_engine(client, settings("mock-model"));
     let jobs = discover(root.path())
         .unwrap()
         .into_iter()

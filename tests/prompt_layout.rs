@@ -10,27 +10,21 @@
 //!   that one was answered, so the prefix is warm (the mock judge reports cached
 //!   tokens like OpenAI's prompt cache, counting only requests already answered).
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde_json::json;
 use tvir_eval::eval::{Engine, EvalSettings, Judge, Pages, ReportJob};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role, Usage};
+use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role};
 use tvir_eval::rubric::RubricSet;
-use tvir_eval::sources::{PageOutcome, PageStatus};
 use tvir_eval::testing::mock_judge::default_answer;
+use tvir_eval::testing::prefix_cache::common_prefix_len;
+use tvir_eval::testing::stubs;
 
-const REPORT: &str = "# Wind and water\n\n\
-Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
-Hydropower output fell in the dry year of 2023 [3][1].\n\n\
-Tidal projects stayed small throughout the decade [3].\n\n\
-Grid storage orders doubled within two years [1][2].\n\n\
-Pumped storage remained the largest store of energy [3].\n\n\
-## References\n\n\
-[1] Capacity review. https://one.example.org/capacity\n\
-[2] Offshore survey. https://two.example.org/offshore\n\
-[3] Water power outlook. https://three.example.org/water\n";
+use common::WIND_AND_WATER as REPORT;
 
 /// Records every request in the order asked; answers from the schema, except that
 /// no two facts are duplicates.
@@ -44,42 +38,16 @@ impl Judge for Recorder {
             value["duplicate"] = json!(false);
         }
         self.0.lock().unwrap().push(request);
-        Box::pin(async move {
-            Ok(JudgeAnswer {
-                raw: value.to_string(),
-                value,
-                usage: Usage::default(),
-                model: "recorder".into(),
-                cached: false,
-                latency_ms: 0,
-                cost_usd: None,
-                attempts: 1,
-                batch: false,
-            })
-        })
+        Box::pin(async move { Ok(stubs::answer(value, "recorder", 0)) })
     }
 }
 
 /// About 2,000 tokens of text per address, different for each (above the 1,024
 /// tokens a prefix cache starts at).
-struct FixedPages;
-impl Pages for FixedPages {
-    fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
-        Box::pin(async move {
-            PageOutcome {
-                url: url.into(),
-                final_url: None,
-                status: PageStatus::Ok,
-                text: format!("Page {url}. ").repeat(200),
-                content_type: None,
-                reason: None,
-                from_cache: false,
-            }
-        })
-    }
-    fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
-        Box::pin(async move { Err(format!("{url}: not served")) })
-    }
+fn fixed_pages() -> Arc<dyn Pages> {
+    Arc::new(stubs::TextPages(|url: &str| {
+        format!("Page {url}. ").repeat(200)
+    }))
 }
 
 /// System text, then user text, of a request.
@@ -100,13 +68,7 @@ fn prompt(r: &JudgeRequest) -> String {
 }
 
 fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
-    let n = a
-        .char_indices()
-        .zip(b.chars())
-        .take_while(|((_, x), y)| x == y)
-        .last()
-        .map_or(0, |((i, c), _)| i + c.len_utf8());
-    &a[..n]
+    &a[..common_prefix_len(a, b)]
 }
 
 /// Reference numbers in the order the prompt shows the sources.
@@ -146,7 +108,7 @@ async fn requests(dir: &Path) -> Vec<JudgeRequest> {
     let engine = Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
         Some(judge.clone() as Arc<dyn Judge>),
-        Some(Arc::new(FixedPages)),
+        Some(fixed_pages()),
         EvalSettings::default(),
     );
     let records = engine.evaluate_report(&job, Some(&task)).await;
@@ -275,7 +237,7 @@ async fn live_followers_wait_for_their_leader_and_hit_a_warm_prefix() {
     let engine = Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
         Some(judge),
-        Some(Arc::new(FixedPages)),
+        Some(fixed_pages()),
         EvalSettings::default(),
     );
     let rec = engine.evaluate_report(&job, Some(&task)).await.remove(0);

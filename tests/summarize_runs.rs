@@ -1,9 +1,12 @@
 //! `tvir summarize` over eval trees written programmatically: means and standard
 //! deviations over runs, breakdowns, domain difficulty, formats and exit codes.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+
+use common::cli::tvir_status as tvir;
 
 use tvir_eval::aggregate::{self, load::parse_tasks, load_eval_tree};
 use tvir_eval::eval::record::{
@@ -200,18 +203,6 @@ fn breakdowns_and_domain_difficulty() {
         .domains
         .iter()
         .all(|d| (d.average_rank - 1.5).abs() < 1e-12));
-}
-
-fn tvir(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tvir"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

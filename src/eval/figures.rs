@@ -122,7 +122,12 @@ impl FactsMemo {
 
     /// The key of `bytes` under `settings` (the decoding limits).
     pub fn key(bytes: &[u8], settings: &str) -> String {
-        format!("{};{settings};{FACTS_VERSION}", content_hash(bytes))
+        Self::key_of_hash(&content_hash(bytes), settings)
+    }
+
+    /// [`Self::key`] of bytes whose [`content_hash`] is `hash` (already computed).
+    pub fn key_of_hash(hash: &str, settings: &str) -> String {
+        format!("{hash};{settings};{FACTS_VERSION}")
     }
 
     /// Facts of `key`, computing (and remembering) them with `compute` when unknown.

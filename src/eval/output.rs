@@ -128,12 +128,22 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
         path: path.display().to_string(),
         source,
     };
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| err(std::io::Error::other(e)))?;
-    bytes.push(b'\n');
-    // Write then rename, so an interrupted run never leaves half a file.
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, &bytes).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    // One buffer per thread, reused from file to file: a report's files are written
+    // one after another and would otherwise each grow a new buffer from empty.
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|buffer| {
+        let mut bytes = buffer.borrow_mut();
+        bytes.clear();
+        serde_json::to_writer_pretty(&mut *bytes, value)
+            .map_err(|e| err(std::io::Error::other(e)))?;
+        bytes.push(b'\n');
+        // Write then rename, so an interrupted run never leaves half a file.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, &*bytes).map_err(err)?;
+        std::fs::rename(&tmp, path).map_err(err)
+    })
 }
 
 /// Write a report's metric files and `report.json`.

@@ -193,6 +193,19 @@ pub trait FigureOps: Send + Sync {
     fn prepare(&self, bytes: &[u8], name: &str, want_uri: bool) -> Result<Option<String>, String>;
     /// IQ of a report's images, in order (failures count with Q = 0).
     fn score(&self, inputs: &[ImageInput]) -> IqResult;
+
+    /// `prepare(bytes, name, false)` for bytes whose [`content_hash`] is `sha256`,
+    /// which an implementation keyed by content uses instead of hashing them again.
+    fn check_hashed(&self, bytes: &[u8], sha256: &str, name: &str) -> Result<(), String> {
+        let _ = sha256;
+        self.prepare(bytes, name, false).map(|_| ())
+    }
+    /// `score(inputs)` with each input's [`content_hash`] (`None` where it has no
+    /// bytes), likewise.
+    fn score_hashed(&self, inputs: &[ImageInput], sha256: &[Option<&str>]) -> IqResult {
+        let _ = sha256;
+        self.score(inputs)
+    }
 }
 
 /// The `images` module behind [`FigureOps`]. Whether a figure decodes and its IQ
@@ -214,7 +227,17 @@ impl ImagePipeline {
     }
 
     fn facts_of(&self, bytes: &[u8], name: &str) -> super::figures::FigureFacts {
-        let key = FactsMemo::key(bytes, &format!("{:?}", self.limits));
+        self.facts_of_hashed(bytes, &content_hash(bytes), name)
+    }
+
+    /// [`Self::facts_of`] for bytes whose content hash is known.
+    fn facts_of_hashed(
+        &self,
+        bytes: &[u8],
+        sha256: &str,
+        name: &str,
+    ) -> super::figures::FigureFacts {
+        let key = FactsMemo::key_of_hash(sha256, &format!("{:?}", self.limits));
         self.facts.get_or_compute(&key, || {
             match crate::images::analyze_bytes(bytes, name, &self.limits) {
                 Ok(a) => super::figures::FigureFacts {
@@ -245,15 +268,28 @@ impl FigureOps for ImagePipeline {
             .map_err(|e| format!("cannot encode for the judge: {e}"))
     }
     fn score(&self, inputs: &[ImageInput]) -> IqResult {
+        self.score_hashed(inputs, &[])
+    }
+    fn check_hashed(&self, bytes: &[u8], sha256: &str, name: &str) -> Result<(), String> {
+        match self.facts_of_hashed(bytes, sha256, name).error {
+            Some(e) => Err(format!("does not decode as an image: {e}")),
+            None => Ok(()),
+        }
+    }
+    fn score_hashed(&self, inputs: &[ImageInput], sha256: &[Option<&str>]) -> IqResult {
         use rayon::prelude::*;
         let analyses: Vec<Result<crate::images::ImageAnalysis, String>> = inputs
             .par_iter()
-            .map(|input| {
+            .enumerate()
+            .map(|(i, input)| {
                 let bytes = input
                     .bytes
                     .as_ref()
                     .map_err(|e| format!("{}: {e}", input.label))?;
-                let facts = self.facts_of(bytes, &input.label);
+                let facts = match sha256.get(i).copied().flatten() {
+                    Some(hash) => self.facts_of_hashed(bytes, hash, &input.label),
+                    None => self.facts_of(bytes, &input.label),
+                };
                 match (facts.error, facts.analysis.and_then(|a| a.to_analysis())) {
                     (Some(e), _) => Err(e),
                     (None, Some(a)) => Ok(a),
@@ -794,7 +830,9 @@ impl Engine {
             use rayon::prelude::*;
             let report = figures_report;
             let cpu_us = AtomicU64::new(0);
-            let evidence: Vec<FigureEvidence> = bytes
+            // Each figure's bytes are hashed once here; the decode check, the image
+            // reference and the IQ facts all take that digest.
+            let (evidence, hashes): (Vec<FigureEvidence>, Vec<Option<String>>) = bytes
                 .par_iter()
                 .zip(report.figures.par_iter())
                 .map(|(b, f)| {
@@ -805,8 +843,11 @@ impl Engine {
                     }
                     e
                 })
-                .collect();
-            let (iq, score_cpu) = with_cpu(|| ops.score(&iq_inputs(&report, &bytes)));
+                .unzip();
+            let (iq, score_cpu) = with_cpu(|| {
+                let (inputs, input_hashes) = iq_inputs(&report, &bytes, &hashes);
+                ops.score_hashed(&inputs, &input_hashes)
+            });
             let cpu = score_cpu.map(|c| c + std::time::Duration::from_micros(cpu_us.into_inner()));
             (evidence, iq, bytes, cpu)
         };
@@ -1184,59 +1225,77 @@ impl Engine {
 }
 
 /// What one figure's bytes amount to: broken, not fetched, or usable (with the image
-/// reference its vision requests carry).
+/// reference its vision requests carry); and the bytes' content hash, when there are
+/// bytes.
 fn figure_check(
     ops: &dyn FigureOps,
     bytes: &Result<Arc<Vec<u8>>, FigureFailure>,
     figure: &Figure,
     want_ref: bool,
     max_side: u32,
-) -> FigureEvidence {
-    match bytes {
-        Err(FigureFailure::Unavailable(reason)) => FigureEvidence {
+) -> (FigureEvidence, Option<String>) {
+    let b = match bytes {
+        Ok(b) => b,
+        Err(failure) => return (figure_failure(failure), None),
+    };
+    let hash = content_hash(b);
+    let evidence = match ops.check_hashed(b, &hash, &figure.content) {
+        Err(reason) => FigureEvidence {
+            invalid: Some(reason),
+            unavailable: None,
+            data_uri: None,
+        },
+        Ok(()) => FigureEvidence {
+            invalid: None,
+            unavailable: None,
+            data_uri: want_ref.then(|| image_ref(&hash, max_side)),
+        },
+    };
+    (evidence, Some(hash))
+}
+
+/// The evidence of a figure with no bytes.
+fn figure_failure(failure: &FigureFailure) -> FigureEvidence {
+    match failure {
+        FigureFailure::Unavailable(reason) => FigureEvidence {
             invalid: None,
             unavailable: Some(reason.clone()),
             data_uri: None,
         },
-        Err(FigureFailure::Broken(reason)) => FigureEvidence {
+        FigureFailure::Broken(reason) => FigureEvidence {
             invalid: Some(reason.clone()),
             unavailable: None,
             data_uri: None,
         },
-        Ok(b) => match ops.prepare(b, &figure.content, false) {
-            Err(reason) => FigureEvidence {
-                invalid: Some(reason),
-                unavailable: None,
-                data_uri: None,
-            },
-            Ok(_) => FigureEvidence {
-                invalid: None,
-                unavailable: None,
-                data_uri: want_ref.then(|| image_ref(&content_hash(b), max_side)),
-            },
-        },
     }
 }
 
-/// IQ inputs: the image figures this run could fetch (the others are skipped units).
-fn iq_inputs(report: &Report, bytes: &[Result<Arc<Vec<u8>>, FigureFailure>]) -> Vec<ImageInput> {
+/// IQ inputs: the image figures this run could fetch (the others are skipped units),
+/// each with its content hash (from `hashes`, by figure).
+fn iq_inputs<'h>(
+    report: &Report,
+    bytes: &[Result<Arc<Vec<u8>>, FigureFailure>],
+    hashes: &'h [Option<String>],
+) -> (Vec<ImageInput>, Vec<Option<&'h str>>) {
     report
         .figures
         .iter()
         .zip(bytes)
-        .filter(|(f, _)| f.kind == FigureKind::Image)
-        .filter_map(|(f, b)| {
+        .zip(hashes)
+        .filter(|((f, _), _)| f.kind == FigureKind::Image)
+        .filter_map(|((f, b), h)| {
             let bytes = match b {
                 Ok(b) => Ok(b.as_ref().clone()),
                 Err(FigureFailure::Broken(r)) => Err(r.clone()),
                 Err(FigureFailure::Unavailable(_)) => return None,
             };
-            Some(ImageInput {
+            let input = ImageInput {
                 label: f.content.clone(),
                 bytes,
-            })
+            };
+            Some((input, h.as_deref()))
         })
-        .collect()
+        .unzip()
 }
 
 fn add_usage(total: &mut UsageRecord, more: &UsageRecord) {

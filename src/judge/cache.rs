@@ -59,20 +59,21 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
-/// Serialise with sorted keys straight into the hasher (no big intermediate string).
+/// Serialise with sorted keys straight into the hasher (no big intermediate string;
+/// keys and scalars are written by serde_json into the hasher, not allocated first).
 fn write_canonical(value: &Value, out: &mut Sha256) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
             out.update(b"{");
-            for (i, k) in keys.into_iter().enumerate() {
+            for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
                     out.update(b",");
                 }
-                out.update(Value::String(k.clone()).to_string().as_bytes());
+                let _ = serde_json::to_writer(HashWriter(&mut *out), k);
                 out.update(b":");
-                write_canonical(&map[k], out);
+                write_canonical(v, out);
             }
             out.update(b"}");
         }
@@ -86,7 +87,9 @@ fn write_canonical(value: &Value, out: &mut Sha256) {
             }
             out.update(b"]");
         }
-        other => out.update(other.to_string().as_bytes()),
+        other => {
+            let _ = serde_json::to_writer(HashWriter(&mut *out), other);
+        }
     }
 }
 

@@ -50,7 +50,7 @@ pub struct JournalEntry<'a> {
     pub latency_ms: u64,
     /// How structured output was requested on the final attempt.
     pub response_format: &'a str,
-    pub request: Vec<JournalMessage>,
+    pub request: Vec<JournalMessage<'a>>,
     pub answer: Option<&'a serde_json::Value>,
     pub raw: Option<&'a str>,
     pub server_model: Option<&'a str>,
@@ -60,19 +60,25 @@ pub struct JournalEntry<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct JournalMessage {
+pub struct JournalMessage<'a> {
     pub role: Role,
-    pub parts: Vec<JournalPart>,
+    pub parts: Vec<JournalPart<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum JournalPart {
-    Text { text: String },
-    Image { sha256: String, bytes: usize },
+pub enum JournalPart<'a> {
+    /// Borrowed from the request: the journal line is written from it, not a copy.
+    Text {
+        text: &'a str,
+    },
+    Image {
+        sha256: String,
+        bytes: usize,
+    },
 }
 
-pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage> {
+pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage<'_>> {
     messages
         .iter()
         .map(|m| JournalMessage {
@@ -81,7 +87,7 @@ pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage> {
                 .parts
                 .iter()
                 .map(|p| match p {
-                    Part::Text { text } => JournalPart::Text { text: text.clone() },
+                    Part::Text { text } => JournalPart::Text { text },
                     Part::Image { data_uri } => JournalPart::Image {
                         sha256: hex::encode(Sha256::digest(data_uri.as_bytes())),
                         bytes: data_uri.len(),

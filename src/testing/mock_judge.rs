@@ -82,6 +82,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
+use crate::testing::prefix_cache::{cacheable_tokens, longest_shared_prefix};
+
 /// Computes the answer object from the request body.
 pub type Responder = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
@@ -837,22 +839,8 @@ fn prompt_of(request: &Value) -> String {
 /// else rounded down to a multiple of 128.
 fn prefix_cached_tokens(state: &MockState, prompt: &str) -> u64 {
     let seen = state.seen_prompts.lock().unwrap_or_else(|p| p.into_inner());
-    let longest = seen
-        .iter()
-        .map(|s| {
-            s.bytes()
-                .zip(prompt.bytes())
-                .take_while(|(a, b)| a == b)
-                .count()
-        })
-        .max()
-        .unwrap_or(0);
-    let tokens = longest as u64 / 4;
-    if tokens < 1024 {
-        0
-    } else {
-        tokens / 128 * 128
-    }
+    let longest = longest_shared_prefix(seen.iter().map(String::as_str), prompt);
+    cacheable_tokens(longest as u64 / 4)
 }
 
 fn next_fault(state: &MockState) -> Option<Fault> {
@@ -1039,6 +1027,21 @@ pub fn request_schema(request: &Value) -> Option<Value> {
     None
 }
 
+/// The JSON type a schema node asks for: its `type`, the first non-null one of a
+/// list, `object` when it only lists properties, else `string`.
+pub fn schema_type(schema: &Value) -> &str {
+    match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if schema.get("properties").is_some() => "object",
+        _ => "string",
+    }
+}
+
 /// The deterministic answer the mock gives for `schema` (see the module docs).
 pub fn default_answer(schema: &Value) -> Value {
     let Some(s) = schema.as_object() else {
@@ -1061,17 +1064,7 @@ pub fn default_answer(schema: &Value) -> Value {
     {
         return default_answer(first);
     }
-    let ty = match s.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if s.contains_key("properties") => "object",
-        _ => "string",
-    };
-    match ty {
+    match schema_type(schema) {
         "object" => {
             let mut out = serde_json::Map::new();
             if let Some(props) = s.get("properties").and_then(Value::as_object) {

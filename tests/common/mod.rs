@@ -1,5 +1,18 @@
 //! Helpers shared by the integration tests (each test file includes this module).
+//!
+//! - [`cli`]: the `tvir` binary with no judge configured from the developer's shell,
+//!   `tvir eval` of the shipped example, and running it beside an async mock judge;
+//! - [`judge`]: the in-process engine and `JudgeClient` against the mock judge;
+//! - [`outputs`]: reading what a run wrote (JSON files, `report.json` without its
+//!   timing, the journal's calls per metric);
+//! - [`report`]: views of a parsed report.
 
+// Each test file includes `common`; not every one uses every helper.
+#![allow(dead_code)]
+
+pub mod cli;
+pub mod judge;
+pub mod outputs;
 pub mod report;
 
 use std::path::PathBuf;
@@ -8,8 +21,6 @@ use std::path::PathBuf;
 /// naming why) when the variable is unset or the folder does not exist, so the
 /// README's test command passes in a clone that has no `../shared/corpus` beside it.
 /// A relative path is taken from the package root, where `cargo test` runs tests.
-// Not every test file that includes `common` reads the corpus.
-#[allow(dead_code)]
 pub fn corpus_dir() -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
         eprintln!("skipped: TVIR_CORPUS_DIR not set");
@@ -23,3 +34,31 @@ pub fn corpus_dir() -> Option<PathBuf> {
     // another working directory need it absolute.
     Some(std::fs::canonicalize(&dir).unwrap_or(dir))
 }
+
+/// The package root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shipped example benchmark (`examples/`: two systems, three tasks).
+pub fn examples() -> PathBuf {
+    repo().join("examples")
+}
+
+/// A report folder under `tests/fixtures/reports/`.
+pub fn report_fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures/reports").join(name)
+}
+
+/// A report of five facts over three sources, each fact citing its sources in its
+/// own order (for prompt layout: shared source prefixes, canonical source order).
+pub const WIND_AND_WATER: &str = "# Wind and water\n\n\
+Offshore wind capacity rose sharply in 2024 [2][1].\n\n\
+Hydropower output fell in the dry year of 2023 [3][1].\n\n\
+Tidal projects stayed small throughout the decade [3].\n\n\
+Grid storage orders doubled within two years [1][2].\n\n\
+Pumped storage remained the largest store of energy [3].\n\n\
+## References\n\n\
+[1] Capacity review. https://one.example.org/capacity\n\
+[2] Offshore survey. https://two.example.org/offshore\n\
+[3] Water power outlook. https://three.example.org/water\n";

@@ -623,3 +623,129 @@ fn cite_tags_with_quoted_evidence_name_list_entries() {
     assert_eq!(u[1].1, s(&["1", "3"]));
     assert!(!u[1].0.contains("cite"), "{u:#?}");
 }
+
+#[test]
+fn assistant_file_search_markers_name_a_result_not_an_entry() {
+    // `【M:I†source】`: M is the tool output the quote came from, I the result in
+    // it; three markers from output 4 are three different sources, none of them
+    // entry 4 of the list.
+    let md = "# Tides\n\nThe range at the bay reaches 12 metres at spring tide【4:0†source】. Ferries run twice a day in summer【4:1†source】【4:2†source】.\n\n## Sources\n\n1. https://example.org/one\n2. https://example.org/two\n3. https://example.org/three\n4. https://example.org/four\n";
+    let r = parse_text(md);
+    assert!(
+        r.facts
+            .iter()
+            .all(|f| !f.ref_idxs.contains(&"4".to_string())),
+        "{:#?}",
+        units(&r)
+    );
+    assert_eq!(r.extraction.counts.markers_seen, 3, "{:?}", r.extraction);
+    assert_eq!(r.extraction.counts.markers_unresolved, 3);
+    let errs = codes(&r);
+    assert_eq!(
+        errs.iter().filter(|c| *c == "marker_without_entry").count(),
+        3,
+        "{:?}",
+        r.structural_errors
+    );
+    // The plain `【4†source】` still names entry 4.
+    let md = md.replace("【4:0†source】", "【4†source】");
+    assert_eq!(units(&parse_text(&md))[0].1, s(&["4"]));
+}
+
+#[test]
+fn url_citing_bullets_at_the_very_end_stay_claims() {
+    // A labelled list, then a closing section of bulleted findings that each end
+    // with the page they come from: the bullets are cited units, not entries.
+    let md = "# Kettles\n\nKettles boil a litre in three minutes [1]. Glass models cost more [2].\n\n## References\n\n[1] Boiling times compared. https://example.org/boil\n[2] Kettle prices. https://example.org/prices\n\n## Further observations\n\n- Most households in the survey replaced their kettle within six years https://example.net/survey-a\n- Limescale builds up faster in the hard water regions of the country https://example.net/hardwater\n- Stainless steel bodies were preferred by the older buyers on the panel https://example.net/panel\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 5, "{u:#?}");
+    assert!(u[2].0.starts_with("Most households"), "{u:#?}");
+    assert_eq!(u[2].1.len(), 1);
+    assert_eq!(r.references.len(), 5);
+    // Titles with URLs at the end stay an unlabelled list.
+    let md = "# Kettles\n\nKettles boil a litre in three minutes.\n\n- Boiling Times Compared https://example.org/boil\n- Kettle Price Survey https://example.org/prices\n";
+    let r = parse_text(md);
+    assert!(units(&r).is_empty(), "{:#?}", units(&r));
+    assert_eq!(r.references.len(), 2);
+}
+
+#[test]
+fn one_bracketed_entry_alone_at_the_end_is_the_list() {
+    // No heading, a single entry: it is the list both markers point to, not a unit.
+    let md = "# Bees\n\nA hive visits about two million flowers for one pound of honey [1]. Colonies hold up to 60,000 bees [1].\n\n[1] Honey Council. Facts about honey. Retrieved from https://example.org/honey-facts\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 2, "{u:#?}");
+    assert!(u.iter().all(|x| x.1 == s(&["1"])), "{u:#?}");
+    assert_eq!(r.references.len(), 1);
+    assert_eq!(
+        r.references[0].url.as_deref(),
+        Some("https://example.org/honey-facts")
+    );
+    // A closing sentence that shows a URL is still a unit.
+    let md = "# Bees\n\nA hive visits about two million flowers.\n\nSee the council's page on honey at https://example.org/honey-facts for more.\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 1, "{u:#?}");
+    assert!(u[0].0.starts_with("See the council"), "{u:#?}");
+}
+
+#[test]
+fn a_source_label_line_under_a_claim_cites_that_claim() {
+    // Catalogue items: the claim, then a hard break and a labelled link naming
+    // where it comes from. The link cites the line above; it is no unit itself.
+    let md = "# Grinders\n\n1. **Hand Mill** - $29.99, rated 4.1 by 654 buyers  \n   *Product URL:* [Hand Mill](https://example.org/hand-mill)  \n   *Notes:* ceramic burrs\n\n2. **Flat Burr Pro** - $119.00, rated 4.6 by 210 buyers  \n   **Source**: [Shop page](https://example.org/flat-burr), [Maker](https://example.org/maker)\n\nPrices were read in May [Shop index](https://example.org/index).\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert!(u[0].0.starts_with("Hand Mill - $29.99"), "{u:#?}");
+    assert_eq!(u[0].1.len(), 1);
+    assert!(u[1].0.starts_with("Flat Burr Pro - $119.00"), "{u:#?}");
+    assert_eq!(u[1].1.len(), 2);
+    assert!(u[2].0.starts_with("Prices were read"), "{u:#?}");
+    // A label line that opens its own item, with no claim above it in the item,
+    // stays a unit of its own.
+    let md = "# Grinders\n\n- **Product URL**: [Hand Mill](https://example.org/hand-mill)\n";
+    assert_eq!(units(&parse_text(md)).len(), 1);
+}
+
+#[test]
+fn reference_style_links_without_definitions_cite_their_entry() {
+    // `[words][N]` with no `[N]: url` line: the Markdown parser leaves it as text;
+    // the words are the unit's text and N its citation.
+    let md = "# Protocols\n\nSee the details in [the transport notes][1]. Both sides stream events [2][3].\n\nFurther reading:\n\n- [Session handling guide][2]\n- [Retry rules][3]\n\n## References\n\n1. https://example.org/transport\n2. https://example.org/sessions\n3. https://example.org/retry\n";
+    let r = parse_text(md);
+    let u = units(&r);
+    assert_eq!(u.len(), 4, "{u:#?}");
+    assert_eq!(
+        u[0],
+        (
+            "See the details in the transport notes.".to_string(),
+            s(&["1"])
+        )
+    );
+    assert_eq!(u[1].1, s(&["2", "3"]));
+    assert_eq!(u[2], ("Session handling guide".to_string(), s(&["2"])));
+    assert_eq!(r.extraction.counts.units_without_text, 0);
+}
+
+#[test]
+fn a_paragraph_of_markers_under_a_list_cites_every_item() {
+    // Findings as bullets, then the sources for the group in a paragraph of their
+    // own: each bullet is cited by all of them; the lead-in is not.
+    let md = "# Minerals\n\n## Findings\n\nSeveral patterns recur in the cohort studies:\n\n- Low magnesium goes with more heart events.\n- Low zinc goes with more heart failure.\n- Low selenium goes with higher mortality [3].\n\n[1][2]\n\n## Other\n\nA closing remark without sources.\n\n## References\n\n1. https://example.org/mg\n2. https://example.org/zn\n3. https://example.org/se\n";
+    let r = parse_text(md);
+    let mut u = units(&r);
+    u.sort();
+    assert_eq!(u.len(), 3, "{u:#?}");
+    assert!(u[0].0.starts_with("Low magnesium"), "{u:#?}");
+    assert_eq!(u[0].1, s(&["1", "2"]));
+    assert_eq!(u[1].1, s(&["3", "1", "2"]));
+    assert_eq!(u[2].1, s(&["1", "2"]));
+    assert_eq!(r.extraction.counts.units_without_text, 0);
+    // Markers alone after a paragraph still cite only its last sentence.
+    let md = "# Minerals\n\nMagnesium matters. Zinc matters too.\n\n[1][2]\n\n## References\n\n1. https://example.org/mg\n2. https://example.org/zn\n";
+    let u = units(&parse_text(md));
+    assert_eq!(u.len(), 1, "{u:#?}");
+    assert_eq!(u[0].0, "Zinc matters too.");
+}

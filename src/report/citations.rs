@@ -183,6 +183,15 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
                 continue;
             }
             vec![RawCite::Foot(label.to_string())]
+        } else if let Some(pair) = c
+            .get(3)
+            .and_then(|n| assistant_pair(&text[n.end()..]).map(|i| (n.as_str(), i)))
+        {
+            // `【4:1†source】` (OpenAI Assistants file search): the first number is
+            // the tool output it came from, the second the result within it. The
+            // source behind the pair is kept out of the text, so it is not entry 4:
+            // the marker names `4:1`, which only a list labelled that way resolves.
+            vec![RawCite::Num(format!("{}:{}", pair.0.trim(), pair.1))]
         } else if let Some(n) = c.get(2).or_else(|| c.get(3)) {
             expand_numbers(n.as_str())
                 .into_iter()
@@ -218,16 +227,42 @@ fn scan_markers(flat: &mut Flat, text: &str, src: Range<usize>, allow_glued: Glu
         if m.start < last {
             continue;
         }
-        scan_plain(
-            flat,
-            &text[last..m.start],
-            map_src(last, m.start),
-            allow_glued,
-        );
+        let before = &text[last..m.start];
+        // `[MCP Spec][1]`: a reference-style link with no definition, left as text
+        // by the Markdown parser; the words cite entry 1 and lose their brackets.
+        let bracketed = (c.get(2).is_some() && before.ends_with(']'))
+            .then(|| {
+                before[..before.len() - 1]
+                    .rfind('[')
+                    .map(|p| (p, &before[p + 1..before.len() - 1]))
+            })
+            .flatten()
+            .filter(|(_, inner)| {
+                !inner.contains([']', '[']) && inner.chars().any(char::is_alphabetic)
+            });
+        if let Some((p, _)) = bracketed {
+            scan_plain(flat, &before[..p], map_src(last, last + p), allow_glued);
+            scan_plain(
+                flat,
+                &before[p + 1..before.len() - 1],
+                map_src(last + p + 1, m.start - 1),
+                allow_glued,
+            );
+        } else {
+            scan_plain(flat, before, map_src(last, m.start), allow_glued);
+        }
         flat.push_cite(cites, map_src(m.start, m.end));
         last = m.end;
     }
     scan_plain(flat, &text[last..], map_src(last, text.len()), allow_glued);
+}
+
+/// The result number of an Assistants-style `【M:I†...】` marker, given the text
+/// right after `M`.
+fn assistant_pair(after: &str) -> Option<&str> {
+    let rest = after.strip_prefix(':')?;
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0 && rest[digits..].starts_with(['\u{2020}', '\u{3011}'])).then(|| &rest[..digits])
 }
 
 /// Superscript digit runs that read as citations: after punctuation or a word of
@@ -1079,6 +1114,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
     let mut i = 0;
     // The last body unit seen: markers standing alone cite it.
     let mut prev: Option<PrevUnit> = None;
+    // The units of the list items right before the current block: a paragraph of
+    // markers alone under a list cites every item of it.
+    let mut list_run: Vec<PrevUnit> = Vec::new();
     // `uncited_quantitative` errors withdrawn because later markers cite the unit.
     let mut resolved_trace: HashSet<usize> = HashSet::new();
     while i < blocks.len() {
@@ -1129,6 +1167,58 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                 }
                 let flat = flatten(&b.inlines, input.allow_glued);
                 let sentences = split_sentences(&flat);
+                let is_item = matches!(b.kind, BlockKind::ListItem { .. });
+                let after_item = i > 0
+                    && matches!(blocks[i - 1].kind, BlockKind::ListItem { .. })
+                    && !input.excluded.contains(&(i - 1));
+                if is_item && !after_item {
+                    list_run.clear();
+                }
+                // `[1][2][3]` in a paragraph of its own under a list (ODR-style
+                // writers): the markers cite each item of the list.
+                if !is_item && after_item && list_run.len() > 1 && {
+                    let text = clean_fact_text(&flat.text);
+                    !flat.cites.is_empty()
+                        && (text.chars().all(|c| !c.is_alphanumeric())
+                            || LABEL_ONLY.is_match(&text))
+                } {
+                    let line = input.lines.line_of(b.span.start);
+                    let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
+                    let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
+                    if !idxs.is_empty() {
+                        for u in list_run.iter_mut() {
+                            let fi = match u.fact {
+                                Some(fi) => fi,
+                                None => {
+                                    if let Some(t) = u.trace.take() {
+                                        resolved_trace.insert(t);
+                                    }
+                                    scan.facts.push(Fact {
+                                        fact: u.text.clone(),
+                                        ref_idxs: Vec::new(),
+                                        line: u.line,
+                                        span: u.span.clone(),
+                                    });
+                                    u.fact = Some(scan.facts.len() - 1);
+                                    scan.facts.len() - 1
+                                }
+                            };
+                            let f = &mut scan.facts[fi];
+                            for idx in &idxs {
+                                if !f.ref_idxs.contains(idx) {
+                                    f.ref_idxs.push(idx.clone());
+                                }
+                            }
+                        }
+                        prev = list_run.last().cloned();
+                        list_run.clear();
+                        i += 1;
+                        continue;
+                    }
+                }
+                if !is_item {
+                    list_run.clear();
+                }
                 for s in sentences {
                     let src_start = flat.src(s.range.start);
                     let src_end = flat.src(s.range.end.saturating_sub(1)) + 1;
@@ -1143,6 +1233,12 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     if url_label(&s.text, &s.cites) {
                         continue;
                     }
+                    // `*Product URL:* [Title](url)` on its own line under the claim in
+                    // the same item or paragraph: it names the claim's source.
+                    let markers_alone = markers_alone
+                        || prev.as_ref().is_some_and(|p| p.span.start >= b.span.start)
+                            && s.cites.iter().all(|c| matches!(c, RawCite::Url(_)))
+                            && link_label_line(input.text.get(span.clone()).unwrap_or(""));
                     if idxs.is_empty() {
                         if markers_alone {
                             continue;
@@ -1156,6 +1252,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                             fact: None,
                             trace,
                         });
+                        if is_item {
+                            list_run.extend(prev.clone());
+                        }
                         if trace.is_some() {
                             scan.traceability.push(StructuralError {
                                 code: "uncited_quantitative".into(),
@@ -1198,6 +1297,13 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                                 }
                             }
                         }
+                        // Keep the list's copy of that unit in step.
+                        if let (Some(p), Some(l)) = (prev.as_ref(), list_run.last_mut()) {
+                            if l.span == p.span {
+                                l.fact = p.fact;
+                                l.trace = p.trace;
+                            }
+                        }
                         continue;
                     }
                     prev = Some(PrevUnit {
@@ -1207,6 +1313,9 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                         fact: Some(scan.facts.len()),
                         trace: None,
                     });
+                    if is_item {
+                        list_run.extend(prev.clone());
+                    }
                     scan.facts.push(Fact {
                         fact: s.text,
                         ref_idxs: idxs,
@@ -1230,6 +1339,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
 }
 
 /// A body unit already seen, which a following run of bare markers may cite.
+#[derive(Clone)]
 struct PrevUnit {
     text: String,
     line: usize,
@@ -1250,6 +1360,24 @@ fn url_label(text: &str, cites: &[RawCite]) -> bool {
         && label.split_whitespace().count() <= 3
         && label.chars().filter(|c| c.is_alphanumeric()).count() <= 24
 }
+
+/// A line that is a short source label and links only (`*Product URL:* [Title](url)`,
+/// `- **Source**: [Site](url), [Site](url)`), in Markdown source.
+fn link_label_line(raw: &str) -> bool {
+    let Some(c) = LINK_LABEL_LINE.captures(raw.trim()) else {
+        return false;
+    };
+    let label = c.get(1).map_or("", |m| m.as_str());
+    label.split_whitespace().count() <= 3 && SOURCE_LABEL_WORD.is_match(label)
+}
+
+static LINK_LABEL_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[-*+]\s+)?[*_]{0,2}([^\s:：*_\[][^:：*_\[]{0,23}?)[*_]{0,2}\s*[:：]\s*[*_]{0,2}\s*(?:\[[^\]]*\]\([^)\s]*\)[\s,;，、]*)+$").unwrap()
+});
+
+static SOURCE_LABEL_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:url|link|source|sources|page|thread|web\s?site|site|reference|ref|via)(?-u:\b)|来源|链接|出处").unwrap()
+});
 
 static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[(（\[]?\s*(sources?|refs?\.?|references?|citations?|cited|via|来源|资料来源|数据来源|信息来源|参考|参考文献|参考资料|出处|引用)\s*[:：]?\s*[)）\]]?\s*[.。]?$").unwrap()

@@ -63,7 +63,7 @@ static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
 /// `[3]`, `[3, 4]`, `[3-5]`, `\[3\]`, `[^3]`, `[^1_4]`, `【3】`, `【3†source】`.
 static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\\?\[\s*(\d{1,4}(?:\s*(?:,|，|、|-|–|—)\s*\d{1,4})*)\s*\\?\]|\[\^([^\]\s]{1,20})\]|【\s*(\d{1,4})(?:†[^】]*)?\s*】",
+        r"\\?\[\s*(\d{1,4}(?:\s*(?:,|，|、|-|–|—)\s*\d{1,4})*)\s*\\?\]|\[\^([^\]\s]{1,20})\]|【\s*(\d{1,4}(?::\d{1,4})?)(?:†[^】]*)?\s*】",
     )
     .unwrap()
 });
@@ -322,7 +322,14 @@ fn find_markers(text: &str, skipped: &dyn Fn(usize) -> bool, idxs: &HashSet<&str
         // `[3](url)`, or `[3]` as the text of a link (`[[3]](url)`).
         let linked = after.starts_with('(') && !after.starts_with("()")
             || after.starts_with("](") && text[..m.start()].ends_with('[');
-        if let Some(n) = c.get(1).or_else(|| c.get(3)) {
+        if let Some(pair) = c.get(3).filter(|n| n.as_str().contains(':')) {
+            // `【4:1†source】`: one marker naming `4:1` (see citations.rs).
+            out.push(Marker {
+                pos: m.start(),
+                label: pair.as_str().to_string(),
+                linked: false,
+            });
+        } else if let Some(n) = c.get(1).or_else(|| c.get(3)) {
             push_numbers(&mut out, m.start(), n.as_str(), linked);
         } else if let Some(label) = c.get(2) {
             if after.starts_with(':') {
@@ -505,6 +512,14 @@ fn entry_line(line: &str) -> bool {
             .is_some_and(|n| n.trim().parse::<u32>().is_ok())
     };
     !ends_with_marker && words.chars().count() <= 160 && !url_cited_claim(line, m.as_str())
+}
+
+/// A bulleted or numbered line that is a claim citing the URL at its end (see
+/// `url_cited_claim`), not a reference entry.
+pub(crate) fn listed_url_claim(line: &str) -> bool {
+    ENTRY_START
+        .find(line)
+        .is_some_and(|m| url_cited_claim(line, m.as_str()))
 }
 
 /// Bibliographic signs in an entry's text: a year, `et al.`, a DOI, an access

@@ -641,19 +641,33 @@ fn unlabeled_tail(
     }
     let mut start = end;
     let mut entries = 0;
+    let mut bracketed = 0;
     while start > 0 && !in_region[start - 1] && blocks[start - 1].footnote.is_none() {
         let b = &blocks[start - 1];
-        if url_entry_block(b, text, from_html) {
-            entries += block_lines(b, text, from_html)
+        let lines: Vec<String> = block_lines(b, text, from_html)
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        // Body bullets that cite a URL at their end (`- Most buyers kept the old
+        // model https://...`) are claims, not entries, even at the very end.
+        let claims = matches!(b.kind, BlockKind::ListItem { .. })
+            && lines
+                .first()
+                .is_some_and(|l| super::extraction::listed_url_claim(l));
+        if !claims && url_entry_block(b, text, from_html) {
+            entries += lines.len();
+            bracketed += lines
                 .iter()
-                .filter(|l| !l.trim().is_empty())
+                .filter(|l| BRACKET_LABEL.is_match(l.trim_start()))
                 .count();
         } else {
             break;
         }
         start -= 1;
     }
-    (entries >= 2).then_some(start..end)
+    // One `[1] Title. URL` entry alone at the end is a list too: a body sentence
+    // does not open with a bracketed number.
+    (entries >= 2 || entries == 1 && bracketed == 1).then_some(start..end)
 }
 
 static LINK_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {

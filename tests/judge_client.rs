@@ -284,6 +284,34 @@ async fn client_errors_are_not_retried() {
         assert!(err.contains("HTTP 401"), "{err}");
     }
     assert_eq!(mock.requests(), 1);
+
+    // Units queued behind the refused one (slow start sends one at a time) are not
+    // sent either.
+    let tasks: Vec<_> = (10..18)
+        .map(|i| {
+            let c = client.clone();
+            tokio::spawn(async move { c.ask(request("citation_support", "q", i)).await })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_err());
+    }
+    assert_eq!(mock.requests(), 1);
+    let fresh = JudgeClient::new(config(&mock), None).unwrap();
+    let tasks: Vec<_> = (20..28)
+        .map(|i| {
+            let c = fresh.clone();
+            tokio::spawn(async move { c.ask(request("citation_support", "q", i)).await })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_err());
+    }
+    assert_eq!(
+        mock.requests(),
+        2,
+        "eight concurrent units, one refused call"
+    );
     mock.shutdown().await;
 
     // An unknown model (404) too (a text request: the test's own has an image);

@@ -847,7 +847,14 @@ impl Inner {
                 None => self.slots.acquire().await,
             };
             // Read after the wait for a slot: what an earlier request learnt while
-            // this one queued (a refused structured-output form) applies already.
+            // this one queued (a refused structured-output form, a key refused for
+            // every request) applies already.
+            if let Some(why) = self.unusable.get() {
+                drop(slot);
+                let err = CallError::Unusable(why.clone());
+                let mode = self.adaptations.current().mode;
+                return done(Err(err), attempts, reasks, usage, mode);
+            }
             let params = self.adaptations.current();
             let body = build_body(
                 &self.config.model,

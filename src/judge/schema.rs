@@ -16,6 +16,21 @@ pub struct SchemaViolation {
     pub message: String,
 }
 
+/// The JSON type a schema node asks for: its `type`, the first non-null one of a
+/// list, `object` when it only lists properties, else `string`.
+pub fn schema_type(schema: &Value) -> &str {
+    match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if schema.get("properties").is_some() => "object",
+        _ => "string",
+    }
+}
+
 /// Check `value` against `schema`; `Ok(())` when valid.
 pub fn validate(schema: &Value, value: &Value) -> Result<(), SchemaViolation> {
     check(schema, value, "$")

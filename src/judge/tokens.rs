@@ -68,17 +68,7 @@ fn value_tokens(schema: &Value, depth: u32) -> f64 {
             .map(|a| value_tokens(a, depth + 1))
             .fold(0.0, f64::max);
     }
-    let ty = match s.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if s.contains_key("properties") => "object",
-        _ => "string",
-    };
-    match ty {
+    match super::schema::schema_type(schema) {
         "object" => {
             let props = s.get("properties").and_then(Value::as_object);
             let mut total = 2.0;

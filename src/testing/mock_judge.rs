@@ -1027,20 +1027,7 @@ pub fn request_schema(request: &Value) -> Option<Value> {
     None
 }
 
-/// The JSON type a schema node asks for: its `type`, the first non-null one of a
-/// list, `object` when it only lists properties, else `string`.
-pub fn schema_type(schema: &Value) -> &str {
-    match schema.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if schema.get("properties").is_some() => "object",
-        _ => "string",
-    }
-}
+pub use crate::judge::schema::schema_type;
 
 /// The deterministic answer the mock gives for `schema` (see the module docs).
 pub fn default_answer(schema: &Value) -> Value {

@@ -105,7 +105,11 @@ pub fn prefilter(a: &str, b: &str, spec: &PrefilterSpec) -> PairCall {
     if normalize_text(a) == normalize_text(b) {
         return PairCall::Duplicate;
     }
-    let sim = jaccard(&tokens(a), &tokens(b));
+    by_similarity(jaccard(&tokens(a), &tokens(b)), spec)
+}
+
+/// The call for two texts that differ once normalised, from their Jaccard similarity.
+fn by_similarity(sim: f64, spec: &PrefilterSpec) -> PairCall {
     if sim >= spec.duplicate_at {
         PairCall::Duplicate
     } else if sim < spec.distinct_below {
@@ -139,14 +143,7 @@ impl Prefilter {
         if self.normalized[i] == self.normalized[j] {
             return PairCall::Duplicate;
         }
-        let sim = jaccard(self.tokens(i), self.tokens(j));
-        if sim >= spec.duplicate_at {
-            PairCall::Duplicate
-        } else if sim < spec.distinct_below {
-            PairCall::Distinct
-        } else {
-            PairCall::AskJudge
-        }
+        by_similarity(jaccard(self.tokens(i), self.tokens(j)), spec)
     }
 }
 

@@ -161,6 +161,19 @@ pub struct PageOutcome {
 }
 
 impl PageOutcome {
+    /// A page read to `text`, fetched now (not from the cache), no redirect noted.
+    pub fn with_text(url: &str, text: String) -> Self {
+        Self {
+            url: url.to_string(),
+            final_url: None,
+            status: PageStatus::Ok,
+            text,
+            content_type: None,
+            reason: None,
+            from_cache: false,
+        }
+    }
+
     fn without_text(url: &str, status: PageStatus, reason: String) -> Self {
         Self {
             url: url.to_string(),
@@ -339,15 +352,7 @@ impl Fetcher {
                     "empty text in the sources file".into(),
                 )
             } else {
-                PageOutcome {
-                    url: raw.to_string(),
-                    final_url: None,
-                    status: PageStatus::Ok,
-                    text: text.clone(),
-                    content_type: None,
-                    reason: None,
-                    from_cache: false,
-                }
+                PageOutcome::with_text(raw, text.clone())
             };
             return (outcome, PageOrigin::SourcesFile);
         }
@@ -761,15 +766,7 @@ fn classify_text(
             "no readable text (the page may need JavaScript)".into(),
         );
     }
-    PageOutcome {
-        url: url.to_string(),
-        final_url: None,
-        status: PageStatus::Ok,
-        text,
-        content_type: None,
-        reason: None,
-        from_cache: false,
-    }
+    PageOutcome::with_text(url, text)
 }
 
 /// Query parameters that only track clicks; dropping them merges citations of one page.

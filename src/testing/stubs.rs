@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::eval::Pages;
 use crate::judge::{JudgeAnswer, Usage};
-use crate::sources::{PageOutcome, PageStatus};
+use crate::sources::PageOutcome;
 
 /// An answer made in process: `value` (its raw text is the value's JSON) from
 /// `model` after `latency_ms`, one attempt, no usage, no cost, neither cached nor
@@ -33,17 +33,7 @@ pub struct TextPages<F>(pub F);
 impl<F: Fn(&str) -> String + Send + Sync> Pages for TextPages<F> {
     fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
         let text = (self.0)(url);
-        Box::pin(async move {
-            PageOutcome {
-                url: url.into(),
-                final_url: None,
-                status: PageStatus::Ok,
-                text,
-                content_type: None,
-                reason: None,
-                from_cache: false,
-            }
-        })
+        Box::pin(async move { PageOutcome::with_text(url, text) })
     }
     fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
         Box::pin(async move { Err(format!("{url}: no network here")) })
@@ -53,6 +43,7 @@ impl<F: Fn(&str) -> String + Send + Sync> Pages for TextPages<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::PageStatus;
 
     #[tokio::test]
     async fn pages_serve_the_made_up_text_and_refuse_images() {

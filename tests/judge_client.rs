@@ -67,6 +67,27 @@ fn config(mock: &MockJudge) -> JudgeConfig {
     }
 }
 
+/// `ask` for every unit of `units` at once, each in its own task; results in unit
+/// order.
+async fn ask_concurrently(
+    client: &JudgeClient,
+    metric: &'static str,
+    report: &'static str,
+    units: std::ops::Range<usize>,
+) -> Vec<Result<tvir_eval::judge::JudgeAnswer, JudgeError>> {
+    let tasks: Vec<_> = units
+        .map(|i| {
+            let c = client.clone();
+            tokio::spawn(async move { c.ask(request(metric, report, i)).await })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        results.push(t.await.expect("the task ran to its end"));
+    }
+    results
+}
+
 /// Faster backoff is not configurable from outside, so fault tests use
 /// `Retry-After: 0` where they can; 5xx retries wait the default backoff (~0.5 s).
 fn expected() -> Value {
@@ -287,25 +308,15 @@ async fn client_errors_are_not_retried() {
 
     // Units queued behind the refused one (slow start sends one at a time) are not
     // sent either.
-    let tasks: Vec<_> = (10..18)
-        .map(|i| {
-            let c = client.clone();
-            tokio::spawn(async move { c.ask(request("citation_support", "q", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        assert!(t.await.unwrap().is_err());
+    let results = ask_concurrently(&client, "citation_support", "q", 10..18).await;
+    for result in results {
+        assert!(result.is_err());
     }
     assert_eq!(mock.requests(), 1);
     let fresh = JudgeClient::new(config(&mock), None).unwrap();
-    let tasks: Vec<_> = (20..28)
-        .map(|i| {
-            let c = fresh.clone();
-            tokio::spawn(async move { c.ask(request("citation_support", "q", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        assert!(t.await.unwrap().is_err());
+    let results = ask_concurrently(&fresh, "citation_support", "q", 20..28).await;
+    for result in results {
+        assert!(result.is_err());
     }
     assert_eq!(
         mock.requests(),
@@ -422,14 +433,9 @@ async fn a_single_slot_server_is_not_flooded_with_retries() {
     )
     .unwrap();
     let client = Arc::new(client);
-    let tasks: Vec<_> = (0..16)
-        .map(|i| {
-            let c = client.clone();
-            tokio::spawn(async move { c.ask(request("citation_support", "r", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        let a = t.await.unwrap().expect("every unit is answered in the end");
+    let results = ask_concurrently(&client, "citation_support", "r", 0..16).await;
+    for result in results {
+        let a = result.expect("every unit is answered in the end");
         assert_eq!(a.value, expected());
     }
     // With a fixed limit of eight this run takes about 50 requests: the queue times
@@ -652,14 +658,9 @@ async fn in_flight_requests_reach_and_never_exceed_the_limit() {
         None,
     )
     .unwrap();
-    let tasks: Vec<_> = (0..30)
-        .map(|i| {
-            let c = client.clone();
-            tokio::spawn(async move { c.ask(request("writing_quality", "r", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap().unwrap();
+    let results = ask_concurrently(&client, "writing_quality", "r", 0..30).await;
+    for result in results {
+        result.unwrap();
     }
     assert_eq!(mock.max_in_flight(), 6);
     assert_eq!(client.max_in_flight(), 6);
@@ -718,16 +719,11 @@ async fn thirty_percent_faults_give_the_same_answers_as_a_clean_run() {
                 None,
             )
             .unwrap();
-            let tasks: Vec<_> = (0..120)
-                .map(|i| {
-                    let c = client.clone();
-                    tokio::spawn(async move { c.ask(request("citation_support", "r", i)).await })
-                })
+            let values: Vec<_> = ask_concurrently(&client, "citation_support", "r", 0..120)
+                .await
+                .into_iter()
+                .map(|result| result.map(|a| a.value).map_err(|e| e.to_string()))
                 .collect();
-            let mut values = Vec::new();
-            for t in tasks {
-                values.push(t.await.unwrap().map(|a| a.value).map_err(|e| e.to_string()));
-            }
             let injected = mock.faults_injected();
             mock.shutdown().await;
             (values, injected)
@@ -969,14 +965,9 @@ async fn rpm_limit_spaces_requests() {
     )
     .unwrap();
     let start = Instant::now();
-    let tasks: Vec<_> = (0..22)
-        .map(|i| {
-            let c = client.clone();
-            tokio::spawn(async move { c.ask(request("citation_support", "r", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap().unwrap();
+    let results = ask_concurrently(&client, "citation_support", "r", 0..22).await;
+    for result in results {
+        result.unwrap();
     }
     assert!(
         start.elapsed() >= Duration::from_millis(900),
@@ -1203,14 +1194,9 @@ async fn concurrent_first_units_pay_for_a_refused_schema_once() {
     })
     .await;
     let client = JudgeClient::new(config(&mock), None).unwrap();
-    let tasks: Vec<_> = (0..8)
-        .map(|i| {
-            let c = client.clone();
-            tokio::spawn(async move { c.ask(request("writing_quality", "r", i)).await })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap().unwrap();
+    let results = ask_concurrently(&client, "writing_quality", "r", 0..8).await;
+    for result in results {
+        result.unwrap();
     }
     assert_eq!(mock.requests(), 9, "one refusal, eight answers");
     mock.shutdown().await;

@@ -819,11 +819,6 @@ impl Inner {
         };
 
         loop {
-            if let Some(why) = self.unusable.get() {
-                let err = CallError::Unusable(why.clone());
-                let mode = self.adaptations.current().mode;
-                return done(Err(err), attempts, reasks, usage, mode);
-            }
             self.pacer.wait_turn().await;
             if let Some(rpm) = &self.rpm {
                 rpm.acquire(1.0).await;

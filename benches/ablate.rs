@@ -5,11 +5,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use tvir_eval::ablate::{self, AblateOptions, Configuration, Variant};
-use tvir_eval::aggregate::load::LoadedRecord;
-use tvir_eval::eval::record::{ReportRecord, UnitRecord, UnitStatus};
-use tvir_eval::eval::{rescore, ScoreOptions};
-use tvir_eval::rubric::{AnswerSpec, RubricSet};
+use tvir_analysis::ablate::{self, AblateOptions, Configuration, Variant};
+use tvir_analysis::aggregate::load::LoadedRecord;
+use tvir_engine::record::{ReportRecord, UnitRecord, UnitStatus};
+use tvir_engine::{rescore, ScoreOptions};
+use tvir_rubric::{AnswerSpec, RubricSet};
 
 fn unit(metric: &str, id: String, answer: Value, detail: Value) -> UnitRecord {
     UnitRecord {

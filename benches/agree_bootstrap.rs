@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tvir_eval::aggregate::{summarize, LoadedRecord};
-use tvir_eval::agree::{agree_level, AgreeOptions, Cell, Scores};
-use tvir_eval::eval::record::{
+use tvir_analysis::aggregate::{summarize, LoadedRecord};
+use tvir_analysis::agree::{agree_level, AgreeOptions, Cell, Scores};
+use tvir_engine::record::{
     MetricRecord, MetricStatus, ReportRecord, StructuralErrorCounts, UsageRecord, METRIC_NAMES,
 };
 

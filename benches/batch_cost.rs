@@ -44,14 +44,15 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge};
-use tvir_eval::judge::estimate::{estimate_request, text_tokens};
-use tvir_eval::judge::prices::PriceTable;
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Message, Part, Role, Usage};
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::testing::mock_judge::default_answer;
-use tvir_eval::testing::prefix_cache::{cacheable_tokens, longest_shared_prefix};
-use tvir_eval::testing::stubs;
+use tvir_engine::{discover, load_tasks, Engine, EvalSettings};
+use tvir_judge::estimate::{estimate_request, text_tokens};
+use tvir_judge::prices::PriceTable;
+use tvir_judge::Judge;
+use tvir_judge::{JudgeAnswer, JudgeError, JudgeRequest, Message, Part, Role, Usage};
+use tvir_rubric::RubricSet;
+use tvir_testing::mock_judge::default_answer;
+use tvir_testing::prefix_cache::{cacheable_tokens, longest_shared_prefix};
+use tvir_testing::stubs;
 
 /// Records every request (in the order asked) with the answer it got: the mock
 /// judge's answer built from the request's schema.
@@ -254,11 +255,11 @@ fn record(rt: &tokio::runtime::Runtime, prompts: Option<&Path>, corpus: &Path) -
 /// The order of a batch file: the request bodies the client builds, sorted the
 /// way the batch engine sorts a wave (`batch::lines::prefix_order`, then key).
 fn batch_order(asked: Vec<Asked>) -> Vec<Asked> {
-    let client = tvir_eval::judge::JudgeClient::new(
-        tvir_eval::judge::JudgeConfig {
+    let client = tvir_judge::JudgeClient::new(
+        tvir_judge::JudgeConfig {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "gpt-4.1".into(),
-            ..tvir_eval::judge::JudgeConfig::default()
+            ..tvir_judge::JudgeConfig::default()
         },
         None,
     )
@@ -275,8 +276,8 @@ fn batch_order(asked: Vec<Asked>) -> Vec<Asked> {
         })
         .collect();
     keyed.sort_by(|a, b| {
-        tvir_eval::batch::lines::prefix_order(&a.0)
-            .cmp(tvir_eval::batch::lines::prefix_order(&b.0))
+        tvir_judge::batch::lines::prefix_order(&a.0)
+            .cmp(tvir_judge::batch::lines::prefix_order(&b.0))
             .then(a.1.cmp(&b.1))
     });
     keyed.into_iter().map(|(_, _, a)| a).collect()
@@ -396,10 +397,10 @@ fn cpu_seconds() -> f64 {
 }
 
 fn part2(rt: &tokio::runtime::Runtime) {
-    use tvir_eval::batch::{BatchEngine, BatchJudge, BatchOptions};
-    use tvir_eval::judge::{JudgeClient, JudgeConfig};
-    use tvir_eval::store::Store;
-    use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+    use tvir_judge::batch::{BatchEngine, BatchJudge, BatchOptions};
+    use tvir_judge::{JudgeClient, JudgeConfig};
+    use tvir_store::Store;
+    use tvir_testing::mock_judge::{MockConfig, MockJudge};
     let n: usize = std::env::var("BATCH_BENCH_REQUESTS")
         .ok()
         .and_then(|s| s.parse().ok())

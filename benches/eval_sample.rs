@@ -11,10 +11,11 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use tvir_eval::eval::{discover, load_tasks, Engine, EvalSettings, Judge};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest};
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::testing::stubs;
+use tvir_engine::{discover, load_tasks, Engine, EvalSettings};
+use tvir_judge::Judge;
+use tvir_judge::{JudgeAnswer, JudgeError, JudgeRequest};
+use tvir_rubric::RubricSet;
+use tvir_testing::stubs;
 
 /// The first allowed value of every field, built from the request's schema.
 fn answer_from_schema(schema: &Value) -> Value {

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use tvir_eval::sources::{extract, FetchConfig, Fetcher, PageStatus};
-use tvir_eval::testing::page_server::{article_html, PageServer, PageServerOptions};
+use tvir_sources::{extract, FetchConfig, Fetcher, PageStatus};
+use tvir_testing::page_server::{article_html, PageServer, PageServerOptions};
 
 /// 200 distinct URLs spread over 8 local servers (8 hosts x the default per-host
 /// limit of 4 = 32 in flight), each answering after 50 ms.

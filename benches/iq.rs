@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tvir_eval::images::{self, inputs, ImageInput, ImageLimits};
+use tvir_images::{self as images, inputs, ImageInput, ImageLimits};
 
 /// A synthetic RGBA chart of the corpus' largest size: flat background, grid, bars,
 /// anti-aliasing-like ramps and some noise, PNG-encoded.

@@ -8,9 +8,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Role};
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Role};
+use tvir_store::Store;
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)

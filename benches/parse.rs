@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use tvir_eval::report::{load::read_source, parse_str};
+use tvir_report::{load::read_source, parse_str};
 
 fn corpus_reports(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tvir_eval::reporef::aliases::AliasMaps;
-use tvir_eval::reporef::formats::{EntityType, GoldRecord, GoldSet};
-use tvir_eval::reporef::{load_benchmark, load_conditions, score_all, BenchmarkFiles};
+use tvir_reporef::aliases::AliasMaps;
+use tvir_reporef::formats::{EntityType, GoldRecord, GoldSet};
+use tvir_reporef::{load_benchmark, load_conditions, score_all, BenchmarkFiles};
 
 const N: usize = 1400;
 
@@ -119,7 +119,7 @@ fn benches(c: &mut Criterion) {
             &format!("https://github.com/new/r/issues/{k}"),
         );
     }
-    let matcher = tvir_eval::reporef::Matcher::new(&gold, aliases);
+    let matcher = tvir_reporef::Matcher::new(&gold, aliases);
     group.bench_function("match_1400_predictions_with_aliases", |b| {
         b.iter(|| {
             (0..N)

@@ -23,7 +23,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -31,9 +31,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::judge::JudgeConfig;
+use tvir_judge::JudgeConfig;
 
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const CONFIG_FILE_NAME: &str = "tvir.toml";
 
 #[derive(Debug, thiserror::Error)]
@@ -445,7 +444,7 @@ mod tests {
         let env = env_of(&[("EVAL_MODEL_NAME", "ref-model"), ("OPENAI_BASE_URL", "")]);
         let cfg = resolve_judge_config(&JudgeFlags::default(), &env, None).unwrap();
         assert_eq!(cfg.model, "ref-model");
-        assert_eq!(cfg.base_url, DEFAULT_BASE_URL);
+        assert_eq!(cfg.base_url, tvir_judge::DEFAULT_BASE_URL);
         assert_eq!(cfg.concurrency, 16);
         let env = env_of(&[("EVAL_MODEL_NAME", "ref"), ("TVIR_JUDGE_MODEL", "ours")]);
         let cfg = resolve_judge_config(&JudgeFlags::default(), &env, None).unwrap();

@@ -99,7 +99,7 @@ mod tests {
                 "{rel}"
             );
         }
-        let tasks = crate::eval::load_tasks(&tmp.path().join(TASKS)).unwrap();
+        let tasks = tvir_engine::load_tasks(&tmp.path().join(TASKS)).unwrap();
         assert_eq!(
             tasks.keys().map(String::as_str).collect::<Vec<_>>(),
             ["ex001", "ex002", "ex003"]

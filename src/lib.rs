@@ -1,23 +1,94 @@
-//! tvir-eval: evaluation suite for text-visual interleaved deep-research reports
-//! (TVIR-Bench) and for the RepoRef reference-grounding benchmark.
+//! The `tvir` command line: argument parsing, settings resolution (`config`) and
+//! one module per command, each a short script over the stage crates. Each `run`
+//! returns the process exit status (0 success, 1 finished with failed units, 2 bad
+//! usage or unreadable input).
 //!
-//! Modules follow the data flow: `report` (parse) -> `sources` (fetch) and `images`
-//! (decode, IQ) -> `judge` (LLM client) driven by `rubric` + `eval` -> `aggregate`
-//! -> `agree` (evaluator agreement, ablations). `reporef` is the second benchmark.
+//! Owns no evaluation logic: parsing is `tvir_report`, fetching `tvir_sources`,
+//! images `tvir_images`, judging `tvir_judge`, rubrics `tvir_rubric`, the run
+//! `tvir_engine`, leaderboards and agreement `tvir_analysis`, RepoRef `tvir_reporef`.
+//! Nothing depends on this crate.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 pub mod ablate;
-pub mod aggregate;
 pub mod agree;
 pub mod batch;
-pub mod cli;
 pub mod config;
 pub mod eval;
 pub mod example;
-pub mod images;
-pub mod judge;
+pub mod fetch;
+pub mod iq;
+pub mod parse;
 pub mod reporef;
-pub mod report;
-pub mod rubric;
-pub mod sources;
-pub mod store;
-pub mod testing;
+pub mod summarize;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tvir",
+    version,
+    about = "Evaluate deep-research reports (TVIR-Bench) and score RepoRef runs"
+)]
+pub struct Cli {
+    /// Log filter (also RUST_LOG), e.g. `info` or `tvir_eval=debug`.
+    #[arg(long, global = true)]
+    pub log: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse a report into references, fact-citation pairs, figures and structural errors.
+    Parse(parse::ParseArgs),
+    /// Score images (Image Quality) from pixels.
+    Iq(iq::IqArgs),
+    /// Prefetch cited source pages into the cache and report retrieval success.
+    Fetch(fetch::FetchArgs),
+    /// Evaluate reports: every metric, per report and per system.
+    Eval(eval::EvalArgs),
+    /// Leaderboards from an `eval` output folder.
+    Summarize(summarize::SummarizeArgs),
+    /// Agreement between two evaluators (PAR, Pearson, Spearman).
+    Agree(agree::AgreeArgs),
+    /// Re-score stored judgments under metric variants, with no judge call.
+    Ablate(ablate::AblateArgs),
+    /// Score RepoRef predictions and agent runs.
+    Reporef(reporef::ReporefArgs),
+}
+
+/// Entry point used by the `tvir` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.log.as_deref());
+    let result = match cli.command {
+        Command::Parse(a) => parse::run(a),
+        Command::Iq(a) => iq::run(a),
+        Command::Fetch(a) => fetch::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Summarize(a) => summarize::run(a),
+        Command::Agree(a) => agree::run(a),
+        Command::Ablate(a) => ablate::run(a),
+        Command::Reporef(a) => reporef::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_tracing(filter: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = filter
+        .map(EnvFilter::new)
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,5 +1,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    tvir_eval::cli::main()
+    tvir_cli::main()
 }

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use tvir_eval::ablate::{self, AblateOptions, Configuration, Variant};
-use tvir_eval::aggregate::load::{load_eval_tree, LoadedRecord};
-use tvir_eval::eval::record::{ReportRecord, UnitRecord, UnitStatus};
-use tvir_eval::eval::{rescore, ScoreOptions};
-use tvir_eval::rubric::{AnswerSpec, RubricSet};
+use tvir_analysis::ablate::{self, AblateOptions, Configuration, Variant};
+use tvir_analysis::aggregate::load::{load_eval_tree, LoadedRecord};
+use tvir_engine::record::{ReportRecord, UnitRecord, UnitStatus};
+use tvir_engine::{rescore, ScoreOptions};
+use tvir_rubric::{AnswerSpec, RubricSet};
 
 const EPS: f64 = 1e-12;
 
@@ -661,7 +661,7 @@ fn ranking_moves_with_hand_computed_par_and_osc() {
     )
     .unwrap();
     let j = &rep.judges[0];
-    let names = |b: &[tvir_eval::aggregate::SystemStats]| -> Vec<String> {
+    let names = |b: &[tvir_analysis::aggregate::SystemStats]| -> Vec<String> {
         b.iter().map(|s| s.system.clone()).collect()
     };
     assert_eq!(names(&j.base), ["C", "A", "B"]);

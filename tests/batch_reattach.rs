@@ -10,14 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::judge::{example_jobs as jobs, judge_client, live_judge_calls, mock_config, settings};
-use tvir_eval::batch::cli::{drive, BatchArgs};
-use tvir_eval::batch::lines::request_line;
-use tvir_eval::batch::{BatchApi, BatchEngine, BatchJudge, BatchOptions, RetryMode};
-use tvir_eval::eval::{Engine, Judge};
-use tvir_eval::judge::JudgeConfig;
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::store::{batch as rows, Store};
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_engine::Engine;
+use tvir_cli::batch::{drive, BatchArgs};
+use tvir_judge::batch::lines::request_line;
+use tvir_judge::batch::{BatchApi, BatchEngine, BatchJudge, BatchOptions, RetryMode};
+use tvir_judge::Judge;
+use tvir_judge::JudgeConfig;
+use tvir_rubric::RubricSet;
+use tvir_store::{batch as rows, Store};
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 fn batch_engine(mock: &MockJudge, store: &Store) -> Arc<BatchEngine> {
     let config = mock_config(mock, "mock-model", JudgeConfig::default().concurrency);
@@ -165,7 +166,7 @@ fn line(id: &str, text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_batch_status_progression_expiry_and_error_file() {
-    use tvir_eval::testing::mock_batch::MockBatchConfig;
+    use tvir_testing::mock_batch::MockBatchConfig;
     let mock = MockJudge::start(MockConfig {
         batch: MockBatchConfig {
             expire_batches: vec![2],

@@ -15,8 +15,8 @@ use std::process::Output;
 use common::cli::{describe as text, eval_example_judged, output_async};
 use common::judge::{answer_live, live_judge_calls};
 use serde_json::{json, Value};
-use tvir_eval::testing::mock_batch::MockBatchConfig;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_testing::mock_batch::MockBatchConfig;
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 /// `tvir eval` of the example against `mock` as `model`, with `extra` arguments.
 async fn tvir(out: &Path, cache: &Path, mock: &MockJudge, model: &str, extra: &[&str]) -> Output {

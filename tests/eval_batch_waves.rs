@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use common::cli::{describe as text, output_async, tvir_command};
 use serde_json::{json, Value};
-use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
+use tvir_testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
 
 /// The report under test: `DIR/input.md` when the test wrote one, else a report
 /// whose table rows are cited by marker lines after the tables (the self-check

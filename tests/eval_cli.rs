@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::cli::{eval_example, tvir_command};
 use common::outputs::read_json as read;
-use tvir_eval::rubric::BUILTIN_METRICS as JUDGED;
+use tvir_rubric::BUILTIN_METRICS as JUDGED;
 
 /// `tvir eval` of the example into `out`, offline, with no judge configured whatever
 /// the developer's shell holds, and `extra` arguments.

@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use tvir_eval::eval::record::{MetricStatus, UnitStatus};
-use tvir_eval::eval::{discover, load_tasks, match_task, rescore, Engine, EvalSettings, Judge};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest};
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::testing::stubs;
+use tvir_engine::record::{MetricStatus, UnitStatus};
+use tvir_engine::{discover, load_tasks, match_task, rescore, Engine, EvalSettings};
+use tvir_judge::Judge;
+use tvir_judge::{JudgeAnswer, JudgeError, JudgeRequest};
+use tvir_rubric::RubricSet;
+use tvir_testing::stubs;
 
 /// A value for every field of a schema: the middle of each range, the first enum.
 fn answer_from_schema(schema: &Value) -> Value {

@@ -15,7 +15,7 @@ use common::cli::{describe, eval_with_golden_sources, output_async, tvir_in as t
 use common::outputs::read_json as read;
 use common::{examples, repo};
 use serde_json::Value;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 const ADDED: [&str; 4] = [
     "chart_data_match",
@@ -89,7 +89,7 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
     for (dir_plain, dir) in report_dirs(&plain).iter().zip(report_dirs(&added)) {
         let report = read(&dir.join("report.json"));
         // The built-in metric files are byte for byte those of a run without them.
-        for m in tvir_eval::eval::record::METRIC_NAMES {
+        for m in tvir_engine::record::METRIC_NAMES {
             let f = format!("{m}.json");
             assert!(
                 std::fs::read(dir_plain.join(&f)).unwrap() == std::fs::read(dir.join(&f)).unwrap(),
@@ -359,7 +359,7 @@ fn rubric_text(id: &str, extra: &str) -> String {
 
 /// Loading the rubric folder `dir` fails with a message holding every one of `needles`.
 fn assert_refused(dir: &Path, needles: &[&str]) {
-    let err = tvir_eval::rubric::RubricSet::load(Some(dir), None)
+    let err = tvir_rubric::RubricSet::load(Some(dir), None)
         .map(|_| ())
         .expect_err("the folder must be refused")
         .to_string();
@@ -497,7 +497,7 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     );
     let stdout = String::from_utf8_lossy(&res.stdout);
     assert!(res.status.success(), "{stdout}");
-    let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
+    let set = tvir_rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
     let line = stdout
         .lines()
         .find(|l| l.contains("--no-judge"))
@@ -511,7 +511,7 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
     }
 
     // The fixture folder itself loads, and its metrics are added to the built-in ones.
-    let set = tvir_eval::rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
+    let set = tvir_rubric::RubricSet::load(Some(&fixtures()), None).unwrap();
     let ids = set.metric_ids();
     assert_eq!(&ids[10..], ADDED);
     assert_eq!(
@@ -525,9 +525,7 @@ fn start_up_errors_name_the_file_the_line_and_the_problem() {
         "revised text waits for caption revision"
     );
     assert_eq!(
-        set.metrics_at(tvir_eval::rubric::Level::Text)
-            .last()
-            .unwrap(),
+        set.metrics_at(tvir_rubric::Level::Text).last().unwrap(),
         "report_hedging"
     );
 }

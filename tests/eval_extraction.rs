@@ -13,11 +13,11 @@ use std::sync::Arc;
 use common::judge::{client_engine, judge_client, message_text, mock_config, schema_name};
 use common::report_fixture as fixture;
 use serde_json::{json, Value};
-use tvir_eval::eval::record::ReportRecord;
-use tvir_eval::eval::{EvalSettings, ExtractionMode, JudgeMode, ReportJob};
-use tvir_eval::report::ExtractionMethod;
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge, Responder};
+use tvir_engine::record::ReportRecord;
+use tvir_engine::{EvalSettings, ExtractionMode, JudgeMode, ReportJob};
+use tvir_report::ExtractionMethod;
+use tvir_store::Store;
+use tvir_testing::mock_judge::{MockConfig, MockJudge, Responder};
 
 /// The window between the prompt's `<<<` and `>>>` (in the first user message, after
 /// the system message).
@@ -72,8 +72,8 @@ fn responder(mangle: fn(&str, Value) -> Value) -> Responder {
                 json!({"references": refs})
             }
             _ => {
-                let schema = tvir_eval::testing::mock_judge::request_schema(body).unwrap();
-                return tvir_eval::testing::mock_judge::default_answer(&schema);
+                let schema = tvir_testing::mock_judge::request_schema(body).unwrap();
+                return tvir_testing::mock_judge::default_answer(&schema);
             }
         };
         mangle(&name, answer)
@@ -222,7 +222,7 @@ async fn answers_that_fail_validation_keep_the_rules_parse_and_the_flag() {
         let mock = mock_with(mangle).await;
         let store = Store::in_memory().unwrap();
         let report = fixture("check-unattached");
-        let rules = tvir_eval::report::load(&report).unwrap();
+        let rules = tvir_report::load(&report).unwrap();
         let rec = run(
             &mock,
             &store,

@@ -7,10 +7,10 @@ mod common;
 use std::path::Path;
 
 use common::judge::{client_engine, example_jobs, judge_client, mock_config, settings};
-use tvir_eval::eval::output;
-use tvir_eval::eval::record::{MetricStatus, ReportRecord, METRIC_NAMES};
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+use tvir_engine::output;
+use tvir_engine::record::{MetricStatus, ReportRecord, METRIC_NAMES};
+use tvir_store::Store;
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 /// The example evaluated against `mock` through `JudgeClient` (cache: `store`), its
 /// outputs written to `out`.

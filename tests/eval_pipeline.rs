@@ -14,18 +14,19 @@ use std::sync::{Arc, Mutex};
 use common::judge::request_text as user_text;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use tvir_eval::eval::record::{MetricStatus, ReportRecord, UnitStatus};
-use tvir_eval::eval::{
-    output, rescore, DedupMode, Engine, EvalSettings, FigureOps, Judge, JudgeMode, Pages,
-    ReportJob, RevisionScope, Task,
+use tvir_engine::record::{MetricStatus, ReportRecord, UnitStatus};
+use tvir_engine::{
+    output, rescore, DedupMode, Engine, EvalSettings, FigureOps, JudgeMode, Pages, ReportJob,
+    RevisionScope, Task,
 };
-use tvir_eval::images::{ImageInput, ImageScore, IqResult};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Usage};
-use tvir_eval::report::{
+use tvir_images::{ImageInput, ImageScore, IqResult};
+use tvir_judge::Judge;
+use tvir_judge::{JudgeAnswer, JudgeError, JudgeRequest, Usage};
+use tvir_report::{
     Fact, Figure, FigureKind, Language, Reference, Report, SourceFormat, StructuralErrors,
 };
-use tvir_eval::rubric::{ChecklistItem, RubricSet, BUILTIN_METRICS};
-use tvir_eval::sources::{PageOutcome, PageStatus};
+use tvir_rubric::{ChecklistItem, RubricSet, BUILTIN_METRICS};
+use tvir_sources::{PageOutcome, PageStatus};
 
 type Responder = dyn Fn(&JudgeRequest) -> Result<Value, JudgeError> + Send + Sync;
 
@@ -915,7 +916,7 @@ fn outputs_follow_the_reference_layout_and_are_reproducible() {
         output::write_summary(out, &output::summary(&[r], &json!({}))).unwrap();
     }
     let dir = out1.path().join("sys/t1/scripted");
-    for m in tvir_eval::eval::record::METRIC_NAMES {
+    for m in tvir_engine::record::METRIC_NAMES {
         let v: Value =
             serde_json::from_slice(&std::fs::read(dir.join(format!("{m}.json"))).unwrap()).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();

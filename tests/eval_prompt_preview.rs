@@ -3,8 +3,8 @@
 
 mod common;
 
-use tvir_eval::judge::Part;
-use tvir_eval::rubric::{
+use tvir_judge::Part;
+use tvir_rubric::{
     build_request, ChecklistItem, RequestLabel, RubricSet, SourceText, UnitInputs, REQUIRED_RUBRICS,
 };
 
@@ -101,10 +101,7 @@ fn every_prompt_renders_its_inputs_and_only_those() {
             .count();
         assert_eq!(images, usize::from(rubric.is_vision()), "{id}: image parts");
         // Extraction rubrics show the reference list, not fetched source text.
-        let extraction = matches!(
-            rubric.answer,
-            tvir_eval::rubric::AnswerSpec::Extraction { .. }
-        );
+        let extraction = matches!(rubric.answer, tvir_rubric::AnswerSpec::Extraction { .. });
         if declared.iter().any(|d| d == "sources") && !extraction {
             assert!(
                 text.contains("no text could be retrieved"),

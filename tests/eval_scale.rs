@@ -15,7 +15,7 @@ use common::cli::tvir_command;
 use common::outputs::read_json as read;
 use common::repo;
 use serde_json::{json, Value};
-use tvir_eval::testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
+use tvir_testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
 
 /// All user text of a request body.
 fn user_text(body: &Value) -> String {

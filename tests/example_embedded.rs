@@ -30,7 +30,7 @@ fn example_files_on_disk() -> BTreeSet<String> {
 #[test]
 fn the_embedded_example_is_the_examples_folder() {
     let on_disk = example_files_on_disk();
-    let embedded: BTreeSet<String> = tvir_eval::example::FILES
+    let embedded: BTreeSet<String> = tvir_cli::example::FILES
         .iter()
         .map(|(p, _)| p.to_string())
         .collect();
@@ -38,7 +38,7 @@ fn the_embedded_example_is_the_examples_folder() {
         embedded, on_disk,
         "src/example.rs must list every example file"
     );
-    for (rel, bytes) in tvir_eval::example::FILES {
+    for (rel, bytes) in tvir_cli::example::FILES {
         let disk = std::fs::read(repo().join("examples").join(rel)).unwrap();
         assert!(disk == *bytes, "{rel} differs from the embedded copy");
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proptest::prelude::*;
-use tvir_eval::report::{self, parse_str, ExtractionVerdict, Report, SourceFormat};
+use tvir_report::{self as report, parse_str, ExtractionVerdict, Report, SourceFormat};
 
 fn load(name: &str) -> Report {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use tvir_eval::testing::page_server::PageServer;
+use tvir_testing::page_server::PageServer;
 
 fn write_report(root: &Path, system: &str, task: &str, body: &str) {
     let dir = root.join(system).join(task);

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use tvir_eval::sources::{Backend, FetchConfig, FetchError, Fetcher, PageOrigin, PageStatus};
-use tvir_eval::store::Store;
-use tvir_eval::testing::page_server::PageServer;
+use tvir_sources::{Backend, FetchConfig, FetchError, Fetcher, PageOrigin, PageStatus};
+use tvir_store::Store;
+use tvir_testing::page_server::PageServer;
 
 /// Local servers need `allow_private`; one attempt keeps failure tests fast.
 fn local_config() -> FetchConfig {
@@ -174,7 +174,7 @@ async fn redirects_to_private_addresses_are_refused() {
 #[tokio::test]
 async fn resolver_refuses_names_that_resolve_to_private_addresses() {
     use reqwest::dns::Resolve;
-    use tvir_eval::sources::address::{Refusal, SafeResolver};
+    use tvir_sources::address::{Refusal, SafeResolver};
     let name: reqwest::dns::Name = "localhost".parse().unwrap();
     let err = match SafeResolver.resolve(name).await {
         Ok(addrs) => panic!("resolved: {:?}", addrs.collect::<Vec<_>>()),
@@ -406,9 +406,7 @@ async fn cache_is_shared_across_fetchers_and_refreshable() {
     // The cache row holds what the issue lists.
     let row = refresh
         .store()
-        .with_conn(|conn| {
-            tvir_eval::store::pages::get(conn, &tvir_eval::sources::normalize_url(&url))
-        })
+        .with_conn(|conn| tvir_store::pages::get(conn, &tvir_sources::normalize_url(&url)))
         .unwrap()
         .unwrap();
     assert_eq!(row.status, "ok");
@@ -419,7 +417,7 @@ async fn cache_is_shared_across_fetchers_and_refreshable() {
     );
     assert_eq!(
         row.size,
-        Some(tvir_eval::testing::page_server::article_html().len() as u64)
+        Some(tvir_testing::page_server::article_html().len() as u64)
     );
     assert!(row.fetched_at > 1_700_000_000);
     assert_eq!(row.error, None);
@@ -516,7 +514,7 @@ async fn reader_backends_go_through_the_service() {
     );
     let serper = fetcher(FetchConfig {
         backend: Backend::Serper,
-        serper_api_key: tvir_eval::sources::ApiKey::new("test-key"),
+        serper_api_key: tvir_sources::ApiKey::new("test-key"),
         serper_base_url: Some(server.url("/serper")),
         ..local_config()
     });
@@ -573,7 +571,7 @@ async fn names_resolving_to_private_addresses_are_refused_at_connect_time() {
     let all_forbidden = !resolved.is_empty()
         && resolved
             .iter()
-            .all(|a| tvir_eval::sources::address::classify_ip(a.ip()).is_some());
+            .all(|a| tvir_sources::address::classify_ip(a.ip()).is_some());
     if !all_forbidden || host.eq_ignore_ascii_case("localhost") {
         eprintln!("skipped: host name {host} does not resolve only to private addresses");
         return;

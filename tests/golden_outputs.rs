@@ -40,7 +40,7 @@ use common::repo;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tvir_eval::testing::mock_judge::{request_schema, schema_type, MockConfig, MockJudge};
+use tvir_testing::mock_judge::{request_schema, schema_type, MockConfig, MockJudge};
 
 /// Keys whose values depend on the clock or the machine.
 const MASKED_KEYS: &[&str] = &[

@@ -4,7 +4,7 @@
 
 mod common;
 
-use tvir_eval::images::{self, inputs, ImageLimits};
+use tvir_images::{self as images, inputs, ImageLimits};
 
 #[test]
 fn corpus_images_score_in_range() {

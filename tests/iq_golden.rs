@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use tvir_eval::images::{self, inputs, ImageLimits};
+use tvir_images::{self as images, inputs, ImageLimits};
 
 #[derive(Debug, Deserialize)]
 struct GoldenImage {

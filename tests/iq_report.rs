@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use tvir_eval::images::{self, inputs, ImageLimits};
-use tvir_eval::report::{Figure, FigureKind, Language, Report, SourceFormat, StructuralErrors};
+use tvir_images::{self as images, inputs, ImageLimits};
+use tvir_report::{Figure, FigureKind, Language, Report, SourceFormat, StructuralErrors};
 
 fn figure(content: &str, kind: FigureKind) -> Figure {
     Figure {

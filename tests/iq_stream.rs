@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use tvir_eval::images::{self, inputs, ImageLimits};
+use tvir_images::{self as images, inputs, ImageLimits};
 
 /// Raster files only: SVG has no streamed route to compare.
 fn image_files(dir: &Path) -> Vec<PathBuf> {

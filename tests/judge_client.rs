@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeError, JudgeRequest, Message, Part, Role};
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::{default_answer, Fault, MockConfig, MockJudge, SchemaSupport};
+use tvir_judge::{JudgeClient, JudgeConfig, JudgeError, JudgeRequest, Message, Part, Role};
+use tvir_store::Store;
+use tvir_testing::mock_judge::{default_answer, Fault, MockConfig, MockJudge, SchemaSupport};
 
 const PNG_1X1: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -74,7 +74,7 @@ async fn ask_concurrently(
     metric: &'static str,
     report: &'static str,
     units: std::ops::Range<usize>,
-) -> Vec<Result<tvir_eval::judge::JudgeAnswer, JudgeError>> {
+) -> Vec<Result<tvir_judge::JudgeAnswer, JudgeError>> {
     let tasks: Vec<_> = units
         .map(|i| {
             let c = client.clone();
@@ -671,7 +671,7 @@ async fn in_flight_requests_reach_and_never_exceed_the_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_percent_faults_give_the_same_answers_as_a_clean_run() {
     // Scores depend on the unit: the responder reads the claim number.
-    let responder: tvir_eval::testing::mock_judge::Responder = Arc::new(|body: &Value| {
+    let responder: tvir_testing::mock_judge::Responder = Arc::new(|body: &Value| {
         let text = body["messages"][1]["content"][0]["text"]
             .as_str()
             .unwrap_or("");
@@ -1062,7 +1062,7 @@ async fn bad_configuration_is_refused_with_a_reason() {
 #[tokio::test]
 async fn progress_hook_sees_every_unit() {
     use std::sync::Mutex;
-    use tvir_eval::judge::{EntryStatus, JudgeProgress};
+    use tvir_judge::{EntryStatus, JudgeProgress};
     let mock = MockJudge::start(MockConfig {
         script: vec![Fault::NotJson; 3],
         ..MockConfig::default()

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use common::judge::{client_engine, example_jobs, last_user_text, mock_config, settings};
 use serde_json::{json, Value};
-use tvir_eval::eval::record::{MetricStatus, ReportRecord, METRIC_NAMES};
-use tvir_eval::judge::vision::{Vision, BLIND_REASON, PROBE_METRIC};
-use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Role};
-use tvir_eval::store::adaptations;
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::{
+use tvir_engine::record::{MetricStatus, ReportRecord, METRIC_NAMES};
+use tvir_judge::vision::{Vision, BLIND_REASON, PROBE_METRIC};
+use tvir_judge::{JudgeClient, JudgeConfig, JudgeRequest, Message, Part, Role};
+use tvir_store::adaptations;
+use tvir_store::Store;
+use tvir_testing::mock_judge::{
     request_schema, ContextStyle, Fault, MockConfig, MockJudge, MockVision, ReasoningStyle,
     SchemaSupport,
 };
@@ -175,7 +175,7 @@ async fn limits_come_from_the_flag_then_the_rubric_then_the_schema() {
     let mut cfg = config(&mock);
     cfg.metric_max_tokens = [("writing_quality".to_string(), 777)].into();
     let client = JudgeClient::new(cfg.clone(), None).unwrap();
-    let derived = tvir_eval::judge::tokens::answer_token_limit(&schema());
+    let derived = tvir_judge::tokens::answer_token_limit(&schema());
     assert_eq!(client.token_limit(&request("writing_quality", "a")), 777);
     assert_eq!(
         client.token_limit(&request("citation_support", "a")),
@@ -462,7 +462,7 @@ async fn an_answer_limit_that_does_not_fit_beside_the_prompt_is_lowered_once() {
 
 #[tokio::test]
 async fn a_reasoning_model_gets_headroom_learnt_once_and_remembered() {
-    use tvir_eval::judge::tokens::{answer_token_limit, REASONING_HEADROOM};
+    use tvir_judge::tokens::{answer_token_limit, REASONING_HEADROOM};
     let derived = u64::from(answer_token_limit(&schema()));
     for style in [
         ReasoningStyle::UsageCount,

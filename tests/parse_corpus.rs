@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use tvir_eval::report::{self, gold, FigureKind, Language};
+use tvir_report::{self as report, gold, FigureKind, Language};
 
 fn corpus() -> Option<PathBuf> {
     common::corpus_dir()

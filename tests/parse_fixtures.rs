@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::report::{codes, fact_refs, s};
-use tvir_eval::report::{self, FigureKind, Language, Report};
+use tvir_report::{self as report, FigureKind, Language, Report};
 
 fn load(name: &str) -> Report {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -309,7 +309,7 @@ fn logos_are_not_figures_and_cjk_urls_are_kept() {
 #[test]
 fn html_report_parsed_directly() {
     let r = load("html_report");
-    assert_eq!(r.format, tvir_eval::report::SourceFormat::Html);
+    assert_eq!(r.format, tvir_report::SourceFormat::Html);
     assert_eq!(
         refs(&r),
         vec![

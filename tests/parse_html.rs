@@ -8,8 +8,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::report::{codes, fact_refs, s};
-use tvir_eval::report::gold::{self, Gold};
-use tvir_eval::report::{self, FigureKind, Report, SourceFormat};
+use tvir_report::gold::{self, Gold};
+use tvir_report::{self as report, FigureKind, Report, SourceFormat};
 
 fn dir(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -166,13 +166,10 @@ fn bootstrap_layout_svg_chart_and_script_charts() {
     assert_eq!(f.kind, FigureKind::Chart);
     assert_eq!(f.ref_idxs, s(&["1"]));
     assert_eq!(f.number.as_deref(), Some("4"));
-    let bytes = tvir_eval::images::inputs::data_uri_bytes(&f.content).unwrap();
-    let img = tvir_eval::images::load::decode_svg(
-        &bytes,
-        "inline svg",
-        &tvir_eval::images::ImageLimits::default(),
-    )
-    .unwrap();
+    let bytes = tvir_images::inputs::data_uri_bytes(&f.content).unwrap();
+    let img =
+        tvir_images::load::decode_svg(&bytes, "inline svg", &tvir_images::ImageLimits::default())
+            .unwrap();
     assert_eq!((img.width(), img.height()), (300, 160));
     // ECharts target, Mermaid source and a chart file component are pseudo-visuals.
     let kinds: Vec<&str> = r.pseudo_visuals.iter().map(|p| p.kind.as_str()).collect();
@@ -210,9 +207,9 @@ fn notebook_export_prompts_code_and_data_images() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn svg_chart_scored_end_to_end_with_mock_judge() {
     use common::judge::{client_engine, judge_client, mock_config, settings};
-    use tvir_eval::eval::discover;
-    use tvir_eval::eval::record::UnitStatus;
-    use tvir_eval::testing::mock_judge::{MockConfig, MockJudge};
+    use tvir_engine::discover;
+    use tvir_engine::record::UnitStatus;
+    use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
     let root = tempfile::tempdir().unwrap();
     let report_dir = root.path().join("html-system").join("t001");
@@ -255,7 +252,7 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
 
 /// The self-check places every marker in a cited unit and calls the page `ok`.
 fn assert_check_ok(r: &Report) {
-    use tvir_eval::report::ExtractionVerdict;
+    use tvir_report::ExtractionVerdict;
     assert_eq!(
         r.extraction.counts.markers_unattached, 0,
         "{:?}",

@@ -11,7 +11,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::report::{codes, fact_refs, s};
-use tvir_eval::report::{self, gold, Report};
+use tvir_report::{self as report, gold, Report};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -494,7 +494,7 @@ fn one_line_per_paragraph_with_no_blank_lines_keeps_every_unit() {
     assert_eq!(r.facts[2].line, 4);
     assert_eq!(
         r.extraction.verdict,
-        tvir_eval::report::model::ExtractionVerdict::Ok,
+        tvir_report::model::ExtractionVerdict::Ok,
         "{:?}",
         r.extraction
     );
@@ -574,7 +574,7 @@ fn bulleted_claims_ending_in_a_url_are_not_a_missed_list() {
     assert_eq!(r.extraction.counts.unlisted_reference_lines, 0);
     assert_eq!(
         r.extraction.verdict,
-        tvir_eval::report::model::ExtractionVerdict::Ok,
+        tvir_report::model::ExtractionVerdict::Ok,
         "{:?}",
         r.extraction
     );
@@ -589,7 +589,7 @@ fn bulleted_claims_ending_in_a_url_are_not_a_missed_list() {
     );
     assert_eq!(
         r.extraction.verdict,
-        tvir_eval::report::model::ExtractionVerdict::Suspect
+        tvir_report::model::ExtractionVerdict::Suspect
     );
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use tvir_eval::report::{parse_str, SourceFormat};
+use tvir_report::{parse_str, SourceFormat};
 
 /// Pieces real reports are made of, so random inputs reach deep parser paths.
 fn fragment() -> impl Strategy<Value = String> {

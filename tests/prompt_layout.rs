@@ -17,12 +17,13 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tvir_eval::eval::{Engine, EvalSettings, Judge, Pages, ReportJob};
-use tvir_eval::judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role};
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::testing::mock_judge::default_answer;
-use tvir_eval::testing::prefix_cache::common_prefix_len;
-use tvir_eval::testing::stubs;
+use tvir_engine::{Engine, EvalSettings, Pages, ReportJob};
+use tvir_judge::Judge;
+use tvir_judge::{JudgeAnswer, JudgeError, JudgeRequest, Part, Role};
+use tvir_rubric::RubricSet;
+use tvir_testing::mock_judge::default_answer;
+use tvir_testing::prefix_cache::common_prefix_len;
+use tvir_testing::stubs;
 
 use common::WIND_AND_WATER as REPORT;
 
@@ -81,7 +82,7 @@ fn source_order(p: &str) -> Vec<u32> {
         .collect()
 }
 
-fn write_inputs(dir: &Path) -> (ReportJob, tvir_eval::eval::Task) {
+fn write_inputs(dir: &Path) -> (ReportJob, tvir_engine::Task) {
     std::fs::create_dir_all(dir.join("sys/t1")).unwrap();
     let path = dir.join("sys/t1/report.md");
     std::fs::write(&path, REPORT).unwrap();
@@ -93,7 +94,7 @@ fn write_inputs(dir: &Path) -> (ReportJob, tvir_eval::eval::Task) {
         .to_string(),
     )
     .unwrap();
-    let task = tvir_eval::eval::load_tasks(&tasks).unwrap()["t1"].clone();
+    let task = tvir_engine::load_tasks(&tasks).unwrap()["t1"].clone();
     let job = ReportJob {
         system: "sys".into(),
         folder: "t1".into(),
@@ -205,9 +206,9 @@ async fn report_level_prompts_share_system_block_and_report_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_followers_wait_for_their_leader_and_hit_a_warm_prefix() {
-    use tvir_eval::eval::ClientJudge;
-    use tvir_eval::judge::{JudgeClient, JudgeConfig};
-    use tvir_eval::testing::mock_judge::{request_schema, MockConfig, MockJudge};
+    use tvir_judge::ClientJudge;
+    use tvir_judge::{JudgeClient, JudgeConfig};
+    use tvir_testing::mock_judge::{request_schema, MockConfig, MockJudge};
     let mock = MockJudge::start(MockConfig {
         latency: std::time::Duration::from_millis(100),
         prefix_cache: true,

@@ -6,11 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tvir_eval::reporef::compare::compare;
-use tvir_eval::reporef::metrics::evaluate;
-use tvir_eval::reporef::{
-    load_benchmark, load_conditions, score_all, BenchmarkFiles, Diagnostic, Row,
-};
+use tvir_reporef::compare::compare;
+use tvir_reporef::metrics::evaluate;
+use tvir_reporef::{load_benchmark, load_conditions, score_all, BenchmarkFiles, Diagnostic, Row};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reporef")

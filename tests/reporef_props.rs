@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use tvir_eval::reporef::formats::parse_trace;
-use tvir_eval::reporef::stats::{mcnemar, Proportion};
-use tvir_eval::reporef::url::{first_github_url, normalize, parse_artifact, shas_agree};
+use tvir_reporef::formats::parse_trace;
+use tvir_reporef::stats::{mcnemar, Proportion};
+use tvir_reporef::url::{first_github_url, normalize, parse_artifact, shas_agree};
 
 fn github_like() -> impl Strategy<Value = String> {
     let host = prop_oneof![
@@ -47,7 +47,7 @@ proptest! {
         if let Some(a) = parse_artifact(&s) {
             // The canonical URL parses back to the same artifact.
             prop_assert_eq!(parse_artifact(&a.url()), Some(a.clone()));
-            prop_assert!(a.same_as(&a) || matches!(&a.target, tvir_eval::reporef::url::ArtifactRef::Commit(sha) if sha.len() < 7));
+            prop_assert!(a.same_as(&a) || matches!(&a.target, tvir_reporef::url::ArtifactRef::Commit(sha) if sha.len() < 7));
         }
         let _ = first_github_url(&s);
     }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use tvir_eval::aggregate::load::{detect_language_fallback, load_tasks};
+use tvir_analysis::aggregate::load::{detect_language_fallback, load_tasks};
 
 #[test]
 fn tvir_tasks_parse_and_split_by_language() {

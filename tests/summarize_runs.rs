@@ -8,8 +8,8 @@ use std::path::Path;
 
 use common::cli::tvir_status as tvir;
 
-use tvir_eval::aggregate::{self, load::parse_tasks, load_eval_tree};
-use tvir_eval::eval::record::{
+use tvir_analysis::aggregate::{self, load::parse_tasks, load_eval_tree};
+use tvir_engine::record::{
     MetricRecord, MetricStatus, ReportRecord, StructuralErrorCounts, UnitRecord, UnitStatus,
     UsageRecord,
 };

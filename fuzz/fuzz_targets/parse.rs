@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use tvir_eval::report::{load::decode, parse_str, SourceFormat};
+use tvir_report::{load::decode, parse_str, SourceFormat};
 
 fuzz_target!(|data: &[u8]| {
     let (text, _warnings) = decode(data, Path::new("fuzz.md"));

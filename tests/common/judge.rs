@@ -4,13 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tvir_eval::eval::{
-    discover, load_tasks, match_task, ClientJudge, Engine, EvalSettings, Judge, ReportJob, Task,
-};
-use tvir_eval::judge::{JudgeClient, JudgeConfig, JudgeRequest, Part};
-use tvir_eval::rubric::RubricSet;
-use tvir_eval::store::Store;
-use tvir_eval::testing::mock_judge::MockJudge;
+use tvir_engine::{discover, load_tasks, match_task, Engine, EvalSettings, ReportJob, Task};
+use tvir_judge::{ClientJudge, Judge};
+use tvir_judge::{JudgeClient, JudgeConfig, JudgeRequest, Part};
+use tvir_rubric::RubricSet;
+use tvir_store::Store;
+use tvir_testing::mock_judge::MockJudge;
 
 /// A client configuration for `mock` answering as `model`, `concurrency` requests in
 /// flight and a 10 s timeout (the rest default).

@@ -2,7 +2,7 @@
 // Each test file includes `common`; not every one uses these.
 #![allow(dead_code)]
 
-use tvir_eval::report::Report;
+use tvir_report::Report;
 
 /// The cited indices of every fact, in fact order.
 pub fn fact_refs(r: &Report) -> Vec<Vec<String>> {

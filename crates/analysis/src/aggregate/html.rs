@@ -1,0 +1,822 @@
+//! The self-contained HTML report of `tvir summarize --format html`: leaderboard,
+//! per-metric bar charts and a per-system profile chart (plotters SVG, inline),
+//! breakdowns, agreement tables, and one collapsible section per report with every
+//! unit's verdict and justification, figure thumbnails, fetch failures and
+//! structural errors. Everything from a report is escaped: reports are untrusted.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Component, Path};
+
+use plotters::prelude::*;
+
+use super::load::LoadedRecord;
+use super::render::{
+    breakdown_tables, difficulty_tables, leaderboard_table, metric_abbrev, metrics_table, TextTable,
+};
+use super::summary::{metric_columns, JudgeSummary, NamedAgreement, Summary};
+use tvir_engine::record::{ReportRecord, UnitStatus};
+use tvir_images::{self as images, ImageLimits};
+
+/// Which reports get a section on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportSections {
+    /// Every record of every run.
+    #[default]
+    All,
+    /// Only the lowest run of each (system, task, judge): a third of the size for
+    /// three runs.
+    FirstRun,
+    /// Summary tables and charts only.
+    None,
+}
+
+/// Options of the HTML page.
+#[derive(Debug, Clone)]
+pub struct HtmlOptions {
+    pub sections: ReportSections,
+    /// Root of the report folders (`ROOT/{system}/{task_id}/`), for thumbnails.
+    pub reports_root: Option<std::path::PathBuf>,
+    /// Thumbnails per report at most.
+    pub max_thumbnails_per_report: usize,
+    /// Long side of a thumbnail in pixels.
+    pub thumbnail_side: u32,
+    /// Longest answer text shown per unit (characters).
+    pub max_answer_chars: usize,
+}
+
+impl Default for HtmlOptions {
+    fn default() -> Self {
+        Self {
+            sections: ReportSections::All,
+            reports_root: None,
+            max_thumbnails_per_report: 24,
+            thumbnail_side: 160,
+            max_answer_chars: 600,
+        }
+    }
+}
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn html_table(t: &TextTable, class: &str) -> String {
+    let mut out = format!(
+        "<h3>{}</h3>\n<table class=\"{class}\">\n<thead><tr>",
+        esc(&t.title)
+    );
+    for h in &t.headers {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = if i >= 2 { " class=\"num\"" } else { "" };
+            let _ = write!(out, "<td{class}>{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+/// Plotters reports errors with the backend's error type; a chart that cannot be
+/// drawn becomes a note on the page rather than a failed page.
+fn chart_error(e: impl std::fmt::Display) -> String {
+    format!("chart not drawn: {e}")
+}
+
+/// Horizontal bar chart of one level (0-100) per system, best first.
+pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, String> {
+    let n = bars.len().max(1);
+    let height = 70 + 26 * n as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (580, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let names: Vec<String> = bars.iter().map(|b| truncate(&b.0, 28)).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(8)
+            .margin_right(24)
+            .x_label_area_size(40)
+            .y_label_area_size(180)
+            // A discrete i32 range includes both ends: 0..n-1 gives n slots.
+            .build_cartesian_2d(0f64..100f64, (0..n as i32 - 1).into_segmented())
+            .map_err(chart_error)?;
+        // Best first means top row: bar i sits in slot n-1-i.
+        let slot_name = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(k) | SegmentValue::Exact(k) => {
+                let i = n as i32 - 1 - *k;
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| names.get(i).cloned())
+                    .unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_labels(n)
+            .y_label_formatter(&slot_name)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 13))
+            .x_desc("score (0-100)")
+            .draw()
+            .map_err(chart_error)?;
+        chart
+            .draw_series(
+                Histogram::horizontal(&chart)
+                    .style(RGBColor(52, 101, 164).filled())
+                    .margin(4)
+                    .data(
+                        bars.iter()
+                            .enumerate()
+                            .map(|(i, b)| (n as i32 - 1 - i as i32, b.1 * 100.0)),
+                    ),
+            )
+            .map_err(chart_error)?;
+        root.present().map_err(chart_error)?;
+    }
+    Ok(svg)
+}
+
+/// Line chart: one line per system across levels and metrics (0-100).
+pub fn profile_chart_svg(
+    labels: &[String],
+    series: &[(String, Vec<Option<f64>>)],
+) -> Result<String, String> {
+    let m = labels.len().max(1);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Per-system profile", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(40)
+            .build_cartesian_2d((0..m as i32 - 1).into_segmented(), 0f64..100f64)
+            .map_err(chart_error)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_labels(m)
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| labels.get(i).cloned())
+                    .unwrap_or_default(),
+                SegmentValue::Last => String::new(),
+            })
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 13))
+            .y_desc("score (0-100)")
+            .draw()
+            .map_err(chart_error)?;
+        for (k, (name, values)) in series.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            let points: Vec<(SegmentValue<i32>, f64)> = values
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (SegmentValue::CenterOf(i as i32), v * 100.0)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                .map_err(chart_error)?
+                .label(truncate(name, 28))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart
+                .draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .map_err(chart_error)?;
+        }
+        chart
+            .configure_series_labels()
+            .label_font(("sans-serif", 13))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(chart_error)?;
+        root.present().map_err(chart_error)?;
+    }
+    Ok(svg)
+}
+
+fn figure_block(svg: Result<String, String>) -> String {
+    match svg {
+        Ok(s) => format!("<figure class=\"chart\">{s}</figure>\n"),
+        Err(e) => format!("<p class=\"warn\">{}</p>\n", esc(&e)),
+    }
+}
+
+fn judge_section(j: &JudgeSummary) -> String {
+    let mut out = format!(
+        "<section class=\"judge\" id=\"judge-{}\">\n<h2>Judge {}</h2>\n",
+        esc(&j.judge_model),
+        esc(&j.judge_model)
+    );
+    out.push_str(&html_table(&leaderboard_table(j), "leaderboard"));
+    out.push_str(&html_table(&metrics_table(j), "metrics"));
+    if let Some(t) = super::render::suspect_table(j) {
+        out.push_str(&html_table(&t, "suspect"));
+    }
+
+    out.push_str("<h3>Charts</h3>\n<div class=\"charts\">\n");
+    let mut levels: Vec<(String, String)> = vec![
+        ("overall".into(), "Overall".into()),
+        ("ta".into(), "TA".into()),
+        ("va".into(), "VA".into()),
+    ];
+    let cols = metric_columns(j);
+    levels.extend(cols.iter().map(|c| (c.clone(), metric_abbrev(c))));
+    let value = |s: &super::summary::SystemStats, level: &str| match level {
+        "overall" => s.overall.mean,
+        "ta" => s.ta.mean,
+        "va" => s.va.mean,
+        m => s.metrics.get(m).and_then(|st| st.mean),
+    };
+    for (level, label) in &levels {
+        let mut bars: Vec<(String, f64)> = j
+            .systems
+            .iter()
+            .filter_map(|s| value(s, level).map(|v| (s.system.clone(), v)))
+            .collect();
+        if bars.is_empty() {
+            continue;
+        }
+        bars.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.push_str(&figure_block(bar_chart_svg(label, &bars)));
+    }
+    let labels: Vec<String> = levels.iter().map(|l| l.1.clone()).collect();
+    let series: Vec<(String, Vec<Option<f64>>)> = j
+        .systems
+        .iter()
+        .map(|s| {
+            (
+                s.system.clone(),
+                levels.iter().map(|l| value(s, &l.0)).collect(),
+            )
+        })
+        .collect();
+    if !series.is_empty() {
+        out.push_str(&figure_block(profile_chart_svg(&labels, &series)));
+    }
+    out.push_str("</div>\n");
+    for t in breakdown_tables(j) {
+        out.push_str(&html_table(&t, "breakdown"));
+    }
+    for (t, d) in difficulty_tables(j).iter().zip(&j.domain_difficulty) {
+        out.push_str(&html_table(t, "difficulty"));
+        for n in &d.notes {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.4}"))
+        .unwrap_or_else(|| "null".into())
+}
+
+fn fmt_ci(v: Option<[f64; 2]>) -> String {
+    v.map(|[lo, hi]| format!("[{lo:.4}, {hi:.4}]"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn agreement_section(reports: &[NamedAgreement]) -> String {
+    let mut out =
+        String::from("<section id=\"agreement\">\n<h2>Agreement between evaluators</h2>\n");
+    for NamedAgreement { label, report: r } in reports {
+        let _ = writeln!(
+            out,
+            "<h3>{}</h3>\n<p>A: {} &middot; B: {}</p>",
+            esc(label),
+            esc(&r.a),
+            esc(&r.b)
+        );
+        out.push_str("<table class=\"agreement\"><thead><tr><th>Level</th><th>PAR</th><th>PAR 95% CI</th><th>OPC</th><th>OPC 95% CI</th><th>OSC</th><th>OSC 95% CI</th><th>Tasks</th><th>Systems</th><th>Pairs</th><th>Notes</th></tr></thead><tbody>\n");
+        for (level, l) in &r.levels {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(level),
+                fmt_opt(l.par),
+                fmt_ci(l.par_ci),
+                fmt_opt(l.opc),
+                fmt_ci(l.opc_ci),
+                fmt_opt(l.osc),
+                fmt_ci(l.osc_ci),
+                l.tasks,
+                l.systems,
+                l.pairs,
+                esc(&l.notes.join("; "))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        for (side, levels) in &r.inter_annotator {
+            let _ = writeln!(
+                out,
+                "<table class=\"inter-annotator\"><caption>Inter-annotator PAR of {}</caption><thead><tr><th>Level</th><th>PAR (mean over annotator pairs)</th><th>Pooled PAR</th><th>Annotators</th><th>Annotator pairs used</th><th>Notes</th></tr></thead><tbody>",
+                esc(side)
+            );
+            let mut levels: Vec<_> = levels.iter().collect();
+            levels.sort_by_key(|(k, _)| crate::agree::table::level_order(k));
+            for (level, l) in levels {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} / {}</td><td>{}</td></tr>",
+                    esc(level),
+                    fmt_opt(l.par),
+                    fmt_opt(l.par_pooled),
+                    l.annotators,
+                    l.annotator_pairs_used,
+                    l.annotator_pairs,
+                    esc(&l.notes.join("; "))
+                );
+            }
+            out.push_str("</tbody></table>\n");
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// A relative path that stays inside its folder (no root, no `..`).
+fn is_contained_relative(p: &Path) -> bool {
+    p.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// A PNG data URI thumbnail of a figure of a report, or why there is none.
+pub fn thumbnail(
+    report_dir: &Path,
+    content: &str,
+    side: u32,
+    limits: &ImageLimits,
+) -> Result<String, String> {
+    let lower = content.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("data:") {
+        return Err("remote image (not fetched for this page)".into());
+    }
+    let rel = Path::new(content.trim_start_matches("./"));
+    if content.trim().is_empty() || !is_contained_relative(rel) {
+        return Err("path outside the report folder".into());
+    }
+    let dir = report_dir
+        .canonicalize()
+        .map_err(|e| format!("report folder: {e}"))?;
+    let path = dir
+        .join(rel)
+        .canonicalize()
+        .map_err(|e| format!("missing file: {e}"))?;
+    if !path.starts_with(&dir) {
+        return Err("path leaves the report folder (symlink)".into());
+    }
+    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    if meta.len() > limits.max_file_bytes {
+        return Err(format!("file larger than {} bytes", limits.max_file_bytes));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    let img = images::decode(&bytes, content, limits).map_err(|e| e.to_string())?;
+    images::to_png_data_uri(&img, side).map_err(|e| e.to_string())
+}
+
+fn status_label(s: UnitStatus) -> &'static str {
+    match s {
+        UnitStatus::Scored => "scored",
+        UnitStatus::Failed => "failed",
+        UnitStatus::Skipped => "skipped",
+    }
+}
+
+/// Cited sources whose text came back empty, with how their fetch ended and why
+/// (`refused`, `blocked`, `failed`, `unavailable`, ...), from unit details.
+fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for u in &rec.units {
+        if let Some(sources) = u.detail.get("sources").and_then(|s| s.as_array()) {
+            for s in sources {
+                if s.get("chars").and_then(|c| c.as_u64()) == Some(0) {
+                    let idx = s.get("idx").and_then(|v| v.as_str()).unwrap_or("?");
+                    let url = s.get("url").and_then(|v| v.as_str()).unwrap_or("(no URL)");
+                    // The fetch outcome and its reason, as the eval recorded them.
+                    let outcome = match (
+                        s.get("fetch").and_then(|v| v.as_str()),
+                        s.get("reason").and_then(|v| v.as_str()),
+                    ) {
+                        (Some(f), Some(r)) => format!(": {f} ({r})"),
+                        (Some(f), None) => format!(": {f}"),
+                        (None, _) => String::new(),
+                    };
+                    out.insert(format!("[{idx}] {url}{outcome}"));
+                }
+            }
+        }
+        if u.status == UnitStatus::Failed {
+            if let Some(r) = &u.reason {
+                let l = r.to_lowercase();
+                if l.contains("fetch") || l.contains("http") {
+                    out.insert(format!("{} {}: {r}", u.metric, u.unit));
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn figure_contents(rec: &ReportRecord) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for u in &rec.units {
+        let c = u
+            .detail
+            .get("content")
+            .or_else(|| u.detail.get("path"))
+            .and_then(|v| v.as_str());
+        if let Some(c) = c {
+            if seen.insert(c.to_string()) {
+                out.push(c.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &ImageLimits) -> String {
+    let rec = &r.record;
+    let pct = |v: Option<f64>| {
+        v.map(|x| format!("{:.2}", x * 100.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    let failed = rec
+        .units
+        .iter()
+        .filter(|u| u.status == UnitStatus::Failed)
+        .count();
+    let mut out = format!(
+        "<details class=\"report\" id=\"report-{i}\"><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>\n",
+        esc(&r.system),
+        esc(&r.task_id),
+        esc(&r.judge_model),
+        r.run,
+        pct(rec.overall),
+        pct(rec.ta),
+        pct(rec.va),
+        rec.effective_citations.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()),
+    );
+    if let Some(e) = &rec.extraction {
+        let method = match e.method {
+            tvir_report::ExtractionMethod::Rules => "rules",
+            tvir_report::ExtractionMethod::Judge => "judge",
+        };
+        let verdict = if e.is_suspect() { "suspect" } else { "ok" };
+        let _ = write!(
+            out,
+            "<p class=\"extraction {verdict}\">Extraction: {verdict} (references and facts by {method})"
+        );
+        for reason in &e.reasons {
+            let _ = write!(out, "; {}", esc(reason));
+        }
+        if let Some(j) = &e.judge {
+            let _ = write!(out, "; judge extraction {}", esc(&j.status));
+            if let Some(why) = &j.reason {
+                let _ = write!(out, ": {}", esc(why));
+            }
+        }
+        out.push_str("</p>\n");
+    }
+    out.push_str("<table class=\"report-metrics\"><thead><tr><th>Metric</th><th>Score</th><th>Status</th><th>Items</th><th>Scored</th><th>Failed</th><th>Skipped</th><th>Note</th></tr></thead><tbody>\n");
+    for (name, m) in &rec.metrics {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            esc(name),
+            pct(m.score),
+            match m.status {
+                tvir_engine::record::MetricStatus::Evaluated => "evaluated",
+                tvir_engine::record::MetricStatus::NotEvaluated => "not evaluated",
+            },
+            m.item_count,
+            m.scored_item_count,
+            m.failed_item_count,
+            m.skipped_item_count,
+            esc(m.note.as_deref().unwrap_or(""))
+        );
+    }
+    out.push_str("</tbody></table>\n");
+
+    let se = &rec.structural_errors;
+    let total = se.traceability.len() + se.consistency.len() + se.completeness.len();
+    let _ = writeln!(out, "<h4>Structural errors ({total})</h4>");
+    if total > 0 {
+        out.push_str("<ul class=\"structural\">");
+        for (cat, list) in [
+            ("traceability", &se.traceability),
+            ("consistency", &se.consistency),
+            ("completeness", &se.completeness),
+        ] {
+            for e in list {
+                let _ = write!(
+                    out,
+                    "<li><b>{cat}</b> <code>{}</code>{}: {}</li>",
+                    esc(&e.code),
+                    e.line.map(|l| format!(" (line {l})")).unwrap_or_default(),
+                    esc(&e.reason)
+                );
+            }
+        }
+        out.push_str("</ul>\n");
+    }
+
+    let fails = fetch_failures(rec);
+    let _ = writeln!(out, "<h4>Fetch failures ({})</h4>", fails.len());
+    if !fails.is_empty() {
+        out.push_str("<ul class=\"fetch-failures\">");
+        for f in &fails {
+            let _ = write!(out, "<li>{}</li>", esc(f));
+        }
+        out.push_str("</ul>\n");
+    }
+
+    let figures = figure_contents(rec);
+    if !figures.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h4>Figures ({})</h4>\n<div class=\"thumbs\">",
+            figures.len()
+        );
+        for (k, c) in figures.iter().enumerate() {
+            let thumb = if k >= opts.max_thumbnails_per_report {
+                Err("thumbnail limit reached".to_string())
+            } else {
+                match &opts.reports_root {
+                    Some(root) => thumbnail(
+                        &root.join(&r.system).join(&r.task_id),
+                        c,
+                        opts.thumbnail_side,
+                        limits,
+                    ),
+                    None => Err("no --reports folder given".into()),
+                }
+            };
+            match thumb {
+                Ok(uri) => {
+                    let _ = write!(
+                        out,
+                        "<figure class=\"thumb\"><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
+                        esc(&uri),
+                        esc(c),
+                        esc(&truncate(c, 60))
+                    );
+                }
+                Err(why) => {
+                    let _ = write!(
+                        out,
+                        "<figure class=\"thumb missing\"><div class=\"nothumb\">{}</div><figcaption>{}</figcaption></figure>",
+                        esc(&why),
+                        esc(&truncate(c, 60))
+                    );
+                }
+            }
+        }
+        out.push_str("</div>\n");
+    }
+
+    let _ = writeln!(out, "<h4>Units ({})</h4>", rec.units.len());
+    out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>Answer</th><th>Justification</th><th>Reason</th></tr></thead><tbody>\n");
+    for u in &rec.units {
+        let answer = u
+            .answer
+            .as_ref()
+            .map(|a| truncate(&a.to_string(), opts.max_answer_chars))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            status_label(u.status),
+            esc(&u.metric),
+            esc(&u.unit),
+            status_label(u.status),
+            u.score.map(|s| format!("{s:.3}")).unwrap_or_else(|| "-".into()),
+            esc(&answer),
+            esc(u.justification.as_deref().unwrap_or("")),
+            esc(u.reason.as_deref().unwrap_or(""))
+        );
+    }
+    out.push_str("</tbody></table>\n</details>\n");
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\
+table{border-collapse:collapse;margin:.5em 0 1.2em}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}\
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.charts{display:flex;flex-wrap:wrap;gap:8px}figure.chart{margin:0}\
+details.report{border:1px solid #ddd;margin:4px 0;padding:4px}details.report summary{cursor:pointer}\
+tr.failed td{background:#fde8e8}tr.skipped td{background:#f6f6f6}\
+.thumbs{display:flex;flex-wrap:wrap;gap:6px}figure.thumb{margin:0;width:170px;font-size:11px}\
+.nothumb{width:160px;height:60px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box}\
+.note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}";
+
+/// Render the whole page.
+pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) -> String {
+    let agreements = &summary.agreements;
+    let limits = ImageLimits::default();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>TVIR evaluation summary</title><style>{STYLE}</style></head><body>\n<h1>TVIR evaluation summary</h1>\n<p>Output folder: <code>{}</code>{}</p>\n<p>Scores on the 0-100 scale; with several runs, mean ±sample standard deviation over runs. AEC and structural errors are counts per report.</p>\n",
+        esc(&summary.root),
+        summary
+            .tasks_file
+            .as_ref()
+            .map(|t| format!(" &middot; tasks: <code>{}</code>", esc(t)))
+            .unwrap_or_default()
+    );
+    out.push_str("<nav><ul>");
+    for j in &summary.judges {
+        let _ = write!(
+            out,
+            "<li><a href=\"#judge-{}\">Judge {}</a></li>",
+            esc(&j.judge_model),
+            esc(&j.judge_model)
+        );
+    }
+    if !agreements.is_empty() {
+        out.push_str("<li><a href=\"#agreement\">Agreement</a></li>");
+    }
+    out.push_str("<li><a href=\"#reports\">Reports</a></li></ul></nav>\n");
+    for j in &summary.judges {
+        out.push_str(&judge_section(j));
+    }
+    if !agreements.is_empty() {
+        out.push_str(&agreement_section(agreements));
+    }
+    if !summary.load_issues.is_empty() || !summary.notes.is_empty() {
+        out.push_str("<section id=\"issues\"><h2>Problems and notes</h2><ul>");
+        for i in &summary.load_issues {
+            let _ = write!(
+                out,
+                "<li>unreadable: <code>{}</code>: {}</li>",
+                esc(&i.path),
+                esc(&i.message)
+            );
+        }
+        for n in &summary.notes {
+            let _ = write!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul></section>\n");
+    }
+    let mut order: Vec<&LoadedRecord> = match opts.sections {
+        ReportSections::None => Vec::new(),
+        _ => records.iter().collect(),
+    };
+    order.sort_by(|a, b| {
+        (&a.system, &a.task_id, &a.judge_model, a.run).cmp(&(
+            &b.system,
+            &b.task_id,
+            &b.judge_model,
+            b.run,
+        ))
+    });
+    if opts.sections == ReportSections::FirstRun {
+        order.dedup_by(|later, first| {
+            (&later.system, &later.task_id, &later.judge_model)
+                == (&first.system, &first.task_id, &first.judge_model)
+        });
+    }
+    let _ = writeln!(
+        out,
+        "<section id=\"reports\"><h2>Reports ({} of {} records)</h2>",
+        order.len(),
+        records.len()
+    );
+    let mut current: Option<&str> = None;
+    for (i, r) in order.iter().enumerate() {
+        if current != Some(r.system.as_str()) {
+            if current.is_some() {
+                out.push_str("</div>\n");
+            }
+            let _ = writeln!(
+                out,
+                "<div class=\"system-reports\"><h3>{}</h3>",
+                esc(&r.system)
+            );
+            current = Some(&r.system);
+        }
+        out.push_str(&report_section(i, r, opts, &limits));
+    }
+    if current.is_some() {
+        out.push_str("</div>\n");
+    }
+    out.push_str("</section>\n</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn charts_are_svg() {
+        let s = bar_chart_svg("TA", &[("a".into(), 0.5), ("<b>".into(), 0.25)]).unwrap();
+        assert!(s.starts_with("<svg"), "{}", &s[..40.min(s.len())]);
+        assert!(!s.contains("<b>"));
+        let p = profile_chart_svg(
+            &["TA".into(), "VA".into()],
+            &[
+                ("a".into(), vec![Some(0.5), None]),
+                ("b".into(), vec![Some(0.2), Some(0.4)]),
+            ],
+        )
+        .unwrap();
+        assert!(p.contains("<svg") && p.contains("polyline"));
+    }
+
+    #[test]
+    fn unread_sources_show_their_fetch_outcome() {
+        let rec: ReportRecord = serde_json::from_value(serde_json::json!({
+            "system": "s", "task_id": "t", "judge_model": "j", "run": 1,
+            "language": null, "complexity": null, "domain": null, "metrics": {},
+            "ta": null, "va": null, "overall": null, "effective_citations": null,
+            "structural_error_counts": {"traceability": 0, "consistency": 0, "completeness": 0},
+            "structural_errors": {"traceability": [], "consistency": [], "completeness": []},
+            "units": [{"metric": "citation_support", "unit": "fact:1", "status": "scored",
+                "reason": null, "score": 0.0, "answer": null, "justification": null,
+                "detail": {"sources": [
+                    {"idx": "1", "url": "http://10.0.0.1/x", "chars": 0,
+                     "fetch": "refused", "reason": "private address"},
+                    {"idx": "2", "url": "https://e.org/a", "chars": 120, "fetch": "ok",
+                     "reason": null}]}}],
+            "usage": {"calls": 0, "cache_hits": 0, "failed_calls": 0, "prompt_tokens": 0,
+                "completion_tokens": 0, "cached_tokens": 0, "cost_usd": null},
+            "n_images": 0, "n_charts": 0
+        }))
+        .unwrap();
+        assert_eq!(
+            fetch_failures(&rec),
+            ["[1] http://10.0.0.1/x: refused (private address)"]
+        );
+    }
+
+    #[test]
+    fn thumbnail_refuses_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = ImageLimits::default();
+        assert!(thumbnail(dir.path(), "../x.png", 100, &l)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(thumbnail(dir.path(), "/etc/passwd", 100, &l)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(thumbnail(dir.path(), "https://e.x/a.png", 100, &l)
+            .unwrap_err()
+            .contains("remote"));
+        assert!(thumbnail(dir.path(), "images/none.png", 100, &l)
+            .unwrap_err()
+            .contains("missing"));
+    }
+}

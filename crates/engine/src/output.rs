@@ -1,0 +1,453 @@
+//! Writing results: `OUT/{system}/{task_id}/{judge_model}/{metric}.json` in the
+//! reference evaluator's layout, `report.json` beside them, `OUT/summary.json`, and
+//! the short table printed at the end. Everything written here is a pure function of
+//! the records, so a resumed run writes the same bytes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::record::{MetricFile, ReportRecord, UnitRecord};
+use super::score::{FIGURE_QUALITY, IMAGE_QUALITY};
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct OutputError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// A path component that cannot climb out of the output folder.
+pub fn safe_component(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':' | '\0') || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    match cleaned.as_str() {
+        "" | "." | ".." => format!("_{cleaned}_"),
+        _ => cleaned,
+    }
+}
+
+pub fn report_dir(out: &Path, record: &ReportRecord) -> PathBuf {
+    out.join(safe_component(&record.system))
+        .join(safe_component(&record.task_id))
+        .join(safe_component(&record.judge_model))
+}
+
+/// A unit's entry in its metric file, borrowed from the record.
+#[derive(serde::Serialize)]
+struct UnitResult<'a> {
+    unit: &'a str,
+    status: super::record::UnitStatus,
+    score: Option<f64>,
+    reason: &'a Option<String>,
+    justification: &'a Option<String>,
+    answer: &'a Option<Value>,
+    detail: &'a Value,
+}
+
+impl<'a> From<&'a UnitRecord> for UnitResult<'a> {
+    fn from(u: &'a UnitRecord) -> Self {
+        Self {
+            unit: &u.unit,
+            status: u.status,
+            score: u.score,
+            reason: &u.reason,
+            justification: &u.justification,
+            answer: &u.answer,
+            detail: &u.detail,
+        }
+    }
+}
+
+fn unit_result(u: &UnitRecord) -> Value {
+    serde_json::to_value(UnitResult::from(u)).unwrap_or(Value::Null)
+}
+
+/// [`MetricFile`] borrowing its units from the record (what is written: the same
+/// bytes, without copying every answer and detail into a new value first).
+#[derive(serde::Serialize)]
+struct MetricFileOut<'a> {
+    normalized_score: Option<f64>,
+    item_count: usize,
+    scored_item_count: usize,
+    evaluation_results: Vec<UnitResult<'a>>,
+}
+
+fn metric_file_out<'a>(record: &'a ReportRecord, metric: &str) -> MetricFileOut<'a> {
+    let m = record.metrics.get(metric);
+    MetricFileOut {
+        normalized_score: m.and_then(|m| m.score),
+        item_count: m.map_or(0, |m| m.item_count),
+        scored_item_count: m.map_or(0, |m| m.scored_item_count),
+        evaluation_results: record
+            .units
+            .iter()
+            .filter(|u| u.metric == metric)
+            .map(UnitResult::from)
+            .collect(),
+    }
+}
+
+/// One metric's file in the reference layout.
+pub fn metric_file(record: &ReportRecord, metric: &str) -> MetricFile {
+    let m = record.metrics.get(metric);
+    let evaluation_results = if metric == FIGURE_QUALITY {
+        let score = |k: &str| record.metrics.get(k).and_then(|m| m.score);
+        vec![json!({
+            "n_images": record.n_images, "image_quality": score(IMAGE_QUALITY),
+            "n_charts": record.n_charts, "chart_quality": score("chart_quality"),
+        })]
+    } else {
+        record
+            .units
+            .iter()
+            .filter(|u| u.metric == metric)
+            .map(unit_result)
+            .collect()
+    };
+    MetricFile {
+        normalized_score: m.and_then(|m| m.score),
+        item_count: m.map_or(0, |m| m.item_count),
+        scored_item_count: m.map_or(0, |m| m.scored_item_count),
+        evaluation_results,
+    }
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
+    let err = |source| OutputError {
+        path: path.display().to_string(),
+        source,
+    };
+    // One buffer per thread, reused from file to file: a report's files are written
+    // one after another and would otherwise each grow a new buffer from empty.
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|buffer| {
+        let mut bytes = buffer.borrow_mut();
+        bytes.clear();
+        serde_json::to_writer_pretty(&mut *bytes, value)
+            .map_err(|e| err(std::io::Error::other(e)))?;
+        bytes.push(b'\n');
+        // Write then rename, so an interrupted run never leaves half a file.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, &*bytes).map_err(err)?;
+        std::fs::rename(&tmp, path).map_err(err)
+    })
+}
+
+/// Write a report's metric files and `report.json`.
+pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
+    write_metric_files(out, record)?;
+    write_report_json(out, record, None)
+}
+
+/// Write a report's metric files (creating its folder).
+pub fn write_metric_files(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
+    let dir = report_dir(out, record);
+    std::fs::create_dir_all(&dir).map_err(|source| OutputError {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    for metric in super::record::metric_names_of([record]) {
+        let path = dir.join(format!("{metric}.json"));
+        if metric == FIGURE_QUALITY {
+            write_json(&path, &metric_file(record, &metric))?;
+        } else {
+            write_json(&path, &metric_file_out(record, &metric))?;
+        }
+    }
+    Ok(())
+}
+
+/// The record with this process's stage times as a last key, `timing`.
+#[derive(serde::Serialize)]
+struct Timed<'a> {
+    #[serde(flatten)]
+    record: &'a ReportRecord,
+    timing: &'a super::timing::ReportTiming,
+}
+
+/// Write `report.json`; with `timing`, the record carries a `timing` object (wall
+/// and CPU time by stage, this process's: everything else in the file is a pure
+/// function of the answers, so comparisons of two runs mask that one key).
+pub fn write_report_json(
+    out: &Path,
+    record: &ReportRecord,
+    timing: Option<&super::timing::ReportTiming>,
+) -> Result<(), OutputError> {
+    let path = report_dir(out, record).join("report.json");
+    match timing {
+        Some(timing) => write_json(&path, &Timed { record, timing }),
+        None => write_json(&path, record),
+    }
+}
+
+/// `timing.json` beside a report's `report.json`: wall and CPU time by stage, the
+/// same object as `report.json`'s `timing` key (kept as a file of its own for tools
+/// that read only the timings).
+pub fn write_timing(
+    out: &Path,
+    record: &ReportRecord,
+    timing: &super::timing::ReportTiming,
+) -> Result<(), OutputError> {
+    write_json(&report_dir(out, record).join("timing.json"), timing)
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+fn std_dev(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs)?;
+    Some((xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
+}
+
+/// Per-system means of one run. A mean needs the value of every report it covers
+/// (one not-evaluated report makes it null rather than biased); VA and Overall cover
+/// only reports with figures, as text-only reports have none.
+fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> {
+    let mut out = BTreeMap::new();
+    let mut put = |name: &str, get: &dyn Fn(&ReportRecord) -> Option<f64>| {
+        let covered: Vec<&&ReportRecord> = records
+            .iter()
+            .filter(|r| !matches!(name, "va" | "overall") || r.figure_count() > 0)
+            .collect();
+        let xs: Vec<f64> = covered.iter().filter_map(|r| get(r)).collect();
+        let value = if xs.len() == covered.len() {
+            mean(&xs)
+        } else {
+            None
+        };
+        out.insert(name.to_string(), value);
+    };
+    for m in super::record::metric_names_of(records.iter().copied()) {
+        put(&m, &|r| r.metrics.get(&m).and_then(|x| x.score));
+    }
+    put("ta", &|r| r.ta);
+    put("va", &|r| r.va);
+    put("overall", &|r| r.overall);
+    put("aec", &|r| r.effective_citations);
+    out
+}
+
+/// `OUT/summary.json`: per system, mean over tasks of every metric, TA, VA,
+/// Overall and AEC, with mean and standard deviation over runs.
+pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
+    let mut systems: BTreeMap<&str, Vec<&ReportRecord>> = BTreeMap::new();
+    for r in records {
+        systems.entry(r.system.as_str()).or_default().push(r);
+    }
+    let mut sys_out = serde_json::Map::new();
+    for (system, recs) in systems {
+        let mut runs: BTreeMap<u32, Vec<&ReportRecord>> = BTreeMap::new();
+        for r in &recs {
+            runs.entry(r.run).or_default().push(r);
+        }
+        let per_run: Vec<BTreeMap<String, Option<f64>>> =
+            runs.values().map(|rs| system_run_means(rs)).collect();
+        let mut scores = serde_json::Map::new();
+        let keys: Vec<String> = per_run
+            .first()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        for key in keys {
+            let xs: Vec<f64> = per_run.iter().filter_map(|m| m[&key]).collect();
+            let complete = xs.len() == per_run.len();
+            let values: Vec<Option<f64>> = per_run.iter().map(|m| m[&key]).collect();
+            scores.insert(
+                key,
+                json!({"mean": if complete { mean(&xs) } else { None },
+                       "std": if complete { std_dev(&xs) } else { None },
+                       "runs": values}),
+            );
+        }
+        let tasks: std::collections::BTreeSet<&str> =
+            recs.iter().map(|r| r.task_id.as_str()).collect();
+        let failed_units: usize = recs
+            .iter()
+            .map(|r| {
+                r.metrics
+                    .values()
+                    .map(|m| m.failed_item_count)
+                    .sum::<usize>()
+            })
+            .sum();
+        let unreadable: Vec<&str> = recs
+            .iter()
+            .filter(|r| r.load_error().is_some())
+            .map(|r| r.task_id.as_str())
+            .collect();
+        let se = |f: &dyn Fn(&ReportRecord) -> usize| {
+            mean(&recs.iter().map(|r| f(r) as f64).collect::<Vec<_>>())
+        };
+        sys_out.insert(
+            system.to_string(),
+            json!({
+                "tasks": tasks.len(),
+                "runs": per_run.len(),
+                "scores": scores,
+                "structural_errors_mean": {
+                    "traceability": se(&|r| r.structural_error_counts.traceability),
+                    "consistency": se(&|r| r.structural_error_counts.consistency),
+                    "completeness": se(&|r| r.structural_error_counts.completeness),
+                },
+                "failed_units": failed_units,
+                "unreadable_reports": unreadable,
+                "usage": {
+                    "calls": recs.iter().map(|r| r.usage.calls).sum::<u64>(),
+                    "prompt_tokens": recs.iter().map(|r| r.usage.prompt_tokens).sum::<u64>(),
+                    "completion_tokens": recs.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
+                    "cost_usd": recs.iter().filter_map(|r| r.usage.cost_usd).fold(None, |a: Option<f64>, c| Some(a.unwrap_or(0.0) + c)),
+                },
+            }),
+        );
+    }
+    json!({"settings": settings, "reports": records.len(), "systems": sys_out})
+}
+
+pub fn write_summary(out: &Path, summary: &Value) -> Result<(), OutputError> {
+    std::fs::create_dir_all(out).map_err(|source| OutputError {
+        path: out.display().to_string(),
+        source,
+    })?;
+    write_json(&out.join("summary.json"), summary)
+}
+
+pub fn write_run_stats(out: &Path, stats: &Value) -> Result<(), OutputError> {
+    write_json(&out.join("run.json"), stats)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0))
+}
+
+/// The short table printed at the end (0-100 scale; `-` = not evaluated).
+pub fn table(summary: &Value) -> String {
+    let cols = [
+        ("CS", "citation_support"),
+        ("IA", "instruction_alignment"),
+        ("WQ", "writing_quality"),
+        ("ADB", "analytical_depth_breadth"),
+        ("FLC", "factual_logical_consistency"),
+        ("MC", "multimodal_composition"),
+        ("IQ", "image_quality"),
+        ("FQ", "figure_quality"),
+        ("FCQ", "figure_caption_quality"),
+        ("FCI", "figure_context_integration"),
+        ("CSC", "chart_source_consistency"),
+        ("TA", "ta"),
+        ("VA", "va"),
+        ("Overall", "overall"),
+    ];
+    let mut out = format!("{:<24} {:>5}", "system", "tasks");
+    for (h, _) in cols {
+        out.push_str(&format!(" {h:>7}"));
+    }
+    out.push_str(&format!(" {:>7}\n", "AEC"));
+    if let Some(systems) = summary["systems"].as_object() {
+        for (name, s) in systems {
+            out.push_str(&format!("{:<24} {:>5}", truncate(name, 24), s["tasks"]));
+            for (_, key) in cols {
+                out.push_str(&format!(" {:>7}", pct(s["scores"][key]["mean"].as_f64())));
+            }
+            let aec = s["scores"]["aec"]["mean"].as_f64();
+            out.push_str(&format!(
+                " {:>7}\n",
+                aec.map_or("-".into(), |v| format!("{v:.2}"))
+            ));
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_cannot_escape() {
+        assert_eq!(safe_component("../x"), ".._x");
+        assert_eq!(safe_component(".."), "_.._");
+        assert_eq!(safe_component("gpt-4o"), "gpt-4o");
+    }
+
+    #[test]
+    fn written_metric_files_are_the_metric_file_values() {
+        use crate::record::UnitStatus;
+        let unit = |metric: &str, n: usize, status| UnitRecord {
+            metric: metric.into(),
+            unit: format!("fact:{n}"),
+            status,
+            reason: (status != UnitStatus::Scored).then(|| "why \"quoted\"".into()),
+            score: (status == UnitStatus::Scored).then_some(0.5),
+            answer: Some(json!({"verdict": "supported", "n": [1, 2.5]})),
+            justification: Some("because".into()),
+            detail: json!({"fact": "Revenue grew 5%.", "sources": [{"idx": "1"}]}),
+        };
+        let record: ReportRecord = serde_json::from_value(json!({
+            "system": "s", "task_id": "t", "judge_model": "m", "run": 1,
+            "language": null, "complexity": null, "domain": null,
+            "metrics": {"citation_support": {"score": 0.5, "status": "evaluated",
+                "item_count": 3, "scored_item_count": 1, "failed_item_count": 1,
+                "skipped_item_count": 1, "coverage": 0.33, "note": null}},
+            "ta": null, "va": null, "overall": null, "effective_citations": null,
+            "structural_error_counts": super::super::record::StructuralErrorCounts::default(),
+            "structural_errors": tvir_report::StructuralErrors::default(),
+            "units": [], "usage": super::super::record::UsageRecord::default(), "n_images": 0, "n_charts": 0,
+            "n_figures": 0, "error": null
+        }))
+        .map(|mut r: ReportRecord| {
+            r.units = vec![
+                unit("citation_support", 1, UnitStatus::Scored),
+                unit("writing_quality", 1, UnitStatus::Scored),
+                unit("citation_support", 2, UnitStatus::Failed),
+                unit("citation_support", 3, UnitStatus::Skipped),
+            ];
+            r
+        })
+        .expect("record fixture");
+        // Figure Quality is written from its value (no units of its own).
+        for metric in super::super::record::METRIC_NAMES
+            .iter()
+            .filter(|m| **m != FIGURE_QUALITY)
+        {
+            let written = serde_json::to_vec_pretty(&metric_file_out(&record, metric)).unwrap();
+            let value = serde_json::to_vec_pretty(&metric_file(&record, metric)).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(value).unwrap(),
+                "{metric}"
+            );
+        }
+        assert_eq!(
+            metric_file(&record, "citation_support")
+                .evaluation_results
+                .len(),
+            3
+        );
+    }
+
+    #[test]
+    fn sample_std_dev() {
+        assert_eq!(std_dev(&[1.0]), None);
+        assert!((std_dev(&[1.0, 3.0]).unwrap() - 2f64.sqrt()).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,216 @@
+//! What `tvir eval` writes per report (`report.json`) and per metric
+//! (`{metric}.json`). `summarize`, `agree` and `ablate` read these types back, so
+//! they are the contract between the eval and analysis stages.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Metric file names, in the order the paper lists them.
+pub const METRIC_NAMES: [&str; 12] = [
+    "citation_support",
+    "instruction_alignment",
+    "writing_quality",
+    "analytical_depth_breadth",
+    "factual_logical_consistency",
+    "multimodal_composition",
+    "chart_quality",
+    "image_quality",
+    "figure_quality",
+    "figure_caption_quality",
+    "figure_context_integration",
+    "chart_source_consistency",
+];
+
+/// The metric names of `records`: [`METRIC_NAMES`] first, then any other metric
+/// they hold (added through `--rubrics DIR`), by name.
+pub fn metric_names_of<'a>(records: impl IntoIterator<Item = &'a ReportRecord>) -> Vec<String> {
+    let mut names: Vec<String> = METRIC_NAMES.iter().map(|s| s.to_string()).collect();
+    let mut extra = std::collections::BTreeSet::new();
+    for r in records {
+        for m in r.metrics.keys() {
+            if !METRIC_NAMES.contains(&m.as_str()) {
+                extra.insert(m.clone());
+            }
+        }
+    }
+    names.extend(extra);
+    names
+}
+
+/// Metrics entering TA and VA by default.
+pub const TA_METRICS: [&str; 5] = [
+    "citation_support",
+    "instruction_alignment",
+    "writing_quality",
+    "analytical_depth_breadth",
+    "factual_logical_consistency",
+];
+pub const VA_METRICS: [&str; 5] = [
+    "multimodal_composition",
+    "figure_quality",
+    "figure_caption_quality",
+    "figure_context_integration",
+    "chart_source_consistency",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitStatus {
+    Scored,
+    Failed,
+    Skipped,
+}
+
+/// One judged or computed unit (fact, checklist item, report, figure, chart, image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitRecord {
+    pub metric: String,
+    /// Stable unit id within the report, e.g. `fact:3`, `figure:2`, `report`.
+    pub unit: String,
+    pub status: UnitStatus,
+    pub reason: Option<String>,
+    /// Per-unit score in [0, 1] as METRICS.md defines it (null unless scored).
+    pub score: Option<f64>,
+    /// The judge's validated answer (verdict, scores, total_issues, ...), kept so
+    /// that `ablate` can re-score without calling the judge.
+    pub answer: Option<serde_json::Value>,
+    pub justification: Option<String>,
+    /// Unit inputs worth auditing (fact text, ref idxs, figure path, image components).
+    #[serde(default)]
+    pub detail: serde_json::Value,
+}
+
+/// How a metric ended for one report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricStatus {
+    /// Computed (possibly 0 by an edge-case rule such as "no chart").
+    Evaluated,
+    /// Not computed in this run (`--no-judge`, `--dry-run`, budget, all units failed).
+    NotEvaluated,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRecord {
+    pub score: Option<f64>,
+    pub status: MetricStatus,
+    pub item_count: usize,
+    pub scored_item_count: usize,
+    pub failed_item_count: usize,
+    pub skipped_item_count: usize,
+    /// scored / item_count (1.0 when there are no items).
+    pub coverage: f64,
+    pub note: Option<String>,
+}
+
+/// The judge's usage as written into records (defined by the judge's accounting,
+/// which fills it).
+pub use tvir_judge::accounting::UsageRecord;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StructuralErrorCounts {
+    pub traceability: usize,
+    pub consistency: usize,
+    pub completeness: usize,
+}
+
+/// `OUT/{system}/{task_id}/{judge_model}/report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportRecord {
+    pub system: String,
+    pub task_id: String,
+    /// Judge model folder name (with `-run{k}` when `--runs` > 1).
+    pub judge_model: String,
+    /// 1-based run index.
+    pub run: u32,
+    pub language: Option<String>,
+    pub complexity: Option<String>,
+    pub domain: Option<String>,
+    /// Keyed by metric file name.
+    pub metrics: BTreeMap<String, MetricRecord>,
+    pub ta: Option<f64>,
+    /// Null for a text-only report (no figure at all), as the paper leaves it blank.
+    pub va: Option<f64>,
+    pub overall: Option<f64>,
+    /// Sum of CS unit scores (supported 1, partial 0.5); null when CS not evaluated.
+    pub effective_citations: Option<f64>,
+    pub structural_error_counts: StructuralErrorCounts,
+    pub structural_errors: tvir_report::StructuralErrors,
+    pub units: Vec<UnitRecord>,
+    pub usage: UsageRecord,
+    /// Figures counts used by FQ and the text-only rule.
+    pub n_images: usize,
+    pub n_charts: usize,
+    /// Every parsed figure (images, charts, unknown kind, broken ones): 0 means a
+    /// text-only report, whose VA and Overall are null.
+    #[serde(default)]
+    pub n_figures: usize,
+    /// Why the report could not be evaluated at all (unreadable, unparseable); the
+    /// failed `report_load` unit says the same.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The parse's self-check and which method produced the references and facts
+    /// (null for a report that could not be read, and in results written before it
+    /// existed).
+    #[serde(default)]
+    pub extraction: Option<tvir_report::Extraction>,
+}
+
+/// Metric name of the unit recording that a report could not be read at all; its
+/// `reason` says why. A record holding a failed `report_load` unit has no scores.
+pub const REPORT_LOAD: &str = "report_load";
+
+impl ReportRecord {
+    /// Why the report could not be evaluated at all (unreadable, unparseable).
+    pub fn load_error(&self) -> Option<&str> {
+        if let Some(e) = &self.error {
+            return Some(e);
+        }
+        self.units
+            .iter()
+            .find(|u| u.metric == REPORT_LOAD && u.status == UnitStatus::Failed)
+            .map(|u| u.reason.as_deref().unwrap_or("report could not be read"))
+    }
+
+    /// The record without its units and structural error lists (counts kept): what
+    /// summaries and the terminal table need, a few kilobytes whatever the report.
+    pub fn compact(mut self) -> ReportRecord {
+        if self.error.is_none() {
+            self.error = self.load_error().map(str::to_string);
+        }
+        self.units = Vec::new();
+        self.structural_errors = Default::default();
+        self
+    }
+
+    /// Failed units that are failures of the run (judge or input problems), not
+    /// properties of the report: broken figures score 0 in IQ and are not counted.
+    pub fn failed_unit_count(&self) -> usize {
+        self.units
+            .iter()
+            .filter(|u| u.status == UnitStatus::Failed && u.metric != "image_quality")
+            .count()
+    }
+
+    /// Every figure of the report (images, charts, unknown kind, broken ones). 0 means
+    /// a text-only report (null VA and Overall).
+    pub fn figure_count(&self) -> usize {
+        self.n_figures
+    }
+
+    /// Whether the self-check called the rules parse of this report suspect.
+    pub fn extraction_suspect(&self) -> bool {
+        self.extraction.as_ref().is_some_and(|e| e.is_suspect())
+    }
+}
+
+/// `OUT/{system}/{task_id}/{judge_model}/{metric}.json`, the reference evaluator's
+/// layout (its summary script reads these).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricFile {
+    pub normalized_score: Option<f64>,
+    pub item_count: usize,
+    pub scored_item_count: usize,
+    pub evaluation_results: Vec<serde_json::Value>,
+}

@@ -1,0 +1,364 @@
+//! The run: every unit of one report and judge sample, in dependency order, with
+//! the shared judge pool, cache and accounting, then the scores through
+//! [`super::score::rescore`].
+//!
+//! Order (each arrow a wait): `figure_caption_quality` -> caption revision -> the
+//! rubrics that read the revised text; fact de-duplication -> the fact-level
+//! rubrics; every other rubric at once. Units are built by the generic planner
+//! ([`super::plan`]); the two named steps here are caption revision and fact
+//! de-duplication; image quality comes from pixels.
+
+use std::collections::BTreeSet;
+
+use futures::future::join_all;
+use serde_json::{json, Value};
+
+use super::dedup::{self, DedupMode, PairCall};
+use super::input::{ReportJob, Task};
+use super::pipeline::{
+    is_pending, planned_units, Engine, Evidence, JudgeMode, JudgedUnits, Outcome, RevisionScope,
+    PENDING_REASON,
+};
+use super::plan::{Dedup, PlanContext};
+use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
+use super::text::{apply_edits, blank_figure, revise_caption};
+use tvir_report::{FigureKind, Report};
+use tvir_rubric::{Rubric, TextSource, UnitInputs, UnitKind, CAPTION_REVISION};
+
+impl Engine {
+    /// All judged units of one run of one report, then the scores.
+    pub(super) async fn judge_report(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+        run: u32,
+        report: &Report,
+        ev: &Evidence,
+        label: &str,
+    ) -> ReportRecord {
+        let sample = run - 1;
+        let mut record = self.empty_record(job, task, run, Some(report));
+        let blank_edits = report
+            .figures
+            .iter()
+            .zip(&ev.figures)
+            .filter(|(_, e)| !e.usable())
+            .filter_map(|(f, _)| blank_figure(&report.text, f))
+            .collect::<Vec<_>>();
+        let base_text = apply_edits(&report.text, blank_edits.clone());
+        self.progress.planned(planned_units(report, task));
+
+        let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
+        let ctx = PlanContext {
+            report,
+            ev,
+            task,
+            label,
+            sample,
+            dedup: None,
+        };
+        // Fact-level rubrics wait for fact de-duplication.
+        let facts: Vec<&Rubric> = self
+            .rubrics
+            .rubrics()
+            .filter(|r| super::plan::planned_generically(r) && r.unit == UnitKind::Fact)
+            .collect();
+        // Rubrics the generic planner builds, split by whether they read the revised
+        // text (declared `reads = "revised_text"`, or every text unit under
+        // `--revision-scope reference`) and so wait for caption revision.
+        let (after_revision, now): (Vec<&Rubric>, Vec<&Rubric>) = self
+            .rubrics
+            .rubrics()
+            .filter(|r| super::plan::planned_generically(r))
+            .filter(|r| r.unit != UnitKind::Fact)
+            .partition(|r| {
+                matches!(r.unit, UnitKind::Report | UnitKind::Checklist)
+                    && (r.reads == Some(TextSource::RevisedText) || reference_scope)
+            });
+        // Chain A: FCQ -> caption revision -> the rubrics reading the revised text.
+        let chain_a = async {
+            // The caption-revision step: the figure units of the rubric declaring
+            // `[revision]`, each with the caption its answer proposes.
+            let fcq = self
+                .figure_units_with_revisions(self.rubric(CAPTION_REVISION), &ctx)
+                .await;
+            if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
+                // The revised text depends on answers still in a batch: so does
+                // every judge that reads it.
+                let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
+                let waiting = |id: &str, unit: &str| {
+                    self.unit_from(
+                        id,
+                        unit.into(),
+                        Outcome::Skipped(PENDING_REASON.into()),
+                        json!({}),
+                    )
+                };
+                let later = after_revision
+                    .iter()
+                    .map(|r| waiting(&r.id, r.unit.name()))
+                    .collect();
+                return (fcq, later);
+            }
+            let revised_text = if self.settings.caption_revision {
+                let mut edits = blank_edits.clone();
+                for (i, (_, revision)) in fcq.iter().enumerate() {
+                    if let Some(rev) = revision {
+                        edits.extend(revise_caption(&report.text, &report.figures[i], rev));
+                    }
+                }
+                apply_edits(&report.text, edits)
+            } else {
+                base_text.clone()
+            };
+            let later = join_all(
+                after_revision
+                    .iter()
+                    .map(|r| self.plan_units(r, &ctx, &revised_text)),
+            );
+            let later = later.await;
+            (
+                fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
+                later.into_iter().flatten().collect::<JudgedUnits>(),
+            )
+        };
+        // Chain B: every other generically planned rubric, on the blanked text.
+        let chain_b = join_all(now.iter().map(|r| self.plan_units(r, &ctx, &base_text)));
+        // Chain C: fact de-duplication, then the fact-level rubrics.
+        let chain_c = async {
+            let dedup = self.dedup_step(report, label, sample).await;
+            let ctx = PlanContext {
+                dedup: Some(&dedup),
+                ..ctx.clone()
+            };
+            let units = join_all(facts.iter().map(|r| self.plan_units(r, &ctx, &base_text))).await;
+            let units: JudgedUnits = units.into_iter().flatten().collect();
+            (units, dedup.units)
+        };
+        let ((fcq, later), now_units, (cs, dedup_units)) =
+            futures::join!(chain_a, chain_b, chain_c);
+
+        let iq_units = self.iq_units(report, ev);
+        let mut units: JudgedUnits = Vec::new();
+        let now_units: JudgedUnits = now_units.into_iter().flatten().collect();
+        for group in [cs, later, now_units, fcq, dedup_units] {
+            units.extend(group);
+        }
+        if let Some(reason) = self.blind_reason().await {
+            // A judge that cannot see settles no vision metric, not even by an
+            // edge-case rule: a marker unit makes each one "not evaluated".
+            for rubric in self.rubrics.rubrics().filter(|r| r.is_vision()) {
+                units.push((
+                    UnitRecord {
+                        metric: rubric.id.clone(),
+                        unit: "judge".into(),
+                        status: UnitStatus::Skipped,
+                        reason: Some(reason.clone()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: Value::Null,
+                    },
+                    None,
+                ));
+            }
+        }
+        if self.settings.mode != JudgeMode::Judge {
+            // Without a judge every judged metric is "not evaluated", even one an
+            // edge-case rule could settle (no chart, no facts): a marker unit says so.
+            let reason = match self.settings.mode {
+                JudgeMode::DryRun => "dry run: not called",
+                _ => "--no-judge: judged metric not evaluated",
+            };
+            for metric in super::score::metric_names(&self.rubrics) {
+                if tvir_rubric::PIXEL_METRICS.contains(&metric.as_str()) {
+                    continue;
+                }
+                units.push((
+                    UnitRecord {
+                        metric,
+                        unit: "judge".into(),
+                        status: UnitStatus::Skipped,
+                        reason: Some(reason.into()),
+                        score: None,
+                        answer: None,
+                        justification: None,
+                        detail: Value::Null,
+                    },
+                    None,
+                ));
+            }
+        }
+        // Units in metric-file order (the paper's, then added metrics), then the
+        // dedup audit; stable within.
+        let names = super::score::metric_names(&self.rubrics);
+        let order = |m: &str| names.iter().position(|n| n == m).unwrap_or(usize::MAX);
+        let mut all: JudgedUnits = units;
+        all.extend(iq_units.into_iter().map(|u| (u, None)));
+        all.sort_by_key(|(u, _)| order(&u.metric));
+        let failed = all
+            .iter()
+            .filter(|(u, _)| u.status == UnitStatus::Failed)
+            .count() as u64;
+        self.progress.finished(all.len() as u64, failed);
+        let mut usage = UsageRecord::default();
+        let mut cost: Option<f64> = None;
+        for (_, u) in &all {
+            if let Some(u) = u {
+                usage.calls += u.calls;
+                usage.prompt_tokens += u.prompt_tokens;
+                usage.completion_tokens += u.completion_tokens;
+                usage.cached_tokens += u.cached_tokens;
+                if let Some(c) = u.cost_usd {
+                    cost = Some(cost.unwrap_or(0.0) + c);
+                }
+            }
+        }
+        usage.failed_calls = failed;
+        usage.cost_usd = cost;
+        record.usage = usage;
+        record.units = all.into_iter().map(|(u, _)| u).collect();
+        super::score::rescore_owned(record, &self.rubrics, &self.settings.score)
+    }
+
+    /// One unit per image figure: its IQ components (a broken image is scored with
+    /// Q = 0 and its reason: a property of the report), or skipped when the image
+    /// was not fetched in this run.
+    fn iq_units(&self, report: &Report, ev: &Evidence) -> Vec<UnitRecord> {
+        let mut scored = ev.iq.images.iter();
+        report
+            .figures
+            .iter()
+            .zip(&ev.figures)
+            .filter(|(f, _)| f.kind == FigureKind::Image)
+            .enumerate()
+            .filter_map(|(i, (f, e))| {
+                let mut unit = UnitRecord {
+                    metric: super::score::IMAGE_QUALITY.into(),
+                    unit: format!("image:{}", i + 1),
+                    status: UnitStatus::Scored,
+                    reason: None,
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: Value::Null,
+                };
+                if let Some(reason) = &e.unavailable {
+                    unit.status = UnitStatus::Skipped;
+                    unit.reason = Some(reason.clone());
+                    unit.detail = json!({"path": f.content});
+                    return Some(unit);
+                }
+                let img = scored.next()?;
+                unit.reason = img.error.as_ref().map(|e| format!("broken image: {e}"));
+                unit.detail = serde_json::to_value(img).unwrap_or(Value::Null);
+                Some(unit)
+            })
+            .collect()
+    }
+
+    /// The named step before every fact-level rubric: fact de-duplication
+    /// (`fact_dedup`: the pre-filter, then the judge for the pairs it cannot settle).
+    async fn dedup_step(&self, report: &Report, label: &str, sample: u32) -> Dedup {
+        let dedup_rubric = self.rubric(super::score::FACT_DEDUP);
+        let facts = &report.facts;
+        if report
+            .extraction
+            .judge
+            .as_ref()
+            .is_some_and(|j| j.status == "pending")
+        {
+            // Batch mode: the facts come from a judge extraction still in a wave, so
+            // nothing is asked of the rules parse's facts; every fact unit waits.
+            return Dedup {
+                units: Vec::new(),
+                pending: true,
+                dup_of: vec![None; facts.len()],
+                decisions: Vec::new(),
+            };
+        }
+        let cited: Vec<Vec<String>> = facts.iter().map(|f| f.ref_idxs.clone()).collect();
+        let spec = dedup_rubric
+            .prefilter
+            .clone()
+            .unwrap_or(tvir_rubric::PrefilterSpec {
+                duplicate_at: 1.0,
+                distinct_below: 0.0,
+            });
+        let mut duplicates = BTreeSet::new();
+        let mut ask_pairs = Vec::new();
+        // Every pair decision (fact i, fact j) -> (duplicate, decided by), for the
+        // fact units' details.
+        let mut decisions: Vec<(usize, usize, bool, &'static str)> = Vec::new();
+        let prefilter = dedup::Prefilter::new(facts.iter().map(|f| f.fact.as_str()));
+        for (i, j) in dedup::candidate_pairs(&cited) {
+            let call = match self.settings.dedup {
+                DedupMode::JudgeAll => PairCall::AskJudge,
+                DedupMode::Prefilter => prefilter.call(i, j, &spec),
+                DedupMode::Off => match prefilter.call(i, j, &spec) {
+                    PairCall::AskJudge => PairCall::Distinct,
+                    c => c,
+                },
+            };
+            match call {
+                PairCall::Duplicate => {
+                    duplicates.insert((i, j));
+                    decisions.push((i, j, true, "prefilter"));
+                }
+                PairCall::AskJudge => ask_pairs.push((i, j)),
+                PairCall::Distinct => decisions.push((i, j, false, "prefilter")),
+            }
+        }
+        let judged = join_all(ask_pairs.iter().map(|&(i, j)| async move {
+            let unit = format!("pair:{}:{}", i + 1, j + 1);
+            let inputs = UnitInputs {
+                fact: Some(facts[i].fact.clone()),
+                other_fact: Some(facts[j].fact.clone()),
+                ..Default::default()
+            };
+            let outcome = self.ask(dedup_rubric, &inputs, label, &unit, sample).await;
+            let decided = match &outcome {
+                Outcome::Answer { value, .. } => value["duplicate"].as_bool(),
+                _ => None,
+            };
+            let dup = decided.unwrap_or(false);
+            // Without an answer the facts stay apart (each keeps its units).
+            let detail = json!({"facts": [i + 1, j + 1],
+                                "decision": if dup { "merged" } else { "kept" }});
+            (
+                (i, j, dup),
+                self.unit_from(&dedup_rubric.id, unit, outcome, detail),
+            )
+        }))
+        .await;
+        if judged.iter().any(|(_, (u, _))| is_pending(u)) {
+            // Which facts survive de-duplication is not known yet: every fact unit
+            // waits (none is asked for a fact that may turn out to be a duplicate).
+            return Dedup {
+                units: judged.into_iter().map(|(_, u)| u).collect(),
+                pending: true,
+                dup_of: vec![None; facts.len()],
+                decisions,
+            };
+        }
+        let mut units = Vec::new();
+        for ((i, j, dup), unit) in judged {
+            if dup {
+                duplicates.insert((i, j));
+            }
+            let by = if unit.0.status == UnitStatus::Scored {
+                "judge"
+            } else {
+                "judge failed: kept apart"
+            };
+            decisions.push((i, j, dup, by));
+            units.push(unit);
+        }
+        Dedup {
+            units,
+            pending: false,
+            dup_of: dedup::resolve(facts.len(), &duplicates),
+            decisions,
+        }
+    }
+}

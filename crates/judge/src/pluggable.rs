@@ -1,0 +1,95 @@
+//! The judge as an evaluation run sees it: the [`Judge`] trait that anything
+//! answering requests implements (the live client, the batch engines, test stubs),
+//! and [`ClientJudge`], the live client with its price table.
+
+use futures::future::BoxFuture;
+
+use crate::{JudgeAnswer, JudgeClient, JudgeError, JudgeRequest};
+
+/// The judge as the pipeline sees it. `JudgeClient` is the real one; tests may plug
+/// in anything that answers requests.
+pub trait Judge: Send + Sync {
+    fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>>;
+
+    /// Estimated (prompt tokens, completion tokens, dollars) of a request, for
+    /// `--dry-run`; None when the judge cannot estimate.
+    fn estimate(&self, _request: &JudgeRequest) -> Option<(u64, u64, Option<f64>)> {
+        None
+    }
+
+    /// What an answer cost when it was first produced. Must not depend on whether
+    /// it came from the cache (results are reproducible byte for byte).
+    fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
+        (!answer.cached).then_some(answer.cost_usd).flatten()
+    }
+
+    /// Take over turning image references into data URIs for requests that are
+    /// sent (so cache hits never encode). Returns false when the judge cannot; the
+    /// pipeline then resolves every reference before asking.
+    fn set_image_resolver(&self, _resolver: crate::ImageResolver) -> bool {
+        false
+    }
+
+    /// `Some(reason)` when the judge cannot read images: every vision metric is then
+    /// not evaluated with that reason. `None` when it can (or cannot tell).
+    fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+}
+
+/// The real judge: [`JudgeClient`] plus its price table, so a cached answer is
+/// costed from its stored token counts exactly like a fresh one.
+pub struct ClientJudge {
+    pub client: JudgeClient,
+    prices: crate::prices::PriceTable,
+}
+
+impl ClientJudge {
+    pub fn new(client: JudgeClient) -> Result<Self, String> {
+        let prices = crate::prices::PriceTable::shipped_with_override(
+            client.config().price_table_path.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Self { client, prices })
+    }
+}
+
+impl Judge for ClientJudge {
+    fn ask(&self, request: JudgeRequest) -> BoxFuture<'_, Result<JudgeAnswer, JudgeError>> {
+        Box::pin(self.client.ask(request))
+    }
+
+    fn estimate(&self, request: &JudgeRequest) -> Option<(u64, u64, Option<f64>)> {
+        let t = self.client.estimate_tokens(request);
+        Some((
+            t.prompt_tokens,
+            t.completion_tokens,
+            self.client.estimate_cost(request),
+        ))
+    }
+
+    fn set_image_resolver(&self, resolver: crate::ImageResolver) -> bool {
+        self.client.set_image_resolver(resolver);
+        true
+    }
+
+    fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
+        // The server's model name when priced, else the configured one (as the client
+        // does for fresh answers).
+        let model = if self.prices.lookup(&answer.model).is_some() {
+            answer.model.as_str()
+        } else {
+            self.client.config().model.as_str()
+        };
+        self.prices.cost_via(model, &answer.usage, answer.batch)
+    }
+
+    fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            match self.client.check_vision().await {
+                crate::vision::Vision::Blind(_) => Some(crate::vision::BLIND_REASON.to_string()),
+                _ => None,
+            }
+        })
+    }
+}

@@ -1,0 +1,146 @@
+//! `tvir summarize OUT`: leaderboards from an `eval` output folder.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use tvir_analysis::aggregate::{self, html, render, summary::NamedAgreement};
+use tvir_analysis::agree::AgreeReport;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SummaryFormat {
+    /// Aligned text for the terminal.
+    Table,
+    /// Markdown tables.
+    Md,
+    /// One row per (judge, scope, group, system); scores 0-100.
+    Csv,
+    /// The full summary; scores as fractions in [0, 1].
+    Json,
+    /// One self-contained page with charts and per-report sections.
+    Html,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sections {
+    All,
+    FirstRun,
+    None,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SummarizeArgs {
+    /// The `eval` output folder (`OUT/{system}/{task_id}/{judge_model}/report.json`).
+    pub out: PathBuf,
+    /// Task file (TVIR `query.json`) for breakdowns by language, complexity, domain.
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Table)]
+    pub format: SummaryFormat,
+    /// `tvir agree --json` outputs to show (HTML, JSON, Markdown, table).
+    #[arg(long = "agree", value_name = "AGREE_JSON")]
+    pub agree: Vec<PathBuf>,
+    /// Report folders (`ROOT/{system}/{task_id}/`) for figure thumbnails in HTML.
+    #[arg(long)]
+    pub reports: Option<PathBuf>,
+    /// Per-report sections of the HTML page: every run, the first run only, or none.
+    #[arg(long, value_enum, default_value_t = Sections::All)]
+    pub sections: Sections,
+    /// Only this judge model (folder name without `-run{k}`).
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+fn load_agreement(path: &PathBuf) -> anyhow::Result<NamedAgreement> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read agreement file", path.display()))?;
+    let report: AgreeReport = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a `tvir agree --json` output", path.display()))?;
+    Ok(NamedAgreement {
+        label: path.display().to_string(),
+        report,
+    })
+}
+
+fn agreement_text(agreements: &[NamedAgreement], md: bool) -> String {
+    let mut out = String::new();
+    for a in agreements {
+        let t = render::TextTable {
+            title: format!(
+                "Agreement: {} (A {} vs B {})",
+                a.label, a.report.a, a.report.b
+            ),
+            headers: super::agree::agreement_headers(),
+            rows: a
+                .report
+                .levels
+                .iter()
+                .map(|(level, l)| super::agree::level_row(level, l))
+                .collect(),
+        };
+        out.push_str(&if md { t.markdown() } else { t.terminal() });
+        out.push('\n');
+    }
+    out
+}
+
+pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
+    let tree = aggregate::load_eval_tree(&args.out)?;
+    let tasks = match &args.tasks {
+        Some(p) => aggregate::load_tasks(p)?,
+        None => Default::default(),
+    };
+    let mut tree = tree;
+    if let Some(j) = &args.judge {
+        tree.retain_judge(j).map_err(anyhow::Error::msg)?;
+    }
+    let tasks_label = args.tasks.as_ref().map(|p| p.display().to_string());
+    let mut summary = aggregate::summarize_tree(&tree, &tasks, tasks_label.as_deref());
+    for p in &args.agree {
+        summary.agreements.push(load_agreement(p)?);
+    }
+    let text = match args.format {
+        SummaryFormat::Table => {
+            render::to_terminal(&summary) + &agreement_text(&summary.agreements, false)
+        }
+        SummaryFormat::Md => {
+            render::to_markdown(&summary) + &agreement_text(&summary.agreements, true)
+        }
+        SummaryFormat::Csv => render::to_csv(&summary),
+        SummaryFormat::Json => serde_json::to_string_pretty(&summary)? + "\n",
+        SummaryFormat::Html => {
+            let opts = html::HtmlOptions {
+                sections: match args.sections {
+                    Sections::All => html::ReportSections::All,
+                    Sections::FirstRun => html::ReportSections::FirstRun,
+                    Sections::None => html::ReportSections::None,
+                },
+                reports_root: args.reports.clone(),
+                ..Default::default()
+            };
+            html::to_html(&summary, &tree.records, &opts)
+        }
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
+        }
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes())?;
+        }
+    }
+    for issue in &summary.load_issues {
+        eprintln!("warning: {}: {}", issue.path, issue.message);
+    }
+    Ok(if summary.load_issues.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -31,7 +31,7 @@ pub mod summarize;
     about = "Evaluate deep-research reports (TVIR-Bench) and score RepoRef runs"
 )]
 pub struct Cli {
-    /// Log filter (also RUST_LOG), e.g. `info` or `tvir_eval=debug`.
+    /// Log filter (also RUST_LOG), e.g. `info` or `tvir_judge=debug`.
     #[arg(long, global = true)]
     pub log: Option<String>,
     #[command(subcommand)]

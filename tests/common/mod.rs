@@ -2,6 +2,7 @@
 //!
 //! - [`cli`]: the `tvir` binary with no judge configured from the developer's shell,
 //!   `tvir eval` of the shipped example, and running it beside an async mock judge;
+//! - [`client`]: the judge client's CS-shaped requests and mock configuration;
 //! - [`judge`]: the in-process engine and `JudgeClient` against the mock judge;
 //! - [`outputs`]: reading what a run wrote (JSON files, `report.json` without its
 //!   timing, the journal's calls per metric);
@@ -11,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod client;
 pub mod judge;
 pub mod outputs;
 pub mod report;

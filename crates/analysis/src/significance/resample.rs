@@ -1,0 +1,248 @@
+//! The resampling machinery: seeded random streams, type-7 quantiles, the
+//! percentile bootstrap and the paired sign-flip permutation test.
+//!
+//! Everything here works on plain slices of per-task values so that it can be
+//! tested (and benchmarked) without the report types around it.
+
+use rand::distr::{Distribution, Uniform};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// A ChaCha8 stream for one named computation.
+///
+/// Every system's bootstrap and every pair's bootstrap and permutation test
+/// draws from its own stream: the key is the user's `seed`, the ChaCha stream
+/// number is a fixed 64-bit FNV-1a hash of `parts` (joined with a NUL). So a
+/// result depends only on the seed and on the data it is about — not on which
+/// other systems are in the level, nor on the order in which they were
+/// processed or stored.
+pub fn stream_rng(seed: u64, parts: &[&str]) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(fnv1a64(parts));
+    rng
+}
+
+/// 64-bit FNV-1a over the parts, with a 0 byte after each one so that
+/// `["ab", "c"]` and `["a", "bc"]` give different streams. Written out here
+/// because `std`'s hashers are not guaranteed stable across Rust releases.
+fn fnv1a64(parts: &[&str]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    for part in parts {
+        for &byte in part.as_bytes().iter().chain(std::iter::once(&0u8)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(PRIME);
+        }
+    }
+    hash
+}
+
+/// Arithmetic mean; `NaN` for an empty slice (callers never pass one).
+pub fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Sample variance with divisor `n - 1`; 0 when there are fewer than two values
+/// (one value carries no information about spread, and 0 keeps the
+/// judge-noise sums well defined for single-run tasks, which are excluded
+/// from the pooled estimate anyway).
+pub fn sample_variance(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let m = mean(values);
+    values.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64
+}
+
+/// The `p`-quantile of `sorted` (ascending) by Hyndman & Fan's type 7 — the
+/// default of R's `quantile` and of NumPy's `percentile`: with `h = (n-1)·p`,
+/// the value is `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])` (0-based), i.e. linear
+/// interpolation between the two order statistics around position `h`.
+pub fn quantile_type7(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    assert!(n > 0, "quantile of an empty sample");
+    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// The two-sided percentile interval at `confidence` (e.g. 0.95 → the type-7
+/// quantiles at 2.5 % and 97.5 %) of `replicates`, which are reordered in
+/// place.
+///
+/// Equal to [`quantile_type7`] on the sorted replicates, but only the two
+/// order statistics around each quantile are found (by selection, O(B)
+/// instead of a full O(B log B) sort).
+pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] {
+    let tail = (1.0 - confidence) / 2.0;
+    [
+        selected_quantile_type7(replicates, tail),
+        selected_quantile_type7(replicates, 1.0 - tail),
+    ]
+}
+
+/// [`quantile_type7`] without sorting: select the `⌊h⌋`-th smallest value; the
+/// next order statistic is then the minimum of the part to its right.
+fn selected_quantile_type7(values: &mut [f64], p: f64) -> f64 {
+    let n = values.len();
+    assert!(n > 0, "quantile of an empty sample");
+    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let (_, &mut below, above) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    let next = above
+        .iter()
+        .copied()
+        .min_by(f64::total_cmp)
+        .unwrap_or(below);
+    below + (h - lo as f64) * (next - below)
+}
+
+/// Fills `out` with `resamples` bootstrap means of `values`: each replicate
+/// draws `values.len()` indices uniformly with replacement (as `u32`, through
+/// a precomputed unbiased [`Uniform`]) and averages the picked values.
+///
+/// `out` is cleared and reused, so the resample loop itself never allocates.
+pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, out: &mut Vec<f64>) {
+    out.clear();
+    out.reserve(resamples);
+    let n = values.len();
+    assert!(
+        n > 0 && n <= u32::MAX as usize,
+        "bootstrap needs 1..=u32::MAX values"
+    );
+    let pick = Uniform::new(0u32, n as u32).expect("non-empty range");
+    let inv_n = 1.0 / n as f64;
+    for _ in 0..resamples {
+        let mut sum = 0.0;
+        for _ in 0..n {
+            sum += values[pick.sample(rng) as usize];
+        }
+        out.push(sum * inv_n);
+    }
+}
+
+/// 95 % (or `confidence`) percentile-bootstrap interval for the mean of
+/// `values`, resampling the values (tasks) with replacement. `scratch` holds
+/// the replicates and is reused between calls.
+pub fn bootstrap_mean_ci(
+    values: &[f64],
+    resamples: usize,
+    confidence: f64,
+    rng: &mut ChaCha8Rng,
+    scratch: &mut Vec<f64>,
+) -> [f64; 2] {
+    bootstrap_means(values, resamples, rng, scratch);
+    percentile_interval(scratch, confidence)
+}
+
+/// How a permutation p-value was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestMethod {
+    /// All `2^n` sign patterns were enumerated; `p = count / 2^n`.
+    Exact,
+    /// `permutations` random sign patterns; `p = (count + 1) / (permutations + 1)`.
+    MonteCarlo,
+}
+
+/// Largest `n` for which exact enumeration is accepted at all (the tables
+/// below hold `2^(n/2)` sums each, so 32 means at most 65,536 per half).
+pub const MAX_EXACT_TASKS: usize = 32;
+
+/// Relative tolerance for "as extreme as observed": a pattern counts when
+/// `|Σ ±d| ≥ |Σ d| − TIE_TOLERANCE · Σ|d|`. Sums of at most a few hundred
+/// scores carry a rounding error around `1e-14 · Σ|d|`, so exact ties (e.g.
+/// equal differences) are always counted, while no real difference between
+/// two sign patterns on a 0–100 scale is anywhere near this small.
+pub const TIE_TOLERANCE: f64 = 1e-9;
+
+/// Two-sided p-value of the paired sign-flip (randomisation) test for
+/// `mean(diffs) = 0`.
+///
+/// Under the null hypothesis each task's difference is as likely to be `+d` as
+/// `−d`, so the reference distribution of the mean is that of `Σ ±dᵢ / n` over
+/// the sign patterns. Since `n` is fixed, comparing sums is the same as
+/// comparing means. Zero differences stay in (they count towards `n` and their
+/// flip changes nothing).
+///
+/// * `n <= exact_max_tasks` (capped at [`MAX_EXACT_TASKS`]): exact. All `2^n`
+///   patterns are counted by meet-in-the-middle — the signed sums of each half
+///   are tabulated, one table sorted, and for every left sum the right sums
+///   reaching the threshold on either side are found by binary search.
+///   `p = count / 2^n`; the observed pattern and its mirror always count, so
+///   `p ≥ 2 / 2^n`.
+/// * otherwise Monte Carlo with `permutations` patterns drawn from `rng`
+///   (one random bit per task): `p = (count + 1) / (permutations + 1)`, which
+///   counts the observed pattern and is never 0.
+pub fn sign_flip_p_value(
+    diffs: &[f64],
+    exact_max_tasks: usize,
+    permutations: usize,
+    rng: &mut ChaCha8Rng,
+) -> (f64, TestMethod) {
+    let n = diffs.len();
+    let total: f64 = diffs.iter().sum();
+    let scale: f64 = diffs.iter().map(|d| d.abs()).sum();
+    let threshold = total.abs() - TIE_TOLERANCE * scale;
+    if n <= exact_max_tasks.min(MAX_EXACT_TASKS) {
+        // Observed sum ~0: every pattern is at least as extreme.
+        if threshold <= 0.0 {
+            return (1.0, TestMethod::Exact);
+        }
+        let count = exact_extreme_count(diffs, threshold);
+        return (count as f64 / (n as f64).exp2(), TestMethod::Exact);
+    }
+    let mut count: u64 = 0;
+    for _ in 0..permutations {
+        // Sum of the differences whose sign is flipped to negative.
+        let mut flipped = 0.0;
+        for chunk in diffs.chunks(64) {
+            let bits = rng.next_u64();
+            for (k, &d) in chunk.iter().enumerate() {
+                flipped += ((bits >> k) & 1) as f64 * d;
+            }
+        }
+        if (total - 2.0 * flipped).abs() >= threshold {
+            count += 1;
+        }
+    }
+    (
+        (count + 1) as f64 / (permutations + 1) as f64,
+        TestMethod::MonteCarlo,
+    )
+}
+
+/// Number of sign patterns whose signed sum `s` satisfies `|s| >= threshold`
+/// (`threshold > 0`, so the two tails are disjoint).
+fn exact_extreme_count(diffs: &[f64], threshold: f64) -> u64 {
+    let (left, right) = diffs.split_at(diffs.len() / 2);
+    let left_sums = signed_sums(left);
+    let mut right_sums = signed_sums(right);
+    right_sums.sort_unstable_by(f64::total_cmp);
+    let m = right_sums.len();
+    left_sums
+        .iter()
+        .map(|&l| {
+            let upper = m - right_sums.partition_point(|&r| r < threshold - l);
+            let lower = right_sums.partition_point(|&r| r <= -threshold - l);
+            (upper + lower) as u64
+        })
+        .sum()
+}
+
+/// `Σ ±xᵢ` for every sign pattern (bit `i` set = `+xᵢ`), each summed directly
+/// in index order so that equal patterns give bit-identical sums.
+fn signed_sums(xs: &[f64]) -> Vec<f64> {
+    (0u64..1 << xs.len())
+        .map(|mask| {
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| if mask >> i & 1 == 1 { x } else { -x })
+                .sum()
+        })
+        .collect()
+}

@@ -7,6 +7,7 @@ use anyhow::Context;
 
 use tvir_analysis::aggregate::{self, html, render, summary::NamedAgreement};
 use tvir_analysis::agree::AgreeReport;
+use tvir_analysis::significance;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SummaryFormat {
@@ -53,6 +54,30 @@ pub struct SummarizeArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Bootstrap resamples over tasks for the intervals of every level (0: no
+    /// intervals, pairwise tests or rank groups).
+    #[arg(long, default_value_t = 10_000)]
+    pub bootstrap: usize,
+    /// Random sign patterns of the pairwise test when a pair shares more than 20
+    /// tasks (fewer are enumerated exactly).
+    #[arg(long, default_value_t = 10_000)]
+    pub permutations: usize,
+    /// Seed of the bootstrap and permutations (the default is fixed, so the same
+    /// outputs give the same page).
+    #[arg(long, default_value_t = significance::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+impl SummarizeArgs {
+    /// Settings of the significance analysis; `None` with `--bootstrap 0`.
+    fn significance(&self) -> Option<significance::Options> {
+        (self.bootstrap > 0).then(|| significance::Options {
+            resamples: self.bootstrap,
+            permutations: self.permutations,
+            seed: self.seed,
+            ..Default::default()
+        })
+    }
 }
 
 fn load_agreement(path: &PathBuf) -> anyhow::Result<NamedAgreement> {
@@ -102,6 +127,9 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     let mut summary = aggregate::summarize_tree(&tree, &tasks, tasks_label.as_deref());
     for p in &args.agree {
         summary.agreements.push(load_agreement(p)?);
+    }
+    if let Some(options) = args.significance() {
+        aggregate::add_significance(&mut summary, &tree.records, &options)?;
     }
     let text = match args.format {
         SummaryFormat::Table => {

@@ -1,5 +1,6 @@
 //! The self-contained HTML report of `tvir summarize --format html`: leaderboard,
 //! per-metric bar charts and a per-system profile chart (plotters SVG, inline),
+//! intervals and the pairwise matrix of every level (`uncertainty_html`),
 //! breakdowns, agreement tables, and one collapsible section per report with every
 //! unit's verdict and justification, figure thumbnails, fetch failures and
 //! structural errors. Everything from a report is escaped: reports are untrusted.
@@ -293,6 +294,7 @@ fn judge_section(j: &JudgeSummary) -> String {
         out.push_str(&figure_block(profile_chart_svg(&labels, &series)));
     }
     out.push_str("</div>\n");
+    out.push_str(&super::uncertainty_html::section(j));
     for t in breakdown_tables(j) {
         out.push_str(&html_table(&t, "breakdown"));
     }
@@ -651,7 +653,8 @@ details.report{border:1px solid #ddd;margin:4px 0;padding:4px}details.report sum
 tr.failed td{background:#fde8e8}tr.skipped td{background:#f6f6f6}\
 .thumbs{display:flex;flex-wrap:wrap;gap:6px}figure.thumb{margin:0;width:170px;font-size:11px}\
 .nothumb{width:160px;height:60px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box}\
-.note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}";
+.note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}\
+table.pairs td{text-align:center;font-size:12px;font-variant-numeric:tabular-nums}table.pairs th{font-size:12px}";
 
 /// Render the whole page.
 pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) -> String {

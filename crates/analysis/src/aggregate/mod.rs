@@ -1,16 +1,20 @@
 //! System-level aggregation of `eval` outputs (METRICS.md section 5): per-system
 //! means of every metric, TA, VA, Overall, AEC and structural errors; mean and
 //! standard deviation over runs; breakdowns by language, complexity and domain;
-//! domain difficulty; renderings as terminal table, Markdown, CSV, JSON and a
+//! domain difficulty; intervals, pairwise tests and rank groups per level
+//! (`uncertainty`); renderings as terminal table, Markdown, CSV, JSON and a
 //! self-contained HTML page.
 
 pub mod html;
 pub mod load;
 pub mod render;
 pub mod summary;
+pub mod uncertainty;
+mod uncertainty_html;
 
 pub use load::{load_eval_tree, load_tasks, AggregateError, EvalTree, LoadedRecord, TaskInfo};
 pub use summary::{summarize, Stat, Summary, SystemStats};
+pub use uncertainty::add_significance;
 
 use std::collections::BTreeMap;
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::summary::{metric_columns, JudgeSummary, Stat, Summary, SystemStats};
+use super::uncertainty;
 
 /// Short column label of a metric file name.
 pub fn metric_abbrev(name: &str) -> String {
@@ -131,8 +132,25 @@ fn runs_label(j: &JudgeSummary) -> String {
     }
 }
 
-/// Leaderboard: rank, system, coverage, Overall, TA, VA, AEC, structural errors.
+/// Leaderboard: rank, system, coverage, Overall (with its interval over tasks and
+/// rank group when the significance was computed), TA, VA, AEC, structural errors.
 pub fn leaderboard_table(j: &JudgeSummary) -> TextTable {
+    let mut t = plain_leaderboard_table(j);
+    if j.significance.is_some() {
+        t.headers
+            .splice(4..4, ["Overall 95% CI", "Group"].map(String::from));
+        for (row, s) in t.rows.iter_mut().zip(&j.systems) {
+            let (ci, group) = match uncertainty::system_interval(j, "overall", &s.system) {
+                Some((ci, group)) => (uncertainty::fmt_interval(ci), group.to_string()),
+                None => ("-".into(), "-".into()),
+            };
+            row.splice(4..4, [ci, group]);
+        }
+    }
+    t
+}
+
+fn plain_leaderboard_table(j: &JudgeSummary) -> TextTable {
     let headers = [
         "#",
         "System",
@@ -291,6 +309,8 @@ pub fn suspect_table(j: &JudgeSummary) -> Option<TextTable> {
 
 fn all_tables(j: &JudgeSummary) -> Vec<TextTable> {
     let mut v = vec![leaderboard_table(j), metrics_table(j)];
+    v.extend(uncertainty::interval_table(j));
+    v.extend(uncertainty::pairs_table(j));
     v.extend(suspect_table(j));
     v.extend(breakdown_tables(j));
     v.extend(difficulty_tables(j));
@@ -324,6 +344,7 @@ pub fn to_terminal(s: &Summary) -> String {
             out.push_str(&t.terminal());
             out.push('\n');
         }
+        out.push_str(&uncertainty::notes_text(j, false));
     }
     out.push_str(&trailer(s, false));
     out
@@ -337,6 +358,7 @@ pub fn to_markdown(s: &Summary) -> String {
             out.push_str(&t.markdown());
             out.push('\n');
         }
+        out.push_str(&uncertainty::notes_text(j, true));
     }
     out.push_str(&trailer(s, true));
     out
@@ -349,7 +371,10 @@ fn csv_stat(row: &mut Vec<String>, s: &Stat, scale: f64) {
 }
 
 /// CSV: one row per (judge, scope, group, system); `scope` is `all` for the
-/// leaderboard or a breakdown dimension. Scores 0-100; `_std` over runs.
+/// leaderboard or a breakdown dimension. Scores 0-100; `_std` over runs. With the
+/// significance computed, leaderboard rows also carry each level's interval over
+/// tasks and rank group (`X_ci_lo`, `X_ci_hi`, `X_group`, and `X_judge_share` with
+/// repeated runs; see [`uncertainty::CsvColumns`]).
 pub fn to_csv(s: &Summary) -> String {
     let mut metric_cols: Vec<String> = Vec::new();
     for j in &s.judges {
@@ -398,9 +423,12 @@ pub fn to_csv(s: &Summary) -> String {
         .iter()
         .map(|s| s.to_string()),
     );
+    let intervals = uncertainty::CsvColumns::new(s);
+    header.extend(intervals.header());
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(&header);
-    let mut write = |judge: &str, scope: &str, group: &str, st: &SystemStats| {
+    let mut write = |j: &JudgeSummary, scope: &str, group: &str, st: &SystemStats| {
+        let judge = j.judge_model.as_str();
         let mut row = vec![
             judge.to_string(),
             scope.to_string(),
@@ -437,16 +465,18 @@ pub fn to_csv(s: &Summary) -> String {
         row.push(st.suspect_parses.len().to_string());
         row.push(st.usage.calls.to_string());
         row.push(st.usage.cost_usd.map(|c| c.to_string()).unwrap_or_default());
+        let leaderboard_row = (scope == "all").then_some(st.system.as_str());
+        row.extend(intervals.cells(j, leaderboard_row));
         let _ = w.write_record(&row);
     };
     for j in &s.judges {
         for st in &j.systems {
-            write(&j.judge_model, "all", "", st);
+            write(j, "all", "", st);
         }
         for b in &j.breakdowns {
             for g in &b.groups {
                 for st in &g.systems {
-                    write(&j.judge_model, &b.dimension, &g.group, st);
+                    write(j, &b.dimension, &g.group, st);
                 }
             }
         }

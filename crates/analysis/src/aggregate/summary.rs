@@ -141,6 +141,10 @@ pub struct JudgeSummary {
     pub systems: Vec<SystemStats>,
     pub breakdowns: Vec<Breakdown>,
     pub domain_difficulty: Vec<DomainDifficulty>,
+    /// Intervals, pairwise tests and rank groups of this leaderboard by level, on
+    /// the 0-100 scale (filled by `aggregate::add_significance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significance: Option<super::uncertainty::LevelReports>,
 }
 
 /// `tvir summarize --format json`. Scores are fractions in [0, 1].
@@ -492,6 +496,7 @@ pub fn summarize(
                 systems,
                 breakdowns,
                 domain_difficulty,
+                significance: None,
             }
         })
         .collect();

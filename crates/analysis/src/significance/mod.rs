@@ -287,6 +287,10 @@ pub struct LevelReport {
     /// tasks); smaller pairs are enumerated exactly.
     pub permutations: usize,
     pub seed: u64,
+    /// Coverage of every interval (0.95 by default).
+    pub confidence: f64,
+    /// A pair differs when its Holm-adjusted p is below this (0.05 by default).
+    pub alpha: f64,
     /// Judge-noise decomposition; absent without repeated judge runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_noise: Option<JudgeNoise>,
@@ -378,6 +382,8 @@ pub fn analyze_level(
         resamples: options.resamples,
         permutations: options.permutations,
         seed: options.seed,
+        confidence: options.confidence,
+        alpha: options.alpha,
         judge_noise: judge_noise(scores),
     })
 }

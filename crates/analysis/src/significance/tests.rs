@@ -530,6 +530,8 @@ fn json_has_the_documented_shape() {
     assert_eq!(
         keys(&json),
         [
+            "alpha",
+            "confidence",
             "groups",
             "judge_noise",
             "pairs",

@@ -393,7 +393,7 @@ fn runs_give_monte_carlo_p_separate_groups_and_the_noise_decomposition() {
         "{md}"
     );
     let (_, html, _) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "500"]);
-    assert!(html.contains("<p class=\"noise\">Judge noise: Judge sampling"));
+    assert!(html.contains("<p class=\"noise\">Judge sampling"));
 }
 
 #[test]

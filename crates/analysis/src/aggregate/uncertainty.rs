@@ -112,19 +112,43 @@ pub fn level_scores<'a>(
     scores
 }
 
-/// The analysis of every level of one leaderboard that has a score at all.
+/// The analysis of every level of one leaderboard that has a score at all. Levels
+/// are independent (each draws from its own seeded streams), so they are spread over
+/// the available cores; the result does not depend on how many there are.
 pub fn leaderboard_significance(
     records: &[&LoadedRecord],
     levels: &[String],
     options: &Options,
 ) -> Result<LevelReports, SignificanceError> {
-    let mut out = Vec::new();
-    for level in levels {
-        let scores = level_scores(records.iter().copied(), level);
-        if scores.systems().next().is_none() {
-            continue;
-        }
-        out.push((level.clone(), analyze_level(&scores, options)?));
+    let jobs: Vec<(String, LevelScores)> = levels
+        .iter()
+        .map(|level| (level.clone(), level_scores(records.iter().copied(), level)))
+        .filter(|(_, scores)| scores.systems().next().is_some())
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, jobs.len().max(1));
+    let per_thread = jobs.len().div_ceil(threads).max(1);
+    let reports: Vec<Result<LevelReport, SignificanceError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(per_thread)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(_, scores)| analyze_level(scores, options))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a level's analysis panicked"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(jobs.len());
+    for ((level, _), report) in jobs.into_iter().zip(reports) {
+        out.push((level, report?));
     }
     Ok(LevelReports(out))
 }

@@ -65,11 +65,7 @@ pub fn section(j: &JudgeSummary) -> String {
             out.push_str("</ul>\n");
         }
         if let Some(noise) = &report.judge_noise {
-            let _ = writeln!(
-                out,
-                "<p class=\"noise\">Judge noise: {}</p>",
-                esc(&noise.interpretation)
-            );
+            let _ = writeln!(out, "<p class=\"noise\">{}</p>", esc(&noise.interpretation));
         }
         out.push_str("</div>\n");
     }

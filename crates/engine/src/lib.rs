@@ -27,9 +27,8 @@
 //! This crate must never depend on the command line (clap argument types, exit
 //! codes, terminal output), on the analysis crate (leaderboards and agreement read
 //! the files written here, not the other way round), or on the test servers of
-//! `tvir-testing`. It does carry `clap::ValueEnum` derives on three option enums
-//! ([`DedupMode`], [`RevisionScope`], [`ExtractionMode`]) so their `--flag`
-//! spellings stay defined next to the variants; that is the only use of clap.
+//! `tvir-testing`. It has no clap dependency: the command layer mirrors the option
+//! enums ([`DedupMode`], [`RevisionScope`], [`ExtractionMode`]) for its flags.
 
 pub mod dedup;
 pub mod engine;

@@ -7,7 +7,7 @@ use crate::score::ScoreOptions;
 use tvir_images::ImageLimits;
 
 /// Which extractor produces references and facts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExtractionMode {
     /// The deterministic parser only.
@@ -31,7 +31,7 @@ pub enum JudgeMode {
 }
 
 /// Which report-level judges read the caption-revised text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RevisionScope {
     /// IA and MC (the paper).

@@ -263,31 +263,23 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (mode, judge_model) = (choice.mode, choice.judge_model.clone());
     let wiring = wire_judge(&args, choice, &rubrics, &store)?;
     let settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
-    let settings_json = json!({
-        "judge_model": judge_model, "runs": args.runs, "mode": mode, "dedup": settings.dedup,
-        "caption_revision": !args.no_caption_revision, "revision_scope": settings.revision_scope,
-        "score": settings.score, "extraction": settings.extraction,
-    });
+    let settings_json = settings_json(&settings, args.runs);
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    if let Some(batch) = &wiring.batch {
-        let make = || {
-            Engine::new(
-                rubrics.clone(),
-                wiring.judge.clone(),
-                Some(pages.clone()),
-                settings.clone(),
-            )
-        };
-        let drive = super::batch::drive(batch, &args.batch, make, planned.clone());
-        // Batch passes until nothing is pending; then the run below writes the
-        // outputs from the cache exactly as a live run does.
-        if !runtime.block_on(drive)? {
-            return Ok(ExitCode::SUCCESS);
-        }
+    let make = || {
+        let judge = wiring.judge.clone();
+        Engine::new(
+            rubrics.clone(),
+            judge,
+            Some(pages.clone()),
+            settings.clone(),
+        )
+    };
+    if !batch_passes(&runtime, &wiring, &args, make, &planned)? {
+        return Ok(ExitCode::SUCCESS);
     }
     // Named in the --no-judge summary next to the paper's metrics.
     let added_titles: Vec<String> = rubrics.added_metrics().map(|r| r.title.clone()).collect();
@@ -312,6 +304,37 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     println!("{time_line}");
     println!("results: {}", inputs.out.display());
     Ok(exit_status(&evaluated))
+}
+
+/// The run settings as summary.json records them.
+fn settings_json(settings: &EvalSettings, runs: u32) -> serde_json::Value {
+    json!({
+        "judge_model": settings.judge_model, "runs": runs, "mode": settings.mode,
+        "dedup": settings.dedup, "caption_revision": settings.caption_revision,
+        "revision_scope": settings.revision_scope, "score": settings.score,
+        "extraction": settings.extraction,
+    })
+}
+
+/// Under `--batch`: passes until nothing is pending (true: the final run writes the
+/// outputs from the cache exactly as a live run does) or the current wave has been
+/// handed over (false: exit 0, re-run later). Without it: true.
+fn batch_passes(
+    runtime: &tokio::runtime::Runtime,
+    wiring: &Wiring,
+    args: &EvalOptions,
+    make_engine: impl Fn() -> Engine,
+    planned: &[(ReportJob, Option<Task>)],
+) -> anyhow::Result<bool> {
+    match &wiring.batch {
+        Some(batch) => runtime.block_on(super::batch::drive(
+            batch,
+            &args.batch,
+            make_engine,
+            planned.to_vec(),
+        )),
+        None => Ok(true),
+    }
 }
 
 /// Reports, tasks file and output folder of the run.

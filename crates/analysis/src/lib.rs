@@ -8,3 +8,4 @@
 pub mod ablate;
 pub mod aggregate;
 pub mod agree;
+pub mod load;

@@ -83,7 +83,7 @@ pub enum SchemaSupport {
 pub struct MockConfig {
     /// Delay before every answer.
     pub latency: Duration,
-    /// `None`: [`default_answer`] from the request's schema.
+    /// `None`: [`default_answer`](crate::mock_answer::default_answer) from the request's schema.
     pub responder: Option<Responder>,
     /// Faults for the first requests, in arrival order.
     pub script: Vec<Fault>,

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::judge::{example_jobs as jobs, judge_client, live_judge_calls, mock_config, settings};
-use tvir_engine::Engine;
 use tvir_cli::batch::{drive, BatchArgs};
+use tvir_engine::Engine;
 use tvir_judge::batch::lines::request_line;
 use tvir_judge::batch::{BatchApi, BatchEngine, BatchJudge, BatchOptions, RetryMode};
 use tvir_judge::Judge;

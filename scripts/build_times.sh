@@ -13,7 +13,7 @@
 # Environment:
 #   TOUCH_CLI, TOUCH_PARSER, TOUCH_JUDGE  the files to change, relative to CHECKOUT
 #               (defaults: the workspace's src/eval.rs, crates/report/src/lib.rs,
-#               crates/judge/src/client.rs; the single-crate layout before the split
+#               crates/judge/src/client/mod.rs; the single-crate layout before the split
 #               had src/cli/eval.rs, src/report/citations.rs, src/judge/client.rs)
 #   SKIP_COLD=1 skip the cold build (TARGET_DIR must then hold a release build)
 set -euo pipefail
@@ -28,7 +28,7 @@ else
 fi
 touch_cli=${TOUCH_CLI:-src/eval.rs}
 touch_parser=${TOUCH_PARSER:-crates/report/src/lib.rs}
-touch_judge=${TOUCH_JUDGE:-crates/judge/src/client.rs}
+touch_judge=${TOUCH_JUDGE:-crates/judge/src/client/mod.rs}
 for f in "$touch_cli" "$touch_parser" "$touch_judge"; do
     [ -f "$repo/$f" ] || { echo "build_times: no file $repo/$f" >&2; exit 2; }
 done

@@ -12,8 +12,7 @@ use regex::Regex;
 use scraper::{ElementRef, Html, Node};
 
 use super::blocks::{Block, BlockKind, Inline};
-use super::figures::{is_decorative, CAPTION_LINE};
-use super::references::is_reference_heading;
+use super::cues::{is_decorative, is_reference_heading, CAPTION_LINE};
 
 static ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -2024,113 +2023,6 @@ pub(crate) fn looks_like_document(text: &str) -> bool {
             None => return false,
         }
     }
-}
-
-static HTML_REGION_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^ {0,3}<(div|section|main|article|header|footer|aside|nav|details|figure|table|body|center|blockquote)(?:[\s>/]|$)").unwrap()
-});
-/// A blank line followed by an indented tag: where CommonMark ends an HTML block and
-/// turns the rest of the markup into an indented code block.
-static BROKEN_BY_INDENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\n[ \t]*\n(?: {4,}|\t)[ \t]*<").unwrap());
-
-/// End (exclusive) of the element whose start tag `<name` is at `start`, matching
-/// nested elements of the same name; None when it is never closed.
-fn matching_close(text: &str, start: usize, name: &str) -> Option<usize> {
-    let lower_open = format!("<{name}");
-    let lower_close = format!("</{name}");
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < text.len() {
-        let lt = text[i..].find('<').map(|p| p + i)?;
-        let tail = &bytes[lt..];
-        let is = |pat: &str| {
-            tail.len() > pat.len()
-                && tail[..pat.len()].eq_ignore_ascii_case(pat.as_bytes())
-                && matches!(tail[pat.len()], b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')
-        };
-        if is(&lower_close) {
-            depth = depth.saturating_sub(1);
-            let end = text[lt..].find('>').map(|g| lt + g + 1)?;
-            if depth == 0 {
-                return Some(end);
-            }
-            i = end;
-        } else if is(&lower_open) {
-            depth += 1;
-            i = lt + 1;
-        } else {
-            i = lt + 1;
-        }
-    }
-    None
-}
-
-/// Byte ranges of HTML blocks inside Markdown that CommonMark would cut apart at a
-/// blank line followed by indented markup (deeply indented page layouts pasted into
-/// a `.md`): each runs from its opening line to the end of the line holding its
-/// matching close tag. Fenced code is left alone.
-fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut fence: Option<&str> = None;
-    let mut pos = 0;
-    while pos < text.len() {
-        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
-        let line = &text[pos..line_end];
-        let trimmed = line.trim_start();
-        if let Some(f) = fence {
-            if trimmed.starts_with(f) {
-                fence = None;
-            }
-            pos = line_end;
-            continue;
-        }
-        if trimmed.starts_with("```") {
-            fence = Some("```");
-        } else if trimmed.starts_with("~~~") {
-            fence = Some("~~~");
-        } else if let Some(c) = HTML_REGION_START.captures(line) {
-            let name = c[1].to_ascii_lowercase();
-            let tag_at = pos + line.len() - trimmed.len();
-            if let Some(end) = matching_close(text, tag_at, &name) {
-                let region_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
-                if BROKEN_BY_INDENT.is_match(&text[pos..region_end]) {
-                    out.push(pos..region_end);
-                    pos = region_end;
-                    continue;
-                }
-            }
-        }
-        pos = line_end;
-    }
-    out
-}
-
-/// Blocks of a Markdown report, with HTML blocks that indentation would break read
-/// as HTML: those regions are blanked (newlines kept, so offsets hold) for the
-/// Markdown parser and parsed by the HTML front end instead.
-pub(crate) fn blocks_from_markdown_with_html(text: &str) -> Vec<Block> {
-    let regions = indented_html_regions(text);
-    if regions.is_empty() {
-        return super::blocks::blocks_from_markdown(text);
-    }
-    let mut blanked = text.as_bytes().to_vec();
-    for r in &regions {
-        for b in &mut blanked[r.clone()] {
-            if *b != b'\n' {
-                *b = b' ';
-            }
-        }
-    }
-    // Only ASCII spaces replaced whole multi-byte sequences, so this stays UTF-8.
-    let blanked = String::from_utf8(blanked).unwrap_or_default();
-    let mut blocks = super::blocks::blocks_from_markdown(&blanked);
-    for r in regions {
-        blocks.extend(blocks_from_fragment(&text[r.clone()], r.start, text));
-    }
-    blocks.sort_by_key(|b| b.span.start);
-    blocks
 }
 
 #[cfg(test)]

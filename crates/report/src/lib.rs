@@ -7,12 +7,14 @@
 
 mod blocks;
 mod citations;
+mod cues;
 mod extraction;
 mod figures;
 pub mod gold;
 mod html;
 mod language;
 pub mod load;
+mod markdown;
 pub mod model;
 pub mod output;
 mod references;
@@ -57,7 +59,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     };
     let blocks = match format {
         SourceFormat::Markdown => {
-            blocks::split_line_paragraphs(html::blocks_from_markdown_with_html(text), text)
+            markdown::split_line_paragraphs(markdown::blocks_from_markdown_with_html(text), text)
         }
         SourceFormat::Html => html::blocks_from_document(text),
     };

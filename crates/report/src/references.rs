@@ -9,18 +9,10 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 
 use super::blocks::{Block, BlockKind, Inline, LineIndex};
+use super::cues::is_reference_heading;
 use super::model::{Reference, StructuralError};
 use super::urls::{clean_url, is_web_url, loose_links, url_key, BARE_URL};
 
-static REF_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?$",
-    )
-    .unwrap()
-});
-static HEADING_NUMBERING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^((\d+(\.\d+)*|[ivxlc]+|[a-z]|[一二三四五六七八九十]+)[.)、:：]?\s+|第[一二三四五六七八九十\d]+[章节部分]\s*)").unwrap()
-});
 static ANCHOR_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)^\s*<a\s+[^>]*>\s*</a>\s*"#).unwrap());
 /// An inline tag wrapping an entry's label in Markdown with raw HTML
@@ -75,26 +67,6 @@ pub(crate) struct ReferenceScan {
     /// Whether the references were read from a list (as opposed to being none).
     pub has_list: bool,
     pub consistency: Vec<StructuralError>,
-}
-
-/// Whether a heading or label line names a reference list ("References",
-/// "## 5. Sources:", "**参考文献**"). Called on every paragraph, so it rejects long
-/// text before any regex; `REF_HEADING` is case-insensitive, so nothing is lowercased.
-pub(crate) fn is_reference_heading(text: &str) -> bool {
-    let t = text
-        .trim()
-        .trim_matches(|c: char| c == '*' || c == '_' || c == '#' || c.is_whitespace());
-    // Numbering is at most a few dozen bytes; a label is at most 40 characters.
-    if t.is_empty() || t.len() > 40 * 4 + 64 {
-        return false;
-    }
-    let t = HEADING_NUMBERING.replace(t, "");
-    let n = t
-        .trim()
-        .trim_end_matches([':', '：', '.'])
-        .trim_matches(|c: char| c == '*' || c == '_')
-        .trim();
-    !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(n)
 }
 
 /// Plain text and links of one line of Markdown inline content.
@@ -1179,26 +1151,5 @@ mod tests {
         assert_eq!(e.labels, vec!["1_4"]);
 
         assert_eq!(parse_entry_line("[References listed in the report]"), None);
-    }
-
-    #[test]
-    fn headings_recognised() {
-        for h in [
-            "References",
-            "## **参考文献**",
-            "Key Citations",
-            "7. Sources",
-            "引用的著作",
-            "Works Cited:",
-        ] {
-            assert!(is_reference_heading(h), "{h}");
-        }
-        for h in [
-            "Data Sources and Collection",
-            "Introduction",
-            "Sources of uncertainty in estimates",
-        ] {
-            assert!(!is_reference_heading(h), "{h}");
-        }
     }
 }

@@ -17,6 +17,7 @@ use super::entry::{
     BULLET, FOOTNOTE_LABEL, LENTICULAR_LABEL, NUMBER_LABEL, PAREN_LABEL,
 };
 
+/// A block that starts with a reference label and carries (or is followed by) a URL,
 /// the shape of headless reference lists.
 pub(super) fn entry_like(block: &Block, text: &str, from_html: bool) -> Option<EntryLine> {
     if !matches!(

@@ -228,8 +228,6 @@ pub(super) fn tidy_title(s: &str) -> String {
         .to_string()
 }
 
-/// A block that starts with a reference label and carries (or is followed by) a URL,
-
 #[cfg(test)]
 mod tests {
     use super::*;

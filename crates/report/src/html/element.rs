@@ -7,8 +7,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 use scraper::{ElementRef, Node};
 
-use super::page::{CITE_CLASS, CITE_TEXT};
-
+/// The text of a numbered citation anchor: `3`, `[3]`, `3, 4`, `[5-7]`.
+pub(super) static CITE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*[\[(（【]?\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*[\])）】]?\s*$").unwrap()
+});
+/// An anchor class marking a citation (`class="citation"`, `cite-ref`, `footnote-ref`).
+pub(super) static CITE_CLASS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)cit|(^|[-_ ])(ref|fn|footnote|source)([-_ ]|$)").unwrap());
 pub(super) static ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r#"(?s)([A-Za-z_:][-A-Za-z0-9_:.]*)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?"#,

@@ -10,11 +10,10 @@ use scraper::{ElementRef, Node};
 use crate::blocks::Inline;
 
 use super::element::{
-    collapse_ws, decode_text, image_source, is_cite_element, parse_dimension, text_capped, ENTITY,
+    collapse_ws, decode_text, image_source, is_cite_element, parse_dimension, text_capped,
+    CITE_CLASS, CITE_TEXT, ENTITY,
 };
-use super::page::{
-    is_drawing_svg, is_navigation, CITE_CLASS, CITE_TEXT, NON_REF_TARGET, REF_ID_NUMBER, REF_TARGET,
-};
+use super::page::{is_drawing_svg, is_navigation, NON_REF_TARGET, REF_ID_NUMBER, REF_TARGET};
 use super::walk::HtmlWalker;
 use super::SKIPPED;
 

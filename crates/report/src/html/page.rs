@@ -25,13 +25,6 @@ pub(super) static REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
 pub(super) static REF_ID_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:refs?|references?|sources?|citations?|cite|bib|fn|footnotes?|endnotes?|notes?|r|s|c)[-_:]?(?:note[-_:]?)?(\d{1,4})$").unwrap()
 });
-/// The text of a numbered citation anchor: `3`, `[3]`, `3, 4`, `[5-7]`.
-pub(super) static CITE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*[\[(（【]?\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*[\])）】]?\s*$").unwrap()
-});
-/// An anchor class marking a citation (`class="citation"`, `cite-ref`, `footnote-ref`).
-pub(super) static CITE_CLASS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)cit|(^|[-_ ])(ref|fn|footnote|source)([-_ ]|$)").unwrap());
 /// In-page targets that are figures, tables or sections, never reference entries.
 pub(super) static NON_REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(fig|figure|tab|table|chart|eq|equation|sec|section|img|image)[-_:]?\d")

@@ -3,8 +3,9 @@
 //! judgments ([`ablate`]). All three read trees through [`load`] ([`load::LoadedRecord`],
 //! [`load::EvalTree`]); `aggregate` uses `agree`'s statistics, never the reverse.
 //!
-//! Reads the records the evaluation engine writes ([`tvir_engine::record`]); never
-//! calls a judge, fetches a page or parses a report.
+//! Reads the records the evaluation engine writes ([`tvir_engine::record`]). It must
+//! never depend on the command line or the test servers, and never calls a judge,
+//! fetches a page or parses a report: everything it needs is in the output tree.
 
 pub mod ablate;
 pub mod aggregate;

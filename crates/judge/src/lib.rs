@@ -8,8 +8,8 @@
 //! [`batch`] runs the same requests through a provider's Batch API.
 //!
 //! Depends only on `tvir-store` (its cache, adaptation and batch tables). It must
-//! never parse a report, know a rubric or metric, or call into the engine: it
-//! answers requests, whatever asks them.
+//! never depend on the report parser, the rubrics or the engine: it answers
+//! requests, whatever asks them, and knows no metric.
 
 pub mod accounting;
 pub mod batch;

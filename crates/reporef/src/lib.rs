@@ -10,8 +10,8 @@
 //! budget sweep table and SVG chart; [`compare`] the paired test between two
 //! conditions. Entry points: [`load_benchmark`], [`load_conditions`], [`score_all`].
 //!
-//! Self-contained: it depends on no other crate of the suite, and never calls a judge
-//! or the network; it scores files already on disk.
+//! Self-contained: it must never depend on another crate of the suite, and never
+//! calls a judge or the network; it scores files already on disk.
 
 pub mod aliases;
 pub mod compare;

@@ -8,7 +8,8 @@
 //!
 //! Uses `tvir-judge` for its request and answer types only: it builds requests and
 //! scores answers but never sends anything (no network, no I/O beyond reading rubric
-//! and prompt files).
+//! and prompt files). It must never depend on the engine, the fetcher or the
+//! parser: a rubric sees a unit's inputs, not where they came from.
 
 mod engine;
 mod model;

@@ -5,8 +5,8 @@
 //! Batch API bookkeeping, [`pages`] for the source fetcher, [`figure_facts`] for the
 //! eval pipeline's image analyses by content hash.
 //!
-//! The bottom of the workspace: it depends on nothing of the suite, so every stage
-//! can use it. Rows are plain data; what they mean stays with their owners.
+//! The bottom of the workspace: it must never depend on anything of the suite, so
+//! every stage can use it. Rows are plain data; what they mean stays with their owners.
 
 pub mod adaptations;
 pub mod batch;

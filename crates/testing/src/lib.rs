@@ -8,7 +8,8 @@
 //! chat handler and the shared state) above them, then [`mock_batch`] and finally
 //! [`mock_judge`], which starts the server.
 //!
-//! A dev-dependency only: no production crate may depend on it normally.
+//! A dev-dependency only: production crates must never depend on it normally
+//! (`tests/architecture.rs` checks).
 
 pub mod mock_answer;
 pub mod mock_batch;

@@ -12,7 +12,7 @@
 //! scanning, never the other way round.
 //!
 //! Depends on `tvir-report` (to read citations) and `tvir-store` (the page cache);
-//! never on the judge, rubrics or the engine.
+//! it must never depend on the judge, the rubrics or the engine.
 
 pub mod address;
 pub mod backends;

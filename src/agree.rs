@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use tvir_analysis::agree::{self, table, AgreeOptions, LevelAgreement};
+use tvir_analysis::agree::table::ScoreTable;
+use tvir_analysis::agree::{self, table, AgreeOptions, AgreeReport, LevelAgreement};
 
 #[derive(Debug, clap::Args)]
 pub struct AgreeArgs {
@@ -94,6 +95,31 @@ pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
         levels: (!args.levels.is_empty()).then(|| args.levels.clone()),
     };
     let report = agree::agree(&a, &b, &opts);
+    check_comparable(&args, &a, &b, &report)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        render_text(&args, &report)
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuse a comparison with no shared score level or no shared scored cell.
+fn check_comparable(
+    args: &AgreeArgs,
+    a: &ScoreTable,
+    b: &ScoreTable,
+    report: &AgreeReport,
+) -> anyhow::Result<()> {
     if report.levels.is_empty() {
         anyhow::bail!(
             "{} and {} share no score level (A has: {}; B has: {})",
@@ -110,58 +136,53 @@ pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
             args.b.display()
         );
     }
-    let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
-    } else {
-        let mut t = tvir_analysis::aggregate::render::TextTable {
-            title: format!(
-                "Agreement of A ({}) and B ({}); PAR in %, bootstrap {} replicates, seed {}",
-                report.a, report.b, args.bootstrap, args.seed
-            ),
-            headers: agreement_headers(),
-            rows: Vec::new(),
-        };
-        let mut notes = Vec::new();
-        for (level, l) in &report.levels {
-            t.rows.push(level_row(level, l));
-            notes.extend(l.notes.iter().map(|n| format!("{level}: {n}")));
-        }
-        let mut out = t.terminal();
-        for (side, levels) in &report.inter_annotator {
-            out.push_str(&format!(
-                "\nInter-annotator PAR of {side} (mean over annotator pairs):\n"
-            ));
-            let mut levels: Vec<_> = levels.iter().collect();
-            levels.sort_by_key(|(k, _)| table::level_order(k));
-            for (level, l) in levels {
-                out.push_str(&format!(
-                    "  {level}: {} (pooled {}; {} annotators, {} of {} annotator pairs comparable){}\n",
-                    num(l.par, true),
-                    num(l.par_pooled, true),
-                    l.annotators,
-                    l.annotator_pairs_used,
-                    l.annotator_pairs,
-                    if l.notes.is_empty() { String::new() } else { format!(" - {}", l.notes.join("; ")) }
-                ));
-            }
-        }
-        notes.extend(report.notes.iter().cloned());
-        if !notes.is_empty() {
-            out.push_str("\nNotes:\n");
-            for n in notes {
-                out.push_str(&format!("  {n}\n"));
-            }
-        }
-        out
+    Ok(())
+}
+
+/// The terminal text: one row per level, inter-annotator PAR, then the notes.
+fn render_text(args: &AgreeArgs, report: &AgreeReport) -> String {
+    let mut t = tvir_analysis::aggregate::render::TextTable {
+        title: format!(
+            "Agreement of A ({}) and B ({}); PAR in %, bootstrap {} replicates, seed {}",
+            report.a, report.b, args.bootstrap, args.seed
+        ),
+        headers: agreement_headers(),
+        rows: Vec::new(),
     };
-    match &args.output {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
-        }
-        None => {
-            use std::io::Write;
-            std::io::stdout().lock().write_all(text.as_bytes())?;
+    let mut notes = Vec::new();
+    for (level, l) in &report.levels {
+        t.rows.push(level_row(level, l));
+        notes.extend(l.notes.iter().map(|n| format!("{level}: {n}")));
+    }
+    let mut out = t.terminal();
+    for (side, levels) in &report.inter_annotator {
+        out.push_str(&format!(
+            "\nInter-annotator PAR of {side} (mean over annotator pairs):\n"
+        ));
+        let mut levels: Vec<_> = levels.iter().collect();
+        levels.sort_by_key(|(k, _)| table::level_order(k));
+        for (level, l) in levels {
+            out.push_str(&format!(
+                "  {level}: {} (pooled {}; {} annotators, {} of {} annotator pairs comparable){}\n",
+                num(l.par, true),
+                num(l.par_pooled, true),
+                l.annotators,
+                l.annotator_pairs_used,
+                l.annotator_pairs,
+                if l.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" - {}", l.notes.join("; "))
+                }
+            ));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    notes.extend(report.notes.iter().cloned());
+    if !notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+    }
+    out
 }

@@ -1,21 +1,26 @@
 //! `tvir eval`: evaluate a folder of reports against the TVIR-Bench tasks.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Context;
 use serde_json::json;
 
 use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
-use tvir_engine::output;
+use tvir_engine::record::ReportRecord;
+use tvir_engine::timing::{self, ReportTiming};
 use tvir_engine::{
     discover, load_tasks, match_task, DedupMode, Engine, EvalSettings, ExtractionMode, JudgeMode,
-    Pages, Progress, RevisionScope, ScoreOptions,
+    Pages, Progress, ReportJob, RevisionScope, ScoreOptions, Task,
 };
-use tvir_judge::{ClientJudge, Judge, JudgeClient};
+use tvir_engine::{output, RunStats};
+use tvir_judge::batch::BatchEngine;
+use tvir_judge::prices::ModelPrice;
+use tvir_judge::{ClientJudge, Judge, JudgeClient, JudgeConfig};
 use tvir_rubric::RubricSet;
 use tvir_sources::{FetchOptions, Fetcher};
 use tvir_store::Store;
@@ -107,14 +112,14 @@ pub struct EvalOptions {
     #[arg(long)]
     pub prompts: Option<PathBuf>,
     /// Fact de-duplication: pre-filter (default), judge-all (reference), off.
-    #[arg(long, value_enum, default_value_t = DedupMode::Prefilter)]
-    pub dedup: DedupMode,
+    #[arg(long, value_enum, default_value_t = DedupArg::Prefilter)]
+    pub dedup: DedupArg,
     /// Keep the original captions for the report-level judges.
     #[arg(long)]
     pub no_caption_revision: bool,
     /// Judges that read revised captions: paper (IA, MC) or reference (also WQ, ADB, FLC).
-    #[arg(long, value_enum, default_value_t = RevisionScope::Paper)]
-    pub revision_scope: RevisionScope,
+    #[arg(long, value_enum, default_value_t = RevisionScopeArg::Paper)]
+    pub revision_scope: RevisionScopeArg,
     /// Count failed units as 0 instead of leaving them out of the mean.
     #[arg(long)]
     pub failed_as_zero: bool,
@@ -125,12 +130,75 @@ pub struct EvalOptions {
     /// every report), auto (the judge only for reports whose parse the self-check
     /// calls suspect). Default: auto when a judge is configured, else rules.
     #[arg(long, value_enum)]
-    pub extraction: Option<ExtractionMode>,
+    pub extraction: Option<ExtractionArg>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
     #[command(flatten)]
     pub batch: super::batch::BatchArgs,
+}
+
+// The engine's option enums carry no clap derive (the engine stays free of the
+// command line); these mirror them, variant for variant, with the same help.
+
+/// `--dedup`: [`DedupMode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DedupArg {
+    /// Deterministic pre-filter; only ambiguous pairs reach the judge.
+    Prefilter,
+    /// Ask the judge about every pair with identical cited sets (reference behaviour).
+    JudgeAll,
+    /// Pre-filter only; ambiguous pairs are kept as distinct (no judge).
+    Off,
+}
+
+impl From<DedupArg> for DedupMode {
+    fn from(a: DedupArg) -> Self {
+        match a {
+            DedupArg::Prefilter => DedupMode::Prefilter,
+            DedupArg::JudgeAll => DedupMode::JudgeAll,
+            DedupArg::Off => DedupMode::Off,
+        }
+    }
+}
+
+/// `--revision-scope`: [`RevisionScope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RevisionScopeArg {
+    /// IA and MC (the paper).
+    Paper,
+    /// IA, MC, WQ, ADB and FLC (the reference evaluator).
+    Reference,
+}
+
+impl From<RevisionScopeArg> for RevisionScope {
+    fn from(a: RevisionScopeArg) -> Self {
+        match a {
+            RevisionScopeArg::Paper => RevisionScope::Paper,
+            RevisionScopeArg::Reference => RevisionScope::Reference,
+        }
+    }
+}
+
+/// `--extraction`: [`ExtractionMode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExtractionArg {
+    /// The deterministic parser only.
+    Rules,
+    /// The judge for every report.
+    Judge,
+    /// The judge only for reports the self-check calls `suspect`.
+    Auto,
+}
+
+impl From<ExtractionArg> for ExtractionMode {
+    fn from(a: ExtractionArg) -> Self {
+        match a {
+            ExtractionArg::Rules => ExtractionMode::Rules,
+            ExtractionArg::Judge => ExtractionMode::Judge,
+            ExtractionArg::Auto => ExtractionMode::Auto,
+        }
+    }
 }
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
@@ -182,9 +250,107 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     // (setup and batch passes included, not only the final evaluation).
     let started = Instant::now();
     let mut args = *args.options;
-    // `--example OUT`: the embedded example, unpacked into a temporary folder that
-    // lives until the run ends. Otherwise clap has required all three inputs.
-    let _example = match args.example.take() {
+    let (_example, inputs) = resolve_inputs(&mut args)?;
+    check_flags(&args)?;
+    let rubrics = Arc::new(
+        RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
+            .context("loading rubrics and prompts")?,
+    );
+    let planned = plan_jobs(&args, &inputs.reports, &inputs.tasks)?;
+    let choice = choose_judge(&args, &inputs.out)?;
+    let store = open_store(&args, choice.mode)?;
+    let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
+    let (mode, judge_model) = (choice.mode, choice.judge_model.clone());
+    let wiring = wire_judge(&args, choice, &rubrics, &store)?;
+    let settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
+    let settings_json = settings_json(&settings, args.runs);
+    let pages: Arc<dyn Pages> = Arc::new(fetcher);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let make = || {
+        let judge = wiring.judge.clone();
+        Engine::new(
+            rubrics.clone(),
+            judge,
+            Some(pages.clone()),
+            settings.clone(),
+        )
+    };
+    if !batch_passes(&runtime, &wiring, &args, make, &planned)? {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Named in the --no-judge summary next to the paper's metrics.
+    let added_titles: Vec<String> = rubrics.added_metrics().map(|r| r.title.clone()).collect();
+    let engine = build_engine(&args, rubrics, wiring.judge, pages, settings, &store);
+    let evaluated = evaluate_and_write(&runtime, &engine, planned, &inputs.out)?;
+    let summary = output::summary(&evaluated.records, &settings_json);
+    output::write_summary(&inputs.out, &summary)?;
+    let time_line = write_run_stats(&inputs.out, &engine, evaluated.records.len(), started)?;
+    print!("{}", output::table(&summary));
+    let costs = Costs {
+        batch_price: wiring.batch_prices.flatten(),
+        max_cost: args.max_cost,
+    };
+    print_judge_line(
+        mode,
+        &engine.stats,
+        evaluated.failed_units,
+        &added_titles,
+        costs,
+    );
+    print!("{}", suspect_lines(&evaluated.records));
+    println!("{time_line}");
+    println!("results: {}", inputs.out.display());
+    Ok(exit_status(&evaluated))
+}
+
+/// The run settings as summary.json records them.
+fn settings_json(settings: &EvalSettings, runs: u32) -> serde_json::Value {
+    json!({
+        "judge_model": settings.judge_model, "runs": runs, "mode": settings.mode,
+        "dedup": settings.dedup, "caption_revision": settings.caption_revision,
+        "revision_scope": settings.revision_scope, "score": settings.score,
+        "extraction": settings.extraction,
+    })
+}
+
+/// Under `--batch`: passes until nothing is pending (true: the final run writes the
+/// outputs from the cache exactly as a live run does) or the current wave has been
+/// handed over (false: exit 0, re-run later). Without it: true.
+fn batch_passes(
+    runtime: &tokio::runtime::Runtime,
+    wiring: &Wiring,
+    args: &EvalOptions,
+    make_engine: impl Fn() -> Engine,
+    planned: &[(ReportJob, Option<Task>)],
+) -> anyhow::Result<bool> {
+    match &wiring.batch {
+        Some(batch) => runtime.block_on(super::batch::drive(
+            batch,
+            &args.batch,
+            make_engine,
+            planned.to_vec(),
+        )),
+        None => Ok(true),
+    }
+}
+
+/// Reports, tasks file and output folder of the run.
+struct Inputs {
+    reports: PathBuf,
+    tasks: PathBuf,
+    out: PathBuf,
+}
+
+/// The three inputs: `--example OUT` unpacks the embedded example into a temporary
+/// folder (which lives as long as the returned guard) and stands for them;
+/// otherwise clap has required all three.
+fn resolve_inputs(
+    args: &mut EvalOptions,
+) -> anyhow::Result<(Option<crate::example::Unpacked>, Inputs)> {
+    let example = match args.example.take() {
         Some(out) => {
             let example = crate::example::Unpacked::new()?;
             args.reports = Some(example.reports());
@@ -194,24 +360,40 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let (Some(reports), Some(tasks_file), Some(out_dir)) =
+    let (Some(reports), Some(tasks), Some(out)) =
         (args.reports.take(), args.tasks.take(), args.out.take())
     else {
         anyhow::bail!("--reports, --tasks and --out are required (or --example OUT)");
     };
+    Ok((
+        example,
+        Inputs {
+            reports,
+            tasks,
+            out,
+        },
+    ))
+}
+
+/// Flag combinations refused before any work.
+fn check_flags(args: &EvalOptions) -> anyhow::Result<()> {
     if args.no_judge && args.dry_run {
         anyhow::bail!("--no-judge and --dry-run exclude each other");
     }
     if args.concurrency == 0 {
         anyhow::bail!("--concurrency must be at least 1");
     }
-    args.batch.check(args.no_judge, args.dry_run)?;
-    let rubrics = Arc::new(
-        RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
-            .context("loading rubrics and prompts")?,
-    );
-    let tasks = load_tasks(&tasks_file)?;
-    let mut jobs = discover(&reports)?;
+    args.batch.check(args.no_judge, args.dry_run)
+}
+
+/// Every report to evaluate with its task, after the --system/--task filters.
+fn plan_jobs(
+    args: &EvalOptions,
+    reports: &Path,
+    tasks_file: &Path,
+) -> anyhow::Result<Vec<(ReportJob, Option<Task>)>> {
+    let tasks = load_tasks(tasks_file)?;
+    let mut jobs = discover(reports)?;
     if !args.systems.is_empty() {
         jobs.retain(|j| args.systems.contains(&j.system));
     }
@@ -236,32 +418,26 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             reports.display()
         );
     }
+    Ok(planned)
+}
 
-    let timeout = match args.judge_timeout {
-        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
-        Some(s) => anyhow::bail!("--judge-timeout {s}: must be a positive number of seconds"),
-        None => None,
-    };
-    let flags = JudgeFlags {
-        max_tokens: args.max_tokens,
-        timeout,
-        max_attempts: args.judge_retries.map(|r| r.saturating_add(1)),
-        assume_vision: args.assume_vision,
-        relearn: args.relearn_judge,
-        base_url: args.base_url.clone(),
-        model: args.judge_model.clone(),
-        concurrency: Some(args.concurrency),
-        rpm: args.rpm,
-        tpm: args.tpm,
-        dry_run: args.dry_run,
-        max_cost_usd: args.max_cost,
-        journal_path: Some(out_dir.join("judge-journal.jsonl")),
-        ..JudgeFlags::default()
-    };
+/// The judge as settings, environment and flags configure it, and what the run
+/// does with it.
+struct JudgeChoice {
+    config: Option<JudgeConfig>,
+    mode: JudgeMode,
+    extraction: ExtractionMode,
+    /// Output folder name: the configured model, else `--judge-model`, else `no-judge`.
+    judge_model: String,
+}
+
+/// Resolve the judge settings, then the judge mode and the extractor. Tells the
+/// user when no judge is configured.
+fn choose_judge(args: &EvalOptions, out_dir: &Path) -> anyhow::Result<JudgeChoice> {
+    let flags = judge_flags(args, out_dir)?;
     // A judge is configured when a model is named and there is somewhere to send it:
     // a key (OpenAI or any keyed server) or an explicit base URL (local servers).
-    let resolved = judge_config_from_environment(&flags, args.config.as_deref());
-    let judge_config = match resolved {
+    let config = match judge_config_from_environment(&flags, args.config.as_deref()) {
         Ok(c) if c.api_key.is_some() || c.base_url != tvir_judge::DEFAULT_BASE_URL => Some(c),
         Ok(_) => None,
         Err(ConfigError::Invalid {
@@ -278,13 +454,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         JudgeMode::DryRun
     } else if args.no_judge {
         JudgeMode::NoJudge
-    } else if judge_config.is_none() {
+    } else if config.is_none() {
         eprintln!("No judge configured: running with --no-judge (judge-free metrics only).");
         JudgeMode::NoJudge
     } else {
         JudgeMode::Judge
     };
-    let extraction = match (args.extraction, mode) {
+    let extraction = match (args.extraction.map(ExtractionMode::from), mode) {
         (Some(ExtractionMode::Rules) | None, JudgeMode::NoJudge) => ExtractionMode::Rules,
         (Some(m), JudgeMode::NoJudge) => {
             anyhow::bail!("--extraction {m:?} needs a judge (none is configured, or --no-judge)")
@@ -292,112 +468,155 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         (Some(m), _) => m,
         (None, _) => ExtractionMode::Auto,
     };
-    let judge_model = judge_config
+    let judge_model = config
         .as_ref()
         .map(|c| c.model.clone())
         .or_else(|| args.judge_model.clone())
         .unwrap_or_else(|| "no-judge".into());
+    Ok(JudgeChoice {
+        config,
+        mode,
+        extraction,
+        judge_model,
+    })
+}
 
-    let store = if mode != JudgeMode::NoJudge || args.cache.is_some() {
-        let path = match &args.cache {
-            Some(p) => p.clone(),
-            None => dirs::cache_dir()
-                .context("no user cache directory: pass --cache PATH")?
-                .join("tvir-eval")
-                .join("cache.sqlite"),
-        };
-        Some(Store::open(&path)?)
-    } else {
-        None
+/// The judge flags of the command line (the journal goes into the output folder).
+fn judge_flags(args: &EvalOptions, out_dir: &Path) -> anyhow::Result<JudgeFlags> {
+    let timeout = match args.judge_timeout {
+        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => anyhow::bail!("--judge-timeout {s}: must be a positive number of seconds"),
+        None => None,
     };
-    let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
-    let batch_prices = judge_config
+    Ok(JudgeFlags {
+        max_tokens: args.max_tokens,
+        timeout,
+        max_attempts: args.judge_retries.map(|r| r.saturating_add(1)),
+        assume_vision: args.assume_vision,
+        relearn: args.relearn_judge,
+        base_url: args.base_url.clone(),
+        model: args.judge_model.clone(),
+        concurrency: Some(args.concurrency),
+        rpm: args.rpm,
+        tpm: args.tpm,
+        dry_run: args.dry_run,
+        max_cost_usd: args.max_cost,
+        journal_path: Some(out_dir.join("judge-journal.jsonl")),
+        ..JudgeFlags::default()
+    })
+}
+
+/// The judge and page cache: opened when judges may be asked or `--cache` names
+/// one (default path in the user's cache directory).
+fn open_store(args: &EvalOptions, mode: JudgeMode) -> anyhow::Result<Option<Store>> {
+    if mode == JudgeMode::NoJudge && args.cache.is_none() {
+        return Ok(None);
+    }
+    let path = match &args.cache {
+        Some(p) => p.clone(),
+        None => dirs::cache_dir()
+            .context("no user cache directory: pass --cache PATH")?
+            .join("tvir-eval")
+            .join("cache.sqlite"),
+    };
+    Ok(Some(Store::open(&path)?))
+}
+
+/// The judge of the run, wired from the chosen configuration.
+struct Wiring {
+    /// None without a judge (a dry run without one still counts requests).
+    judge: Option<Arc<dyn Judge>>,
+    /// The Batch API engine under `--batch`.
+    batch: Option<Arc<BatchEngine>>,
+    /// Batch prices of the configured model, for the dry-run cost line.
+    batch_prices: Option<Option<ModelPrice>>,
+    extraction: ExtractionMode,
+}
+
+/// Build the judge client (live, or behind the Batch API under `--batch`), with each
+/// rubric's completion-token limit.
+fn wire_judge(
+    args: &EvalOptions,
+    choice: JudgeChoice,
+    rubrics: &RubricSet,
+    store: &Option<Store>,
+) -> anyhow::Result<Wiring> {
+    let batch_prices = choice
+        .config
         .as_ref()
         .map(|c| super::batch::price_of(&c.model, c.price_table_path.as_deref()));
-    let mut batch_engine = None;
-    let judge: Option<Arc<dyn Judge>> = match (mode, judge_config) {
-        (JudgeMode::NoJudge, _) => None,
-        (JudgeMode::Judge, Some(mut config)) if args.batch.active() => {
+    let mut batch = None;
+    let judge: Option<Arc<dyn Judge>> = match (choice.mode, choice.config) {
+        (JudgeMode::NoJudge, _) | (_, None) => None,
+        (mode, Some(mut config)) => {
             config.metric_max_tokens = rubrics
                 .rubrics()
                 .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
                 .collect();
             let client = JudgeClient::new(config, store.clone())?;
-            let engine = args.batch.engine(client)?;
-            batch_engine = Some(engine.clone());
-            Some(Arc::new(
-                tvir_judge::batch::BatchJudge::new(engine).map_err(anyhow::Error::msg)?,
-            ))
+            if mode == JudgeMode::Judge && args.batch.active() {
+                let engine = args.batch.engine(client)?;
+                batch = Some(engine.clone());
+                Some(Arc::new(
+                    tvir_judge::batch::BatchJudge::new(engine).map_err(anyhow::Error::msg)?,
+                ))
+            } else {
+                Some(Arc::new(
+                    ClientJudge::new(client).map_err(anyhow::Error::msg)?,
+                ))
+            }
         }
-        (_, Some(mut config)) => {
-            config.metric_max_tokens = rubrics
-                .rubrics()
-                .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
-                .collect();
-            let client = JudgeClient::new(config, store.clone())?;
-            Some(Arc::new(
-                ClientJudge::new(client).map_err(anyhow::Error::msg)?,
-            ))
-        }
-        // A dry run without a configured judge still counts requests.
-        (_, None) => None,
     };
-    let settings = EvalSettings {
-        judge_model: judge_model.clone(),
+    Ok(Wiring {
+        judge,
+        batch,
+        batch_prices,
+        extraction: choice.extraction,
+    })
+}
+
+/// The engine settings from the flags and the chosen judge.
+fn eval_settings(
+    args: &EvalOptions,
+    mode: JudgeMode,
+    extraction: ExtractionMode,
+    judge_model: &str,
+    rubrics: &RubricSet,
+) -> EvalSettings {
+    EvalSettings {
+        judge_model: judge_model.to_string(),
         runs: args.runs,
         concurrency: args.concurrency,
         report_parallelism: args.concurrency.clamp(4, 32),
         mode,
-        dedup: args.dedup,
+        dedup: args.dedup.into(),
         caption_revision: !args.no_caption_revision,
-        revision_scope: args.revision_scope,
+        revision_scope: args.revision_scope.into(),
         judge_image_max_side: args.judge_image_max_side,
         extraction,
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
-            ..ScoreOptions::for_rubrics(&rubrics)
+            ..ScoreOptions::for_rubrics(rubrics)
         },
         ..EvalSettings::default()
-    };
-    let settings_json = json!({
-        "judge_model": judge_model, "runs": args.runs, "mode": mode, "dedup": args.dedup,
-        "caption_revision": !args.no_caption_revision, "revision_scope": args.revision_scope,
-        "score": settings.score, "extraction": extraction,
-    });
-    let pages: Arc<dyn Pages> = Arc::new(fetcher);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    if let Some(batch) = &batch_engine {
-        // Batch passes until nothing is pending; then the run below writes the
-        // outputs from the cache exactly as a live run does.
-        let make = || {
-            Engine::new(
-                rubrics.clone(),
-                judge.clone(),
-                Some(pages.clone()),
-                settings.clone(),
-            )
-        };
-        let complete = runtime.block_on(super::batch::drive(
-            batch,
-            &args.batch,
-            make,
-            planned.clone(),
-        ))?;
-        if !complete {
-            return Ok(ExitCode::SUCCESS);
-        }
     }
-    // Named in the --no-judge summary next to the paper's metrics.
-    let added_titles: Vec<String> = rubrics.added_metrics().map(|r| r.title.clone()).collect();
+}
+
+/// The engine of the final pass: figure facts kept in the store, and the progress
+/// bar when stderr is a terminal and `--quiet` is not given.
+fn build_engine(
+    args: &EvalOptions,
+    rubrics: Arc<RubricSet>,
+    judge: Option<Arc<dyn Judge>>,
+    pages: Arc<dyn Pages>,
+    settings: EvalSettings,
+    store: &Option<Store>,
+) -> Engine {
     let mut engine = Engine::new(rubrics, judge, Some(pages), settings);
-    if let Some(store) = &store {
+    if let Some(store) = store {
         engine = engine.with_figure_store(store.clone());
     }
-    let show_bar = !args.quiet && std::io::stderr().is_terminal();
-    if show_bar {
+    if !args.quiet && std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
@@ -409,65 +628,108 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         let stats = engine.stats.clone();
         engine = engine.with_progress(Arc::new(Bar { bar, stats }));
     }
+    engine
+}
 
-    std::fs::create_dir_all(&out_dir)
+/// What stays of the evaluation once every report is written.
+struct Evaluated {
+    /// Compact records (scores, counts, usage), sorted by system, task and run.
+    records: Vec<ReportRecord>,
+    /// Failed units of the reports that could be read.
+    failed_units: usize,
+}
+
+/// Run the engine, writing each report's files as soon as its records are final
+/// and keeping only compact rows, so memory stays flat in the number of reports.
+fn evaluate_and_write(
+    runtime: &tokio::runtime::Runtime,
+    engine: &Engine,
+    planned: Vec<(ReportJob, Option<Task>)>,
+    out_dir: &Path,
+) -> anyhow::Result<Evaluated> {
+    std::fs::create_dir_all(out_dir)
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
-    let write_errors = std::sync::Mutex::new(Vec::<String>::new());
-    let out = out_dir.clone();
-    // Each report's records are written as soon as they are final and dropped; only
-    // compact rows (scores, counts, usage) stay for the summary and the table.
-    let failed_units = std::sync::atomic::AtomicUsize::new(0);
+    let write_errors = Mutex::new(Vec::<String>::new());
+    let failed_units = AtomicUsize::new(0);
     let mut records: Vec<_> = runtime
-        .block_on(engine.evaluate_each(planned, &|recs, mut report_timing| {
-            let mut rows = Vec::with_capacity(recs.len());
-            let started = Instant::now();
-            // `write` times the metric files; report.json, which carries the
-            // timings, is written after them.
-            let (written, cpu) = tvir_engine::timing::with_cpu(|| {
-                recs.iter()
-                    .map(|r| output::write_metric_files(&out, r))
-                    .collect::<Vec<_>>()
-            });
-            report_timing.write = tvir_engine::timing::StageTime::new(started.elapsed(), cpu);
-            engine
-                .timing
-                .add(tvir_engine::timing::Stage::Write, report_timing.write);
-            for (r, w) in recs.iter().zip(written) {
-                let w = w
-                    .and_then(|()| output::write_report_json(&out, r, Some(&report_timing)))
-                    .and_then(|()| output::write_timing(&out, r, &report_timing));
-                if let Err(e) = w {
-                    write_errors
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(e.to_string());
-                }
-            }
-            for r in recs {
-                if r.load_error().is_none() {
-                    failed_units
-                        .fetch_add(r.failed_unit_count(), std::sync::atomic::Ordering::Relaxed);
-                }
-                rows.push(r.compact());
-            }
-            rows
+        .block_on(engine.evaluate_each(planned, &|recs, report_timing| {
+            write_report(
+                engine,
+                out_dir,
+                recs,
+                report_timing,
+                &write_errors,
+                &failed_units,
+            )
         }))
         .into_iter()
         .flatten()
         .collect();
     records.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
-    let failed_units = failed_units.into_inner();
     let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = errors.first() {
         anyhow::bail!("writing results: {e}");
     }
-    let summary = output::summary(&records, &settings_json);
-    output::write_summary(&out_dir, &summary)?;
+    Ok(Evaluated {
+        records,
+        failed_units: failed_units.into_inner(),
+    })
+}
+
+/// Write one report's files (metric files, timed as the `write` stage, then
+/// report.json and its timing) and return its compact rows; write errors are
+/// collected, failed units counted.
+fn write_report(
+    engine: &Engine,
+    out: &Path,
+    recs: Vec<ReportRecord>,
+    mut report_timing: ReportTiming,
+    write_errors: &Mutex<Vec<String>>,
+    failed_units: &AtomicUsize,
+) -> Vec<ReportRecord> {
+    let mut rows = Vec::with_capacity(recs.len());
+    let started = Instant::now();
+    // `write` times the metric files; report.json, which carries the
+    // timings, is written after them.
+    let (written, cpu) = timing::with_cpu(|| {
+        recs.iter()
+            .map(|r| output::write_metric_files(out, r))
+            .collect::<Vec<_>>()
+    });
+    report_timing.write = timing::StageTime::new(started.elapsed(), cpu);
+    engine.timing.add(timing::Stage::Write, report_timing.write);
+    for (r, w) in recs.iter().zip(written) {
+        let w = w
+            .and_then(|()| output::write_report_json(out, r, Some(&report_timing)))
+            .and_then(|()| output::write_timing(out, r, &report_timing));
+        if let Err(e) = w {
+            write_errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(e.to_string());
+        }
+    }
+    for r in recs {
+        if r.load_error().is_none() {
+            failed_units.fetch_add(r.failed_unit_count(), Relaxed);
+        }
+        rows.push(r.compact());
+    }
+    rows
+}
+
+/// Write run-stats.json (counters, figure work, timing of the whole command) and
+/// return the timing line printed at the end.
+fn write_run_stats(
+    out_dir: &Path,
+    engine: &Engine,
+    reports: usize,
+    started: Instant,
+) -> anyhow::Result<String> {
     let stats = &engine.stats;
-    use std::sync::atomic::Ordering::Relaxed;
-    let (wall, cpu) = (started.elapsed(), tvir_engine::timing::process_cpu());
+    let (wall, cpu) = (started.elapsed(), timing::process_cpu());
     output::write_run_stats(
-        &out_dir,
+        out_dir,
         &json!({
             "wall_seconds": wall.as_secs_f64(),
             "requests_built": stats.requests.load(Relaxed),
@@ -478,7 +740,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "spend_usd": stats.spend_usd(),
             "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
             "estimated_cost_usd": stats.estimated_cost_usd(),
-            "reports": records.len(),
+            "reports": reports,
             "figures": {
                 "encoded": engine.images.encoded.load(Relaxed),
                 "facts_reused": engine.figure_facts.hits.load(Relaxed),
@@ -487,17 +749,31 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "timing": engine.timing.to_json(wall, cpu),
         }),
     )?;
-    let time_line = engine.timing.line(wall, cpu);
+    Ok(engine.timing.line(wall, cpu))
+}
 
-    print!("{}", output::table(&summary));
-    let broken_reports = records.iter().filter(|r| r.load_error().is_some()).count();
+/// What the dry-run line compares its estimate with.
+struct Costs {
+    batch_price: Option<ModelPrice>,
+    max_cost: Option<f64>,
+}
+
+/// The line on judging: the dry-run estimate, what a judge would add, or the
+/// answers, failures and spend.
+fn print_judge_line(
+    mode: JudgeMode,
+    stats: &RunStats,
+    failed_units: usize,
+    added_titles: &[String],
+    costs: Costs,
+) {
     match mode {
         JudgeMode::DryRun => println!(
             "dry run: {} judge requests, about {} prompt tokens{}; nothing was called",
             stats.requests.load(Relaxed),
             stats.estimated_prompt_tokens(),
             stats.estimated_cost_usd().map_or_else(String::new, |c| {
-                super::batch::dry_run_costs(c, batch_prices.flatten(), args.max_cost)
+                super::batch::dry_run_costs(c, costs.batch_price, costs.max_cost)
             })
         ),
         JudgeMode::NoJudge => {
@@ -519,18 +795,25 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             stats.spend_usd()
         ),
     }
-    print!("{}", suspect_lines(&records));
-    println!("{time_line}");
-    println!("results: {}", out_dir.display());
-    if failed_units > 0 || broken_reports > 0 {
-        if broken_reports > 0 {
-            eprintln!(
-                "{broken_reports} report(s) could not be read (see the failed `report_load` unit in their report.json)"
-            );
-        }
-        return Ok(ExitCode::from(1));
+}
+
+/// 1 when some unit failed or some report could not be read (said on stderr),
+/// else 0.
+fn exit_status(evaluated: &Evaluated) -> ExitCode {
+    let broken_reports = evaluated
+        .records
+        .iter()
+        .filter(|r| r.load_error().is_some())
+        .count();
+    if evaluated.failed_units == 0 && broken_reports == 0 {
+        return ExitCode::SUCCESS;
     }
-    Ok(ExitCode::SUCCESS)
+    if broken_reports > 0 {
+        eprintln!(
+            "{broken_reports} report(s) could not be read (see the failed `report_load` unit in their report.json)"
+        );
+    }
+    ExitCode::from(1)
 }
 
 /// The reports whose rules parse the self-check called suspect, with why and what

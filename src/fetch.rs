@@ -106,32 +106,70 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    let urls = collect_urls(&entries, args.images);
+    let (outcomes, image_results) = fetch_all(&fetcher, &urls.pages, &urls.images)?;
+    let summary = summarize(
+        entries.len(),
+        urls.unreadable,
+        &outcomes,
+        args.images.then_some(image_results.as_slice()),
+    );
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary, &cache_path);
+    }
+    Ok(ExitCode::from(if any_failed(&summary) { 1 } else { 0 }))
+}
 
-    let mut unreadable = Vec::new();
-    let mut pages: Vec<String> = Vec::new();
-    let mut images: Vec<String> = Vec::new();
+/// The unique cited page URLs (and remote image URLs when asked) of the reports,
+/// in first-seen order, and the reports that could not be read.
+struct Urls {
+    pages: Vec<String>,
+    images: Vec<String>,
+    unreadable: Vec<String>,
+}
+
+/// Parse every report and collect its URLs, each once (by normalised form).
+fn collect_urls(entries: &[ReportEntry], with_images: bool) -> Urls {
+    let mut urls = Urls {
+        pages: Vec::new(),
+        images: Vec::new(),
+        unreadable: Vec::new(),
+    };
     let mut seen_pages = std::collections::HashSet::new();
     let mut seen_images = std::collections::HashSet::new();
-    for entry in &entries {
+    for entry in entries {
         match tvir_report::load(&entry.path) {
             Ok(report) => {
                 for url in cited_urls(&report) {
                     if seen_pages.insert(normalize_url(&url)) {
-                        pages.push(url);
+                        urls.pages.push(url);
                     }
                 }
-                if args.images {
+                if with_images {
                     for url in remote_image_urls(&report) {
                         if seen_images.insert(normalize_url(&url)) {
-                            images.push(url);
+                            urls.images.push(url);
                         }
                     }
                 }
             }
-            Err(err) => unreadable.push(err.to_string()),
+            Err(err) => urls.unreadable.push(err.to_string()),
         }
     }
+    urls
+}
 
+type PageResults = Vec<(tvir_sources::PageOutcome, PageOrigin)>;
+type ImageResults = Vec<(String, Result<usize, tvir_sources::FetchError>)>;
+
+/// Fetch every page, then every image, under a progress bar.
+fn fetch_all(
+    fetcher: &Fetcher,
+    pages: &[String],
+    images: &[String],
+) -> anyhow::Result<(PageResults, ImageResults)> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -144,7 +182,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let (outcomes, image_results) = runtime.block_on(async {
+    let results = runtime.block_on(async {
         let outcomes: Vec<_> = futures::stream::iter(pages.iter())
             .map(|url| {
                 let fetcher = fetcher.clone();
@@ -174,19 +212,13 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         (outcomes, image_results)
     });
     progress.finish_and_clear();
+    Ok(results)
+}
 
-    let summary = summarize(
-        entries.len(),
-        unreadable,
-        &outcomes,
-        args.images.then_some(image_results.as_slice()),
-    );
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        print_summary(&summary, &cache_path);
-    }
-    let any_failed = summary
+/// Whether the exit status is 1: a page failed or was unavailable, a report was
+/// unreadable, or an image failed.
+fn any_failed(summary: &Summary) -> bool {
+    summary
         .by_status
         .iter()
         .any(|(status, n)| *n > 0 && (*status == "failed" || *status == "unavailable"))
@@ -194,8 +226,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         || summary
             .images
             .as_ref()
-            .is_some_and(|i| !i.failed.is_empty());
-    Ok(ExitCode::from(if any_failed { 1 } else { 0 }))
+            .is_some_and(|i| !i.failed.is_empty())
 }
 
 fn default_cache_path() -> anyhow::Result<PathBuf> {

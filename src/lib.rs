@@ -6,7 +6,9 @@
 //! Owns no evaluation logic: parsing is `tvir_report`, fetching `tvir_sources`,
 //! images `tvir_images`, judging `tvir_judge`, rubrics `tvir_rubric`, the run
 //! `tvir_engine`, leaderboards and agreement `tvir_analysis`, RepoRef `tvir_reporef`.
-//! Nothing depends on this crate.
+//! Argument types stay here too: the engine's option enums get clap mirrors in
+//! [`eval`], so no stage crate needs clap. It must never depend on the test servers
+//! (`tvir-testing`); nothing but the binary and the integration tests depends on it.
 
 use std::process::ExitCode;
 

@@ -7,9 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tvir_rubric::PrefilterSpec;
 
 /// How pairs are decided.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DedupMode {
     /// Deterministic pre-filter; only ambiguous pairs reach the judge.

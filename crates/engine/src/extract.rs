@@ -8,8 +8,9 @@
 //! whitespace normalisation (its `line` and `span` come from where it was found),
 //! every label must name an entry, every entry URL must occur in the text. Any
 //! failure keeps the rules parse, and the report stays flagged. Figures always stay
-//! deterministic. Calls go through [`Engine`]'s ordinary `ask` (cache, accounting,
-//! journal, dry-run estimates).
+//! deterministic. Calls go through the run's ordinary `ask` (cache, accounting,
+//! journal, dry-run estimates), handed in as an [`AskUnit`] so this module needs
+//! neither the engine nor the flow that calls it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
@@ -19,23 +20,11 @@ use futures::future::join_all;
 use regex::Regex;
 use serde_json::Value;
 
-use super::pipeline::{Engine, JudgeMode, Outcome};
-use super::record::UsageRecord;
+use crate::outcome::{AskUnit, Outcome, PENDING_REASON};
+use crate::record::UsageRecord;
+use crate::settings::{ExtractionMode, JudgeMode};
 use tvir_report::{ExtractionMethod, Fact, JudgeExtraction, Reference, Report};
-use tvir_rubric::{AnswerSpec, Rubric, SourceText, UnitInputs};
-
-/// Which extractor produces references and facts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExtractionMode {
-    /// The deterministic parser only.
-    #[default]
-    Rules,
-    /// The judge for every report.
-    Judge,
-    /// The judge only for reports the self-check calls `suspect`.
-    Auto,
-}
+use tvir_rubric::{AnswerSpec, Rubric, RubricSet, SourceText, UnitInputs};
 
 pub const REFERENCES_RUBRIC: &str = "extract_references";
 pub const FACTS_RUBRIC: &str = "extract_facts";
@@ -296,16 +285,25 @@ fn rules_list_usable(report: &Report) -> bool {
     !report.references.is_empty() && c.markers_unresolved * 2 <= c.markers_seen.max(1)
 }
 
-impl Engine {
+/// What judge extraction needs from the run, handed in by the per-report flow.
+pub(crate) struct Extractor<'a> {
+    pub rubrics: &'a RubricSet,
+    pub mode: JudgeMode,
+    pub extraction: ExtractionMode,
+    /// The run's judge path (the engine).
+    pub judge: &'a dyn AskUnit,
+}
+
+impl Extractor<'_> {
     /// Run judge extraction on `report` when the mode asks for it. Returns the report
     /// (with judge references and facts when they validated) and the usage of the
     /// extraction calls.
-    pub(super) async fn extract_with_judge(
+    pub(crate) async fn extract_with_judge(
         &self,
         mut report: Report,
         label: &str,
     ) -> (Report, UsageRecord) {
-        let wanted = match self.settings.extraction {
+        let wanted = match self.extraction {
             ExtractionMode::Rules => false,
             ExtractionMode::Judge => true,
             ExtractionMode::Auto => report.extraction.is_suspect(),
@@ -380,7 +378,7 @@ impl Engine {
             match answers {
                 Ok(answers) => Some(merge_references(text, &answers).map_err(|e| ("rejected", e))?),
                 // A dry run still builds (and so counts) the fact requests.
-                Err(e) if self.settings.mode == JudgeMode::DryRun => {
+                Err(e) if self.mode == JudgeMode::DryRun => {
                     let _ = self
                         .fact_answers(
                             facts_rubric,
@@ -463,14 +461,14 @@ impl Engine {
                 ..Default::default()
             };
             let unit = format!("extraction:{part}:{}", i + 1);
-            async move { self.ask(rubric, &inputs, label, &unit, 0).await }
+            async move { self.judge.ask_unit(rubric, &inputs, label, &unit, 0).await }
         });
         let outcomes = join_all(asks).await;
         let mut answers = Vec::new();
         let mut problem: Option<(&'static str, String)> = None;
         let mut pending = false;
         for (i, o) in outcomes.into_iter().enumerate() {
-            if self.settings.mode != JudgeMode::NoJudge {
+            if self.mode != JudgeMode::NoJudge {
                 outcome.calls += 1;
             }
             match o {
@@ -488,7 +486,7 @@ impl Engine {
                     usage.failed_calls += 1;
                     problem.get_or_insert(("failed", format!("{part} window {}: {e}", i + 1)));
                 }
-                Outcome::Skipped(e) if e == super::pipeline::PENDING_REASON => pending = true,
+                Outcome::Skipped(e) if e == PENDING_REASON => pending = true,
                 Outcome::Skipped(e) => {
                     problem.get_or_insert(("skipped", e));
                 }
@@ -496,7 +494,7 @@ impl Engine {
         }
         // Batch mode: a window still in a wave decides (the next pass has its answer).
         if pending {
-            return Err(("pending", super::pipeline::PENDING_REASON.into()));
+            return Err(("pending", PENDING_REASON.into()));
         }
         match problem {
             Some(p) => Err(p),

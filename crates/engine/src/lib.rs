@@ -1,34 +1,62 @@
-//! The evaluation run, in three parts:
+//! The tvir-eval evaluation engine: given reports, their tasks and a rubric set, it
+//! produces every per-report record (judged units, scores, usage, timings) and
+//! writes the output files. `tvir eval` drives it; `tvir ablate` re-scores its
+//! stored records.
 //!
-//! - **plan** ([`plan`]): the units of every rubric, built from the rubric's
-//!   declarations (unit kind, inputs, settle rules, `reads`, `after`), with no code
-//!   per metric;
-//! - **run** ([`run`], on the engine of [`pipeline`]: judge pool, cache, evidence
-//!   gathering, accounting): the units of each report in dependency order, with the
-//!   named steps (caption revision, fact de-duplication, image quality from pixels);
-//! - **score** ([`score::rescore`]): every number from the stored answers, as
-//!   `tvir ablate` recomputes them.
+//! Main types:
 //!
-//! Outputs are written by [`output`].
+//! - [`Engine`]: what a run shares (rubrics, judge, pages, settings, counters);
+//!   [`Engine::evaluate_each`] / [`Engine::evaluate_all`] run a list of jobs;
+//! - [`EvalSettings`] with [`JudgeMode`], [`DedupMode`], [`RevisionScope`],
+//!   [`ExtractionMode`] and [`ScoreOptions`]: what a run is asked to do;
+//! - [`ReportJob`] and [`Task`] ([`input`]): a report found on disk and the
+//!   benchmark task it answers;
+//! - [`record`]: the records written and read back ([`record::ReportRecord`],
+//!   [`record::UnitRecord`], metric files);
+//! - the seams tests substitute: [`Pages`] (network), [`FigureOps`] (images),
+//!   [`ReportLoader`] (parsing), [`Progress`] (the progress bar).
+//!
+//! Data flow, per report: **plan** ([`plan`]: the units of each rubric, from its
+//! declarations alone) -> **run** ([`flow`] loads the report and gathers
+//! [`evidence`] once; [`run`] judges each sample's units in dependency order
+//! through [`judging`], with caption revision, fact de-duplication and optional
+//! judge [`extract`]ion as named steps) -> **score** ([`score::rescore`]: every
+//! number from the stored answers, as `tvir ablate` recomputes them) -> **write**
+//! ([`output`]).
+//!
+//! This crate must never depend on the command line (clap argument types, exit
+//! codes, terminal output), on the analysis crate (leaderboards and agreement read
+//! the files written here, not the other way round), or on the test servers of
+//! `tvir-testing`. It has no clap dependency: the command layer mirrors the option
+//! enums ([`DedupMode`], [`RevisionScope`], [`ExtractionMode`]) for its flags.
 
 pub mod dedup;
+pub mod engine;
+pub mod evidence;
 pub mod extract;
+pub mod figure_ops;
 pub mod figures;
+pub mod flow;
 pub mod input;
+pub mod judging;
+pub mod outcome;
 pub mod output;
-pub mod pipeline;
+pub mod pages;
 pub mod plan;
 pub mod record;
 pub mod run;
 pub mod score;
+pub mod settings;
+pub mod stats;
 pub mod text;
 pub mod timing;
 
 pub use dedup::DedupMode;
-pub use extract::ExtractionMode;
+pub use engine::{Engine, ReportLoader};
+pub use figure_ops::{FigureOps, ImagePipeline};
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
-pub use pipeline::{
-    Engine, EvalSettings, FigureFailure, FigureOps, ImagePipeline, JudgeMode, NoProgress, Pages,
-    Progress, ReportLoader, RevisionScope, RunStats, PENDING_REASON,
-};
+pub use outcome::PENDING_REASON;
+pub use pages::{FigureFailure, Pages};
 pub use score::{rescore, IqWeights, ScoreOptions};
+pub use settings::{EvalSettings, ExtractionMode, JudgeMode, RevisionScope};
+pub use stats::{NoProgress, Progress, RunStats};

@@ -21,22 +21,25 @@
 //! is asked with the input as it is. The special steps (caption revision from
 //! `figure_caption_quality`, fact de-duplication before `citation_support`, image
 //! quality from pixels) stay in
-//! [`super::pipeline`], each in one place; [`Engine::plan_units`] covers every other
+//! [`crate::run`], each in one place; [`Engine::plan_units`] covers every other
 //! rubric, built-in or added through `--rubrics DIR`.
 
 use serde_json::{json, Value};
 
-use super::input::Task;
-use super::pipeline::{
-    canonical_order, cited_sources, figure_detail, no_task_reason, Engine, Evidence,
-    FigureEvidence, JudgedUnits, Outcome, PENDING_REASON,
-};
-use super::record::{UnitRecord, UsageRecord};
+use std::collections::BTreeMap;
+
+use crate::engine::Engine;
+use crate::evidence::{Evidence, FigureEvidence};
+use crate::input::Task;
+use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
+use crate::record::{UnitRecord, UsageRecord};
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
 use tvir_report::{Figure, FigureKind, Report};
-use tvir_rubric::{dimension_scores, split_items, InputKind, Rubric, UnitInputs, UnitKind};
+use tvir_rubric::{
+    dimension_scores, split_items, InputKind, Rubric, SourceText, UnitInputs, UnitKind,
+};
 
 /// Rubrics whose units are built by a named step of the pipeline instead of the
 /// generic planner (and why): caption revision, fact de-duplication.
@@ -491,4 +494,41 @@ impl Engine {
         }
         (self.unit_from(&rubric.id, unit, outcome, detail), revision)
     }
+}
+
+fn no_task_reason(label: &str) -> String {
+    format!("report {label} matches no task in the tasks file")
+}
+
+fn figure_detail(f: &Figure) -> Value {
+    json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption})
+}
+
+fn cited_sources(
+    idxs: &[String],
+    sources: Option<&BTreeMap<String, SourceText>>,
+) -> Vec<SourceText> {
+    idxs.iter()
+        .map(|i| {
+            sources
+                .and_then(|s| s.get(i).cloned())
+                .unwrap_or_else(|| SourceText {
+                    idx: i.clone(),
+                    url: None,
+                    title: None,
+                    text: String::new(),
+                })
+        })
+        .collect()
+}
+
+/// Sources in one order whatever order the fact cites them in (numeric indices
+/// numerically), so prompts of facts citing overlapping sources share the longest
+/// prefix a provider's prompt cache can serve.
+fn canonical_order(mut sources: Vec<SourceText>) -> Vec<SourceText> {
+    sources.sort_by(|a, b| {
+        let key = |s: &SourceText| (s.idx.parse::<u64>().unwrap_or(u64::MAX), s.idx.clone());
+        key(a).cmp(&key(b))
+    });
+    sources
 }

@@ -8,24 +8,74 @@
 //! ([`super::plan`]); the two named steps here are caption revision and fact
 //! de-duplication; image quality comes from pixels.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures::future::join_all;
 use serde_json::{json, Value};
 
-use super::dedup::{self, DedupMode, PairCall};
-use super::input::{ReportJob, Task};
-use super::pipeline::{
-    is_pending, planned_units, Engine, Evidence, JudgeMode, JudgedUnits, Outcome, RevisionScope,
-    PENDING_REASON,
-};
-use super::plan::{Dedup, PlanContext};
-use super::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
-use super::text::{apply_edits, blank_figure, revise_caption};
+use crate::dedup::{self, DedupMode, PairCall};
+use crate::engine::Engine;
+use crate::evidence::Evidence;
+use crate::input::{ReportJob, Task};
+use crate::outcome::{is_pending, JudgedUnits, Outcome, PENDING_REASON};
+use crate::plan::{Dedup, PlanContext};
+use crate::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
+use crate::settings::{JudgeMode, RevisionScope};
+use crate::text::{apply_edits, blank_figure, revise_caption, Edit};
 use tvir_report::{FigureKind, Report};
 use tvir_rubric::{Rubric, TextSource, UnitInputs, UnitKind, CAPTION_REVISION};
 
 impl Engine {
+    /// The record of one run of a report before any unit: labels, task fields,
+    /// figure counts (`report` is None when it could not be loaded).
+    pub(crate) fn empty_record(
+        &self,
+        job: &ReportJob,
+        task: Option<&Task>,
+        run: u32,
+        report: Option<&Report>,
+    ) -> ReportRecord {
+        let judge_model = if self.settings.runs > 1 {
+            format!("{}-run{run}", self.settings.judge_model)
+        } else {
+            self.settings.judge_model.clone()
+        };
+        let count =
+            |k: FigureKind| report.map_or(0, |r| r.figures.iter().filter(|f| f.kind == k).count());
+        ReportRecord {
+            system: job.system.clone(),
+            task_id: task.map_or_else(|| job.folder.clone(), |t| t.id.clone()),
+            judge_model,
+            run,
+            language: task.and_then(|t| t.language.clone()).or_else(|| {
+                report.map(|r| {
+                    serde_json::to_value(r.language)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                })
+            }),
+            complexity: task.and_then(|t| t.complexity.clone()),
+            domain: task.and_then(|t| t.domain.clone()),
+            metrics: BTreeMap::new(),
+            ta: None,
+            va: None,
+            overall: None,
+            effective_citations: None,
+            structural_error_counts: Default::default(),
+            structural_errors: report
+                .map(|r| r.structural_errors.clone())
+                .unwrap_or_default(),
+            units: Vec::new(),
+            usage: UsageRecord::default(),
+            n_images: count(FigureKind::Image),
+            n_charts: count(FigureKind::Chart),
+            n_figures: report.map_or(0, |r| r.figures.len()),
+            error: None,
+            extraction: report.map(|r| r.extraction.clone()),
+        }
+    }
+
     /// All judged units of one run of one report, then the scores.
     pub(super) async fn judge_report(
         &self,
@@ -37,7 +87,7 @@ impl Engine {
         label: &str,
     ) -> ReportRecord {
         let sample = run - 1;
-        let mut record = self.empty_record(job, task, run, Some(report));
+        let record = self.empty_record(job, task, run, Some(report));
         let blank_edits = report
             .figures
             .iter()
@@ -47,8 +97,6 @@ impl Engine {
             .collect::<Vec<_>>();
         let base_text = apply_edits(&report.text, blank_edits.clone());
         self.progress.planned(planned_units(report, task));
-
-        let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
         let ctx = PlanContext {
             report,
             ev,
@@ -57,6 +105,32 @@ impl Engine {
             sample,
             dedup: None,
         };
+        let groups = self.rubric_groups();
+        let ((fcq, later), now_units, (cs, dedup_units)) = futures::join!(
+            self.revision_chain(&ctx, &groups.after_revision, &blank_edits, &base_text),
+            join_all(
+                groups
+                    .now
+                    .iter()
+                    .map(|r| self.plan_units(r, &ctx, &base_text))
+            ),
+            self.fact_chain(&ctx, &groups.facts, &base_text),
+        );
+
+        let iq_units = self.iq_units(report, ev);
+        let mut units: JudgedUnits = Vec::new();
+        let now_units: JudgedUnits = now_units.into_iter().flatten().collect();
+        for group in [cs, later, now_units, fcq, dedup_units] {
+            units.extend(group);
+        }
+        units.extend(self.not_evaluated_markers().await);
+        units.extend(iq_units.into_iter().map(|u| (u, None)));
+        self.finish_record(record, units)
+    }
+
+    /// The generically planned rubrics of a sample, by what they wait for.
+    fn rubric_groups(&self) -> RubricGroups<'_> {
+        let reference_scope = self.settings.revision_scope == RevisionScope::Reference;
         // Fact-level rubrics wait for fact de-duplication.
         let facts: Vec<&Rubric> = self
             .rubrics
@@ -75,92 +149,111 @@ impl Engine {
                 matches!(r.unit, UnitKind::Report | UnitKind::Checklist)
                     && (r.reads == Some(TextSource::RevisedText) || reference_scope)
             });
-        // Chain A: FCQ -> caption revision -> the rubrics reading the revised text.
-        let chain_a = async {
-            // The caption-revision step: the figure units of the rubric declaring
-            // `[revision]`, each with the caption its answer proposes.
-            let fcq = self
-                .figure_units_with_revisions(self.rubric(CAPTION_REVISION), &ctx)
-                .await;
-            if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
-                // The revised text depends on answers still in a batch: so does
-                // every judge that reads it.
-                let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
-                let waiting = |id: &str, unit: &str| {
-                    self.unit_from(
-                        id,
-                        unit.into(),
-                        Outcome::Skipped(PENDING_REASON.into()),
-                        json!({}),
-                    )
-                };
-                let later = after_revision
-                    .iter()
-                    .map(|r| waiting(&r.id, r.unit.name()))
-                    .collect();
-                return (fcq, later);
-            }
-            let revised_text = if self.settings.caption_revision {
-                let mut edits = blank_edits.clone();
-                for (i, (_, revision)) in fcq.iter().enumerate() {
-                    if let Some(rev) = revision {
-                        edits.extend(revise_caption(&report.text, &report.figures[i], rev));
-                    }
-                }
-                apply_edits(&report.text, edits)
-            } else {
-                base_text.clone()
+        RubricGroups {
+            facts,
+            after_revision,
+            now,
+        }
+    }
+
+    /// Chain A: FCQ -> caption revision -> the rubrics reading the revised text.
+    /// Returns the FCQ units and those of the later rubrics.
+    async fn revision_chain(
+        &self,
+        ctx: &PlanContext<'_>,
+        after_revision: &[&Rubric],
+        blank_edits: &[Edit],
+        base_text: &str,
+    ) -> (JudgedUnits, JudgedUnits) {
+        let report = ctx.report;
+        // The caption-revision step: the figure units of the rubric declaring
+        // `[revision]`, each with the caption its answer proposes.
+        let fcq = self
+            .figure_units_with_revisions(self.rubric(CAPTION_REVISION), ctx)
+            .await;
+        if self.settings.caption_revision && fcq.iter().any(|((u, _), _)| is_pending(u)) {
+            // The revised text depends on answers still in a batch: so does
+            // every judge that reads it.
+            let fcq = fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>();
+            let waiting = |id: &str, unit: &str| {
+                self.unit_from(
+                    id,
+                    unit.into(),
+                    Outcome::Skipped(PENDING_REASON.into()),
+                    json!({}),
+                )
             };
-            let later = join_all(
-                after_revision
-                    .iter()
-                    .map(|r| self.plan_units(r, &ctx, &revised_text)),
-            );
-            let later = later.await;
+            let later = after_revision
+                .iter()
+                .map(|r| waiting(&r.id, r.unit.name()))
+                .collect();
+            return (fcq, later);
+        }
+        let revised_text = if self.settings.caption_revision {
+            let mut edits = blank_edits.to_vec();
+            for (i, (_, revision)) in fcq.iter().enumerate() {
+                if let Some(rev) = revision {
+                    edits.extend(revise_caption(&report.text, &report.figures[i], rev));
+                }
+            }
+            apply_edits(&report.text, edits)
+        } else {
+            base_text.to_string()
+        };
+        let later = join_all(
+            after_revision
+                .iter()
+                .map(|r| self.plan_units(r, ctx, &revised_text)),
+        );
+        let later = later.await;
+        (
+            fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
+            later.into_iter().flatten().collect::<JudgedUnits>(),
+        )
+    }
+
+    /// Chain C: fact de-duplication, then the fact-level rubrics. Returns their
+    /// units and the `fact_dedup` units.
+    async fn fact_chain(
+        &self,
+        ctx: &PlanContext<'_>,
+        facts: &[&Rubric],
+        base_text: &str,
+    ) -> (JudgedUnits, JudgedUnits) {
+        let dedup = self.dedup_step(ctx.report, ctx.label, ctx.sample).await;
+        let ctx = PlanContext {
+            dedup: Some(&dedup),
+            ..ctx.clone()
+        };
+        let units = join_all(facts.iter().map(|r| self.plan_units(r, &ctx, base_text))).await;
+        let units: JudgedUnits = units.into_iter().flatten().collect();
+        (units, dedup.units)
+    }
+
+    /// Marker units that make metrics "not evaluated": every vision metric when the
+    /// judge cannot see, every judged metric without a judge.
+    async fn not_evaluated_markers(&self) -> JudgedUnits {
+        let marker = |metric: String, reason: String| {
             (
-                fcq.into_iter().map(|(u, _)| u).collect::<Vec<_>>(),
-                later.into_iter().flatten().collect::<JudgedUnits>(),
+                UnitRecord {
+                    metric,
+                    unit: "judge".into(),
+                    status: UnitStatus::Skipped,
+                    reason: Some(reason),
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: Value::Null,
+                },
+                None,
             )
         };
-        // Chain B: every other generically planned rubric, on the blanked text.
-        let chain_b = join_all(now.iter().map(|r| self.plan_units(r, &ctx, &base_text)));
-        // Chain C: fact de-duplication, then the fact-level rubrics.
-        let chain_c = async {
-            let dedup = self.dedup_step(report, label, sample).await;
-            let ctx = PlanContext {
-                dedup: Some(&dedup),
-                ..ctx.clone()
-            };
-            let units = join_all(facts.iter().map(|r| self.plan_units(r, &ctx, &base_text))).await;
-            let units: JudgedUnits = units.into_iter().flatten().collect();
-            (units, dedup.units)
-        };
-        let ((fcq, later), now_units, (cs, dedup_units)) =
-            futures::join!(chain_a, chain_b, chain_c);
-
-        let iq_units = self.iq_units(report, ev);
         let mut units: JudgedUnits = Vec::new();
-        let now_units: JudgedUnits = now_units.into_iter().flatten().collect();
-        for group in [cs, later, now_units, fcq, dedup_units] {
-            units.extend(group);
-        }
         if let Some(reason) = self.blind_reason().await {
             // A judge that cannot see settles no vision metric, not even by an
             // edge-case rule: a marker unit makes each one "not evaluated".
             for rubric in self.rubrics.rubrics().filter(|r| r.is_vision()) {
-                units.push((
-                    UnitRecord {
-                        metric: rubric.id.clone(),
-                        unit: "judge".into(),
-                        status: UnitStatus::Skipped,
-                        reason: Some(reason.clone()),
-                        score: None,
-                        answer: None,
-                        justification: None,
-                        detail: Value::Null,
-                    },
-                    None,
-                ));
+                units.push(marker(rubric.id.clone(), reason.clone()));
             }
         }
         if self.settings.mode != JudgeMode::Judge {
@@ -174,27 +267,20 @@ impl Engine {
                 if tvir_rubric::PIXEL_METRICS.contains(&metric.as_str()) {
                     continue;
                 }
-                units.push((
-                    UnitRecord {
-                        metric,
-                        unit: "judge".into(),
-                        status: UnitStatus::Skipped,
-                        reason: Some(reason.into()),
-                        score: None,
-                        answer: None,
-                        justification: None,
-                        detail: Value::Null,
-                    },
-                    None,
-                ));
+                units.push(marker(metric, reason.into()));
             }
         }
+        units
+    }
+
+    /// The record of a sample from all its units: units in metric-file order, the
+    /// usage they add up to, then the scores.
+    fn finish_record(&self, mut record: ReportRecord, units: JudgedUnits) -> ReportRecord {
         // Units in metric-file order (the paper's, then added metrics), then the
         // dedup audit; stable within.
         let names = super::score::metric_names(&self.rubrics);
         let order = |m: &str| names.iter().position(|n| n == m).unwrap_or(usize::MAX);
         let mut all: JudgedUnits = units;
-        all.extend(iq_units.into_iter().map(|u| (u, None)));
         all.sort_by_key(|(u, _)| order(&u.metric));
         let failed = all
             .iter()
@@ -361,4 +447,34 @@ impl Engine {
             decisions,
         }
     }
+}
+
+/// Upper bound of units a report will produce (for the progress bar).
+fn planned_units(report: &Report, task: Option<&Task>) -> u64 {
+    let charts = report
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Chart)
+        .count();
+    let images = report
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Image)
+        .count();
+    (report.facts.len()
+        + task.map_or(1, |t| t.checklist.len())
+        + 4
+        + 2 * report.figures.len()
+        + 2 * charts
+        + images) as u64
+}
+
+/// The generically planned rubrics of a sample, by what they wait for.
+struct RubricGroups<'a> {
+    /// Fact-level: after fact de-duplication.
+    facts: Vec<&'a Rubric>,
+    /// Reading the revised text: after caption revision.
+    after_revision: Vec<&'a Rubric>,
+    /// Everything else, at once.
+    now: Vec<&'a Rubric>,
 }

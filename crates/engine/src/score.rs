@@ -225,7 +225,43 @@ pub fn rescore_owned(
         let error = error.to_string();
         return unevaluable(out, &error, rubrics);
     }
-    for unit in &mut out.units {
+    score_units(&mut out.units, rubrics, opts);
+    let mut by_metric: BTreeMap<&str, Vec<&UnitRecord>> = BTreeMap::new();
+    for unit in &out.units {
+        by_metric
+            .entry(unit.metric.as_str())
+            .or_default()
+            .push(unit);
+    }
+    let mut metrics = BTreeMap::new();
+    for rubric in rubrics.rubrics() {
+        if !rubric.is_metric() {
+            continue;
+        }
+        let units = by_metric
+            .get(rubric.id.as_str())
+            .cloned()
+            .unwrap_or_default();
+        let m = metric_from_units(&units, rubric.empty_score.unwrap_or(0.0), opts);
+        metrics.insert(rubric.id.clone(), m);
+    }
+    let images = by_metric.get(IMAGE_QUALITY).cloned().unwrap_or_default();
+    let iq = image_quality(&images, opts);
+    let cq = metrics
+        .get(CHART_QUALITY)
+        .and_then(|m: &MetricRecord| m.score);
+    let fq = figure_quality(out.n_images, out.n_charts, iq.score, cq);
+    metrics.insert(IMAGE_QUALITY.to_string(), iq);
+    metrics.insert(FIGURE_QUALITY.to_string(), fq);
+    set_aggregates(&mut out, &metrics, opts);
+    out.metrics = metrics;
+    out
+}
+
+/// Each unit's score from its stored answer (or pixels); a scored unit whose
+/// answer no longer scores fails.
+fn score_units(units: &mut [UnitRecord], rubrics: &RubricSet, opts: &ScoreOptions) {
+    for unit in units {
         if unit.metric == FACT_DEDUP {
             // A duplicate check decides a merge and carries no score: it stays scored
             // (settled) when its answer holds the decision.
@@ -251,30 +287,12 @@ pub fn rescore_owned(
             unit.reason = Some("stored answer does not score under this rubric".into());
         }
     }
-    let mut by_metric: BTreeMap<&str, Vec<&UnitRecord>> = BTreeMap::new();
-    for unit in &out.units {
-        by_metric
-            .entry(unit.metric.as_str())
-            .or_default()
-            .push(unit);
-    }
-    let mut metrics = BTreeMap::new();
-    for rubric in rubrics.rubrics() {
-        if !rubric.is_metric() {
-            continue;
-        }
-        let units = by_metric
-            .get(rubric.id.as_str())
-            .cloned()
-            .unwrap_or_default();
-        let m = metric_from_units(&units, rubric.empty_score.unwrap_or(0.0), opts);
-        metrics.insert(rubric.id.clone(), m);
-    }
+}
 
-    // IQ: mean(Q) x (1 - p_dup) over every image (failed ones count with Q = 0).
-    let images = by_metric.get(IMAGE_QUALITY).cloned().unwrap_or_default();
+/// IQ: mean(Q) x (1 - p_dup) over every image (failed ones count with Q = 0).
+fn image_quality(images: &[&UnitRecord], opts: &ScoreOptions) -> MetricRecord {
     let mut iq = metric_from_units(
-        &images,
+        images,
         0.0,
         &ScoreOptions {
             failed_as_zero: true,
@@ -304,21 +322,25 @@ pub fn rescore_owned(
         iq.status = MetricStatus::Evaluated;
         iq.note = (p_dup > 0.0).then(|| format!("duplicate penalty {p_dup}"));
     }
-    // FQ from IQ and CQ, weighted by counts; needs CQ only when there are charts.
-    let n = out.n_images + out.n_charts;
-    let cq = metrics
-        .get(CHART_QUALITY)
-        .and_then(|m: &MetricRecord| m.score);
+    iq
+}
+
+/// FQ from IQ and CQ, weighted by counts; needs CQ only when there are charts.
+fn figure_quality(
+    n_images: usize,
+    n_charts: usize,
+    iq: Option<f64>,
+    cq: Option<f64>,
+) -> MetricRecord {
+    let n = n_images + n_charts;
     let fq_score = if n == 0 {
         Some(0.0)
-    } else if out.n_charts > 0 && cq.is_none() {
+    } else if n_charts > 0 && cq.is_none() {
         None
     } else {
-        iq.score.map(|iq| {
-            tvir_images::figure_quality(out.n_images, iq, out.n_charts, cq.unwrap_or(0.0))
-        })
+        iq.map(|iq| tvir_images::figure_quality(n_images, iq, n_charts, cq.unwrap_or(0.0)))
     };
-    let fq = MetricRecord {
+    MetricRecord {
         score: fq_score,
         status: if fq_score.is_some() {
             MetricStatus::Evaluated
@@ -337,10 +359,15 @@ pub fn rescore_owned(
         note: fq_score
             .is_none()
             .then(|| "chart quality not evaluated".to_string()),
-    };
-    metrics.insert(IMAGE_QUALITY.to_string(), iq);
-    metrics.insert(FIGURE_QUALITY.to_string(), fq);
+    }
+}
 
+/// TA, VA, Overall, effective citations and structural error counts of `out`.
+fn set_aggregates(
+    out: &mut ReportRecord,
+    metrics: &BTreeMap<String, MetricRecord>,
+    opts: &ScoreOptions,
+) {
     let aggregate = |names: &[String]| -> Option<f64> {
         let scores: Option<Vec<f64>> = names
             .iter()
@@ -373,8 +400,6 @@ pub fn rescore_owned(
         consistency: out.structural_errors.consistency.len(),
         completeness: out.structural_errors.completeness.len(),
     };
-    out.metrics = metrics;
-    out
 }
 
 /// A report that could not be read: every metric not evaluated, never 0.

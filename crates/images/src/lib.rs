@@ -1,6 +1,14 @@
 //! The one image loader of the suite (bounded decoding, SVG, alpha on white), Image
 //! Quality from pixels, the perceptual-hash duplicate penalty, Figure Quality, and
 //! encoding of figures for vision judges.
+//!
+//! Main types: [`ImageLimits`], [`ImageInput`], [`ImageAnalysis`], [`IqResult`] /
+//! [`IqParams`], [`PHash`]; entry points [`analyze`], [`score_images`] and
+//! [`figure_quality`].
+//!
+//! Pure pixel work on top of `tvir-report` and `tvir-sources` (for figure inputs):
+//! it never depends on the judge. Vision judges get a data URI from
+//! [`to_png_data_uri`], and what they say is scored elsewhere.
 
 pub mod contrast;
 pub mod duplicates;

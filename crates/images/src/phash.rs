@@ -1,3 +1,5 @@
+//! Over 1,000 lines because a third is tests pinning the Pillow-exact resize; resize, AVX2 path and hash are one unit.
+//!
 //! 64-bit DCT perceptual hash, bit-compatible with Python imagehash's `phash`
 //! (hash size 8): PIL "L" gray, Pillow's Lanczos resize to 32 x 32, 2-D DCT-II, the
 //! top-left 8 x 8 coefficients, bit = coefficient above their median.

@@ -1,6 +1,15 @@
 //! The judge client: any OpenAI-compatible chat-completions server, structured
 //! answers validated against a JSON schema, retries, rate limits, cache, accounting
-//! and a JSONL journal. Every metric talks to a model through [`JudgeClient::ask`].
+//! and a JSONL journal. Every metric talks to a model through [`JudgeClient::ask`]
+//! (or the [`Judge`] trait, which tests stub out).
+//!
+//! Main types: [`JudgeConfig`], [`JudgeClient`], [`JudgeRequest`] (messages of text
+//! and image [`Part`]s plus the answer's schema), [`JudgeAnswer`], [`JudgeError`];
+//! [`batch`] runs the same requests through a provider's Batch API.
+//!
+//! Depends only on `tvir-store` (its cache, adaptation and batch tables). It must
+//! never depend on the report parser, the rubrics or the engine: it answers
+//! requests, whatever asks them, and knows no metric.
 
 pub mod accounting;
 pub mod batch;

@@ -1,13 +1,17 @@
 //! RepoRef: scoring agents that resolve an indirect reference in a developer chat to
 //! the exact GitHub issue, pull request or commit.
 //!
-//! Data flow: [`formats`] loads the released files (gold, predictions, run traces,
-//! metadata, alias maps) with file:line [`Diagnostic`]s for bad units; [`url`] and
-//! [`matching`] decide correctness at three levels (exact, structural, alias);
-//! [`metrics`] turns per-run outcomes into rows (accuracy ± SE, breakdowns, cost,
-//! excess calls, discovery vs selection, answer composition, trajectories);
-//! [`stats`] holds the binomial SE and McNemar's test; [`sweep`] the budget sweep
-//! table and SVG chart; [`compare`] the paired test between two conditions.
+//! Data flow: [`formats`] loads the released files (gold, predictions, metadata, alias
+//! maps; run traces in `formats::traces`) with file:line [`Diagnostic`]s for bad
+//! units; [`url`] and [`matching`] decide correctness at three levels (exact,
+//! structural, alias); [`metrics`] turns per-run outcomes into rows (accuracy ± SE,
+//! breakdowns, cost, excess calls, discovery vs selection, answer composition,
+//! trajectories); [`stats`] holds the binomial SE and McNemar's test; [`sweep`] the
+//! budget sweep table and SVG chart; [`compare`] the paired test between two
+//! conditions. Entry points: [`load_benchmark`], [`load_conditions`], [`score_all`].
+//!
+//! Self-contained: it must never depend on another crate of the suite, and never
+//! calls a judge or the network; it scores files already on disk.
 
 pub mod aliases;
 pub mod compare;

@@ -10,14 +10,10 @@ use regex::Regex;
 
 use super::blocks::{inline_text, Block, BlockKind, Inline, LineIndex};
 use super::citations::{flatten, Glued, Resolved, Resolver};
+use super::cues::{is_decorative, CAPTION_LINE};
 use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
 use super::urls::is_web_url;
 
-/// A numbered caption line: `Figure 2: ...`, `Fig. 3.`, `图1：...`, `**图 4** ...`.
-pub(crate) static CAPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)[*_\s]*(?:[:：.．、|\-—–]|\s)")
-        .unwrap()
-});
 /// A standalone caption (orphan check) needs an explicit separator after the number.
 static CAPTION_STRICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[*_\s]*(?:figure|fig\.?|图|圖|chart|图表|exhibit|插图)\s*(\d{1,3}(?:[.\-]\d{1,3})?)\s*(?:\([^)]*\)|（[^）]*）)?[*_\s]*[:：.．、|\-—–]")
@@ -31,12 +27,6 @@ static TABLE_CAPTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 static FIG_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^fig(?:ure)?[-_]?(\d{1,3})$").unwrap());
-static DECORATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(^|[^a-z])(logo|logos|badge|badges|favicon|icon|icons|avatar|spacer|pixel|emoji|sprite|tracking)([^a-z]|$)").unwrap()
-});
-static BADGE_HOSTS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^https?://(img\.shields\.io|shields\.io|badge\.fury\.io|badgen\.net|travis-ci\.|codecov\.io|api\.netlify\.com)").unwrap()
-});
 static CHART_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)chart|plot|graphs?(?-u:\b)|histogram|heat ?map|trend|bar[-_ ]?chart|pie|scatter|line[-_ ]?chart|curve|roadmap|timeline|dashboard|box ?plot|折线|柱状|柱形|条形图|直方图|箱线图|雷达图|面积图|饼图|趋势|图表|热力图|散点|曲线|统计图|走势|分布图|对比图|路线图").unwrap()
 });
@@ -114,29 +104,6 @@ fn is_ascii_art(body: &str) -> bool {
         })
         .count();
     drawn * 10 >= lines.len() * 3
-}
-
-/// Logos, badges, icons and tracking pixels are not figures.
-pub(crate) fn is_decorative(src: &str, alt: &str, width: Option<u32>, height: Option<u32>) -> bool {
-    if BADGE_HOSTS.is_match(src) {
-        return true;
-    }
-    // A `data:` URI has no file name (its payload is not one).
-    let name = if src.trim_start().starts_with("data:") {
-        ""
-    } else {
-        src.rsplit('/').next().unwrap_or(src)
-    };
-    let name = name.split(['?', '#']).next().unwrap_or(name);
-    if DECORATIVE.is_match(name) || DECORATIVE.is_match(alt.trim()) {
-        return true;
-    }
-    match (width, height) {
-        (Some(w), _) if w <= 2 => true,
-        (_, Some(h)) if h <= 2 => true,
-        (Some(w), Some(h)) if w <= 48 && h <= 48 => true,
-        _ => false,
-    }
 }
 
 /// `kind` by the reference evaluator's path rule first, then by evidence from the
@@ -736,24 +703,6 @@ mod tests {
             FigureKind::Image
         );
         assert_eq!(figure_kind("res/a.png", "", None), FigureKind::Unknown);
-    }
-
-    #[test]
-    fn decorative_images() {
-        assert!(is_decorative(
-            "https://img.shields.io/badge/x",
-            "",
-            None,
-            None
-        ));
-        assert!(is_decorative("assets/company-logo.png", "", None, None));
-        assert!(is_decorative("t.gif", "", Some(1), Some(1)));
-        assert!(!is_decorative(
-            "images/silicon_wafer.png",
-            "Silicon wafer",
-            None,
-            None
-        ));
     }
 
     #[test]

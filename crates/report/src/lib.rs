@@ -1,18 +1,52 @@
-//! Loading and deterministic parsing of a report into the [`Report`] model:
-//! reference entries, fact-citation pairs, figures and structural errors.
+//! The report model and its deterministic parser for TVIR-Bench deep-research
+//! reports. Give it a `report.md` or `report.html` (or a folder holding one) and it
+//! returns a [`Report`]: the numbered reference list, the fact-citation pairs, the
+//! figures with their captions and cited sources, and the structural errors. It
+//! stands alone: anyone who needs citation extraction from a report can use this
+//! crate without the rest of the suite.
 //!
-//! The pipeline: source text -> leaf blocks (Markdown via pulldown-cmark, HTML via
-//! scraper, HTML blocks inside Markdown via the HTML path) -> reference lists ->
-//! figures (captions, context, kind) -> fact-citation pairs -> structural errors.
+//! # Entry points and main types
+//!
+//! - [`load()`] reads a report folder or file (encoding, size limit, format) and
+//!   parses it; [`parse_str`] parses text already in memory. Both are pure and
+//!   deterministic: the same input gives the same [`Report`].
+//! - [`Report`] holds [`Reference`]s (the list entries), [`Fact`]s (a sentence and
+//!   the entry numbers it cites), [`Figure`]s, [`PseudoVisual`]s (text diagrams),
+//!   [`StructuralErrors`] and the parse's self-check, [`Extraction`] with its
+//!   [`ExtractionVerdict`] (`ok` or `suspect`).
+//! - [`ReportError`] is the only failure: an unreadable path, no report file, or a
+//!   file over the size limit. Anything softer is a warning inside the report.
+//! - [`output::ParseOutput`] is the `tvir parse --json` contract; [`gold`] scores
+//!   a parse against a hand annotation.
+//!
+//! The example `facts` prints a report's references, facts and figures:
+//! `cargo run -p tvir-report --example facts -- examples/system-a/ex001/report.md`.
+//!
+//! # How it parses
+//!
+//! Source text -> leaf blocks (Markdown via pulldown-cmark, HTML via scraper, HTML
+//! blocks inside Markdown via the HTML path) -> reference lists -> figures
+//! (captions, context, kind) -> fact-citation pairs -> structural errors. Inside,
+//! the front ends (`markdown`, `html`) build on `blocks` and `cues`; the stages
+//! (`references`, `figures`, `citations`, `extraction`) read the blocks; no module
+//! names one that names it back.
+//!
+//! # What it must never depend on
+//!
+//! No network, no async runtime, no judge or model call, and no other `tvir-*`
+//! crate: the other stages depend on this one, never the reverse. Its
+//! dependencies are parsing and serialisation libraries only.
 
 mod blocks;
 mod citations;
+mod cues;
 mod extraction;
 mod figures;
 pub mod gold;
 mod html;
 mod language;
 pub mod load;
+mod markdown;
 pub mod model;
 pub mod output;
 mod references;
@@ -57,7 +91,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     };
     let blocks = match format {
         SourceFormat::Markdown => {
-            blocks::split_line_paragraphs(html::blocks_from_markdown_with_html(text), text)
+            markdown::split_line_paragraphs(markdown::blocks_from_markdown_with_html(text), text)
         }
         SourceFormat::Html => html::blocks_from_document(text),
     };

@@ -2,6 +2,14 @@
 //! template per metric (`prompts/`), and the one generic engine that turns a rubric
 //! plus a unit's inputs into a judge request and JSON schema, and a judge answer into
 //! a per-unit score. No metric has its own scoring code.
+//!
+//! Main types: [`RubricSet`] (the loaded rubrics), [`RubricError`], and the rubric
+//! model and engine items re-exported from the private `model` and `engine` modules.
+//!
+//! Uses `tvir-judge` for its request and answer types only: it builds requests and
+//! scores answers but never sends anything (no network, no I/O beyond reading rubric
+//! and prompt files). It must never depend on the engine, the fetcher or the
+//! parser: a rubric sees a unit's inputs, not where they came from.
 
 mod engine;
 mod model;

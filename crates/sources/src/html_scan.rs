@@ -548,27 +548,4 @@ mod tests {
             "A & B <3> €5 中 — \u{a0}&bogus; & x"
         );
     }
-
-    #[test]
-    fn page_text_keeps_structure_and_drops_boilerplate() {
-        let html = r#"<html><head><title> My &amp; Page </title><style>.x{}</style></head><body>
-            <nav><a href="/">Home</a> <nav>inner</nav> <a href="/about">About</a></nav>
-            <header>Site banner</header>
-            <h2>Results</h2>
-            <p>First   paragraph
-               continues &amp; ends.</p>
-            <ul><li>alpha</li><li>beta</li></ul>
-            <table><tr><th>Year</th><th>Value</th></tr><tr><td>2023</td><td>42</td></tr></table>
-            <script>var tracking = "<p>no</p>";</script>
-            <div role="navigation">crumbs</div><div hidden>secret</div>
-            <p>a &lt; b<br>next line</p>
-            <footer>Copyright</footer></body></html>"#;
-        let (title, text) = page_text(html);
-        assert_eq!(title.as_deref(), Some("My & Page"));
-        assert_eq!(
-            crate::extract::tidy_lines(&text),
-            "## Results\nFirst paragraph continues & ends.\n- alpha\n- beta\nYear | Value\n\
-             2023 | 42\na < b\nnext line"
-        );
-    }
 }

@@ -5,6 +5,14 @@
 //! addresses) -> `--sources` file -> cache -> (offline stops here) -> backend (direct
 //! HTTP, Serper or Jina) -> text extraction -> blocked-page checks -> cache. Concurrent
 //! calls for one normalised URL share a single fetch.
+//!
+//! Main types: [`Fetcher`], [`FetchConfig`], [`PageOutcome`] / [`PageStatus`], and
+//! [`CitedSource`] (what a report cites, from [`select`]). Text extraction is pure:
+//! [`extract`] dispatches by content type and uses [`html_scan`] for linear-time HTML
+//! scanning, never the other way round.
+//!
+//! Depends on `tvir-report` (to read citations) and `tvir-store` (the page cache);
+//! it must never depend on the judge, the rubrics or the engine.
 
 pub mod address;
 pub mod backends;

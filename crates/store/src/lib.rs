@@ -1,8 +1,12 @@
 //! The one SQLite file for judge answers, fetched pages and figure facts (WAL, many
-//! writers). Each table's schema and queries live beside their owner: `judge_cache.rs`
-//! for the judge client, `adaptations.rs` for what the judge client learnt about each
-//! server, `pages.rs` for the source fetcher, `figure_facts.rs` for the eval
-//! pipeline's image analyses by content hash.
+//! writers), behind [`Store`] (errors: [`StoreError`]). Each table's schema and
+//! queries live beside their owner: [`judge_cache`] for the judge client,
+//! [`adaptations`] for what the judge client learnt about each server, [`batch`] for
+//! Batch API bookkeeping, [`pages`] for the source fetcher, [`figure_facts`] for the
+//! eval pipeline's image analyses by content hash.
+//!
+//! The bottom of the workspace: it must never depend on anything of the suite, so
+//! every stage can use it. Rows are plain data; what they mean stays with their owners.
 
 pub mod adaptations;
 pub mod batch;

@@ -22,33 +22,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::mock_judge::{completion, Fault, MockState};
-
-#[derive(Debug, Clone)]
-pub struct MockBatchConfig {
-    /// Status reads spent in `validating` and again in `in_progress`.
-    pub polls_per_stage: u32,
-    /// The first N lines answered (across all batches) fail with HTTP 500.
-    pub fail_first_lines: u64,
-    /// The first N answers (across all batches) break the schema.
-    pub invalid_first_answers: u64,
-    /// Batches (1-based, in creation order) that expire half done.
-    pub expire_batches: Vec<usize>,
-    /// Batches (1-based) rejected at validation.
-    pub fail_batches: Vec<usize>,
-}
-
-impl Default for MockBatchConfig {
-    fn default() -> Self {
-        Self {
-            polls_per_stage: 1,
-            fail_first_lines: 0,
-            invalid_first_answers: 0,
-            expire_batches: Vec::new(),
-            fail_batches: Vec::new(),
-        }
-    }
-}
+use crate::mock_chat::{completion, MockState};
+// The settings moved to `mock_config`; kept reachable under their old path.
+use crate::mock_config::Fault;
+pub use crate::mock_config::MockBatchConfig;
 
 /// What the batch endpoints saw.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -93,8 +70,16 @@ impl BatchState {
     }
 }
 
-pub(crate) fn routes(router: Router<Arc<MockState>>) -> Router<Arc<MockState>> {
-    router
+/// What the batch handlers share: the chat side's state (config, answers, stats)
+/// and the files and batches created so far.
+pub(crate) struct BatchServer {
+    judge: Arc<MockState>,
+    batch: Arc<BatchState>,
+}
+
+/// The Files and Batch routes, served beside the chat route.
+pub(crate) fn routes(judge: Arc<MockState>, batch: Arc<BatchState>) -> Router {
+    Router::new()
         // Input files are large (OpenAI accepts up to 200 MB).
         .route(
             "/v1/files",
@@ -103,6 +88,7 @@ pub(crate) fn routes(router: Router<Arc<MockState>>) -> Router<Arc<MockState>> {
         .route("/v1/files/{id}/content", get(file_content))
         .route("/v1/batches", post(create).get(list))
         .route("/v1/batches/{id}", get(retrieve))
+        .with_state(Arc::new(BatchServer { judge, batch }))
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
@@ -113,8 +99,8 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-fn unauthorized(state: &MockState, headers: &HeaderMap) -> Option<Response> {
-    let key = state.config.api_key.as_ref()?;
+fn unauthorized(state: &BatchServer, headers: &HeaderMap) -> Option<Response> {
+    let key = state.judge.config.api_key.as_ref()?;
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
     (auth != Some(format!("Bearer {key}").as_str()))
         .then(|| error(StatusCode::UNAUTHORIZED, "Incorrect API key provided"))
@@ -165,7 +151,11 @@ fn multipart_file(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, String> {
     file.ok_or_else(|| "no file part".into())
 }
 
-async fn upload(State(state): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn upload(
+    State(state): State<Arc<BatchServer>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if let Some(r) = unauthorized(&state, &headers) {
         return r;
     }
@@ -189,7 +179,7 @@ async fn upload(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
 }
 
 async fn file_content(
-    State(state): State<Arc<MockState>>,
+    State(state): State<Arc<BatchServer>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -208,7 +198,11 @@ async fn file_content(
     }
 }
 
-async fn create(State(state): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn create(
+    State(state): State<Arc<BatchServer>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if let Some(r) = unauthorized(&state, &headers) {
         return r;
     }
@@ -257,7 +251,7 @@ async fn create(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
         .unwrap_or_else(|p| p.into_inner());
     let ordinal = batches.len() + 1;
     let id = format!("batch_mock{ordinal:04}");
-    let rejected = !problems.is_empty() || state.config.batch.fail_batches.contains(&ordinal);
+    let rejected = !problems.is_empty() || state.judge.config.batch.fail_batches.contains(&ordinal);
     if rejected && problems.is_empty() {
         problems.push(json!({"code": "invalid_request", "line": null, "message": "scripted rejection of this batch"}));
     }
@@ -295,7 +289,7 @@ async fn create(State(state): State<Arc<MockState>>, headers: HeaderMap, body: B
 }
 
 async fn retrieve(
-    State(state): State<Arc<MockState>>,
+    State(state): State<Arc<BatchServer>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -330,7 +324,7 @@ struct ListQuery {
 }
 
 async fn list(
-    State(state): State<Arc<MockState>>,
+    State(state): State<Arc<BatchServer>>,
     headers: HeaderMap,
     Query(q): Query<ListQuery>,
 ) -> Response {
@@ -362,13 +356,13 @@ async fn list(
     axum::Json(json!({"object": "list", "data": page, "has_more": has_more})).into_response()
 }
 
-fn advance(state: &MockState, b: &mut MockBatch) {
+fn advance(state: &BatchServer, b: &mut MockBatch) {
     let status = b.object["status"].as_str().unwrap_or("").to_string();
     if !matches!(status.as_str(), "validating" | "in_progress") {
         return;
     }
     b.reads += 1;
-    let per = state.config.batch.polls_per_stage.max(1);
+    let per = state.judge.config.batch.polls_per_stage.max(1);
     if b.reads < per {
         return;
     }
@@ -381,8 +375,8 @@ fn advance(state: &MockState, b: &mut MockBatch) {
     finish(state, b);
 }
 
-fn finish(state: &MockState, b: &mut MockBatch) {
-    let cfg = &state.config.batch;
+fn finish(state: &BatchServer, b: &mut MockBatch) {
+    let cfg = &state.judge.config.batch;
     let expire = cfg.expire_batches.contains(&b.ordinal);
     let cut = if expire {
         b.lines.len() / 2
@@ -429,7 +423,7 @@ fn finish(state: &MockState, b: &mut MockBatch) {
         answered += 1;
         let body = &line["body"];
         let fault = invalid.then_some(Fault::InvalidAnswer);
-        let completion = completion(state, body, body.to_string().len(), fault.as_ref());
+        let completion = completion(&state.judge, body, body.to_string().len(), fault.as_ref());
         out.push(json!({"id": req_id, "custom_id": custom_id,
             "response": {"status_code": 200, "request_id": req_id, "body": completion}, "error": null}));
     }

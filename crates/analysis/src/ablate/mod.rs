@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 pub use variant::{Configuration, Variant, VariantError, BASE_NAME};
 
-use crate::aggregate::load::{LoadIssue, LoadedRecord};
 use crate::aggregate::summary::{sort_leaderboard, system_stats, SystemStats};
 use crate::agree::{agree_level, AgreeOptions, LevelAgreement};
+use crate::load::{LoadIssue, LoadedRecord};
 use tvir_engine::record::{ReportRecord, UnitStatus};
 use tvir_engine::score::{rescore, IMAGE_QUALITY};
 use tvir_images::duplicates::group_duplicates;

@@ -11,11 +11,11 @@ use std::path::{Component, Path};
 
 use plotters::prelude::*;
 
-use super::load::LoadedRecord;
 use super::render::{
     breakdown_tables, difficulty_tables, leaderboard_table, metric_abbrev, metrics_table, TextTable,
 };
 use super::summary::{metric_columns, JudgeSummary, NamedAgreement, Summary};
+use crate::load::LoadedRecord;
 use tvir_engine::record::{ReportRecord, UnitStatus};
 use tvir_images::{self as images, ImageLimits};
 

@@ -6,13 +6,17 @@
 //! self-contained HTML page.
 
 pub mod html;
-pub mod load;
 pub mod render;
 pub mod summary;
 pub mod uncertainty;
 mod uncertainty_html;
 
-pub use load::{load_eval_tree, load_tasks, AggregateError, EvalTree, LoadedRecord, TaskInfo};
+// The loader moved up to `crate::load` (agree and ablate read trees too); kept
+// reachable here under its old path.
+pub use crate::load;
+pub use crate::load::{
+    load_eval_tree, load_tasks, AggregateError, EvalTree, LoadedRecord, TaskInfo,
+};
 pub use summary::{summarize, Stat, Summary, SystemStats};
 pub use uncertainty::add_significance;
 

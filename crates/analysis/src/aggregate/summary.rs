@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::load::{
+use crate::agree::stats::average_ranks;
+use crate::load::{
     detect_language_fallback, normalize_language, LoadIssue, LoadedRecord, TaskInfo,
 };
-use crate::agree::stats::average_ranks;
 use tvir_engine::record::{MetricStatus, UnitStatus, UsageRecord, METRIC_NAMES};
 
 /// Mean over runs of the per-run mean over reports, and the sample standard

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::aggregate::load::{load_eval_tree, AggregateError, LoadedRecord};
+use crate::load::{load_eval_tree, AggregateError, LoadedRecord};
 use tvir_engine::record::METRIC_NAMES;
 
 /// A CSV larger than this is refused.

@@ -1,5 +1,6 @@
 //! Reading an `eval` output tree (`OUT/{system}/{task_id}/{judge_model}/report.json`)
-//! and a TVIR task file. I/O lives here so that the aggregation itself stays pure.
+//! and a TVIR task file, for `aggregate`, `agree` and `ablate` alike. I/O lives here
+//! so that the analyses themselves stay pure.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,0 +1,259 @@
+//! HTML front end: whole HTML reports and HTML blocks inside Markdown become the same
+//! leaf blocks as Markdown. The HTML parser keeps no source positions, so spans are
+//! recovered by locating each element's distinctive text in the source, moving
+//! forward only; where that fails the enclosing element's span is used.
+
+mod element;
+mod figures;
+mod inlines;
+mod page;
+mod walk;
+
+use std::ops::Range;
+
+use scraper::{ElementRef, Html};
+
+use super::blocks::Block;
+pub(crate) use element::{parse_dimension, parse_tag_attrs};
+use page::PageInfo;
+use walk::HtmlWalker;
+
+/// Elements whose content is never report text.
+const SKIPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "iframe",
+    "button", "select", "textarea",
+];
+const BLOCK_CONTAINERS: &[&str] = &[
+    "html",
+    "body",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "nav",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "blockquote",
+    "details",
+    "center",
+    "form",
+    "fieldset",
+    "hgroup",
+];
+const LEAVES: &[&str] = &[
+    "p",
+    "li",
+    "dt",
+    "dd",
+    "summary",
+    "caption",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "tr",
+    "figure",
+    "figcaption",
+    "address",
+];
+
+/// Finds source positions of elements, moving forward through the fragment.
+struct Locator<'a> {
+    raw: &'a str,
+    base: usize,
+    cursor: usize,
+}
+
+impl Locator<'_> {
+    /// Position (in the fragment) of `needle` at or after the cursor; the cursor moves
+    /// to it.
+    fn seek(&mut self, needle: &str) -> Option<usize> {
+        if needle.is_empty() {
+            return None;
+        }
+        let found = self.raw.get(self.cursor..)?.find(needle)? + self.cursor;
+        self.cursor = found;
+        Some(found)
+    }
+
+    fn find_from(&self, from: usize, needle: &str) -> Option<usize> {
+        if needle.is_empty() {
+            return None;
+        }
+        Some(self.raw.get(from..)?.find(needle)? + from)
+    }
+
+    fn abs(&self, r: Range<usize>) -> Range<usize> {
+        self.base + r.start..self.base + r.end
+    }
+
+    /// Start tag `<name` at or after the cursor; the element's span runs to its
+    /// matching close tag when one follows (nesting of the same name is rare in the
+    /// leaves we locate), else to the end of the start tag.
+    fn element(&mut self, name: &str) -> Option<Range<usize>> {
+        let open = format!("<{name}");
+        let mut from = self.cursor;
+        let start = loop {
+            let pos = self.find_from(from, &open)?;
+            let next = self.raw[pos + open.len()..].chars().next();
+            if matches!(next, Some(c) if c.is_whitespace() || c == '>' || c == '/') {
+                break pos;
+            }
+            from = pos + open.len();
+        };
+        self.cursor = start;
+        let close = format!("</{name}");
+        let end = match self.find_from(start, &close) {
+            Some(c) => self.raw[c..]
+                .find('>')
+                .map(|g| c + g + 1)
+                .unwrap_or(self.raw.len()),
+            None => self.raw[start..]
+                .find('>')
+                .map(|g| start + g + 1)
+                .unwrap_or(self.raw.len()),
+        };
+        Some(start..end)
+    }
+}
+
+/// Blocks of an HTML fragment that starts at byte `base` of the report text.
+pub(crate) fn blocks_from_fragment(raw: &str, base: usize, _full: &str) -> Vec<Block> {
+    let doc = Html::parse_fragment(raw);
+    let mut walker = HtmlWalker {
+        loc: Locator {
+            raw,
+            base,
+            cursor: 0,
+        },
+        blocks: Vec::new(),
+        table_count: 10_000,
+        page: PageInfo::of(doc.root_element()),
+        ref_heading: None,
+        ref_container: 0,
+    };
+    walker.walk_children(doc.root_element());
+    walker.blocks
+}
+
+/// Blocks of a whole HTML report.
+pub(crate) fn blocks_from_document(text: &str) -> Vec<Block> {
+    let doc = Html::parse_document(text);
+    let mut walker = HtmlWalker {
+        loc: Locator {
+            raw: text,
+            base: 0,
+            cursor: 0,
+        },
+        blocks: Vec::new(),
+        table_count: 0,
+        page: PageInfo::of(doc.root_element()),
+        ref_heading: None,
+        ref_container: 0,
+    };
+    let root = doc.root_element();
+    match root
+        .children()
+        .filter_map(ElementRef::wrap)
+        .find(|e| e.value().name() == "body")
+    {
+        Some(body) => walker.walk_children(body),
+        None => walker.walk_children(root),
+    }
+    walker.blocks
+}
+
+/// Whether a text is an HTML document whatever its file is called: it opens (after
+/// blank lines, a BOM, an XML prolog, comments or a fenced ```` ```html ```` line)
+/// with `<!DOCTYPE html>` or `<html>`.
+pub(crate) fn looks_like_document(text: &str) -> bool {
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    loop {
+        let lower: String = rest
+            .chars()
+            .take(16)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+            return true;
+        }
+        let skip = if lower.starts_with("<?xml") {
+            rest.find("?>").map(|i| i + 2)
+        } else if lower.starts_with("<!--") {
+            rest.find("-->").map(|i| i + 3)
+        } else if lower.starts_with("```html") || lower.starts_with("~~~html") {
+            rest.find('\n').map(|i| i + 1)
+        } else {
+            None
+        };
+        match skip {
+            Some(n) => rest = rest[n..].trim_start(),
+            None => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::BlockKind;
+
+    #[test]
+    fn attrs_are_parsed_in_any_quoting() {
+        let a = parse_tag_attrs(r#"<img src="a b.png" alt='x &amp; y' width=30 hidden>"#);
+        assert_eq!(a["src"], "a b.png");
+        assert_eq!(a["alt"], "x & y");
+        assert_eq!(a["width"], "30");
+        assert_eq!(a["hidden"], "");
+    }
+
+    #[test]
+    fn figure_fragment_gives_caption_span() {
+        let raw = "<figure>\n  <img src=\"images/a.png\" alt=\"A\">\n  <figcaption id=\"fig1\">Figure 1: A thing. Source: <a href=\"#ref2\">[2]</a></figcaption>\n</figure>";
+        let blocks = blocks_from_fragment(raw, 100, "");
+        assert_eq!(blocks.len(), 1);
+        let BlockKind::Figure {
+            caption,
+            caption_span,
+            id,
+        } = &blocks[0].kind
+        else {
+            panic!("not a figure: {:?}", blocks[0].kind)
+        };
+        assert_eq!(id.as_deref(), Some("fig1"));
+        let cs = caption_span.clone().unwrap();
+        assert_eq!(
+            &raw[cs.start - 100..cs.end - 100],
+            "Figure 1: A thing. Source: <a href=\"#ref2\">[2]</a>"
+        );
+        let cap = crate::blocks::inline_text(caption.as_ref().unwrap());
+        assert_eq!(cap, "Figure 1: A thing. Source: [2]");
+        assert_eq!(blocks[0].span, 100..100 + raw.len());
+        let img = blocks[0].images().next().unwrap().span().unwrap();
+        assert!(raw[img.start - 100..img.end - 100].starts_with("<img"));
+    }
+
+    #[test]
+    fn document_headings_paragraphs_lists_tables() {
+        let doc = "<html><head><title>x</title></head><body><h1>Title</h1><p>Para <sup>3</sup>.</p><ul><li>one</li><li>two</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table></body></html>";
+        let blocks = blocks_from_document(doc);
+        let kinds: Vec<_> = blocks.iter().map(|b| format!("{:?}", b.kind)).collect();
+        assert_eq!(kinds[0], "Heading(1)");
+        assert_eq!(kinds[1], "Paragraph");
+        assert!(kinds[2].starts_with("ListItem"));
+        assert!(kinds[4].contains("header: true"));
+        assert_eq!(blocks[5].plain_text(), "1 | 2");
+        assert_eq!(&doc[blocks[0].span.clone()], "<h1>Title</h1>");
+    }
+}

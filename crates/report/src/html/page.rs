@@ -1,0 +1,351 @@
+//! Whole pages: what a browser shows. Navigation, tables of contents, script-drawn
+//! charts, drawing SVGs and anchors into the reference section are recognised from
+//! the document tree, never from indentation.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use base64::Engine as _;
+use regex::Regex;
+use scraper::ElementRef;
+
+use crate::cues::is_reference_heading;
+
+use super::element::{collapse_ws, has_token, parse_dimension, text_of, tokens, visible_chars};
+
+/// An id or class token naming a reference section (`<section id="sources">`).
+pub(super) static REF_CONTAINER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(refs?|references?|sources?|citations?|bibliography|biblio|footnotes?|endnotes?|works-?cited|(?:refs?|references?|sources?|citations?)[-_]?(?:list|section|container))$").unwrap()
+});
+/// An in-page target that names a reference entry (`#ref-3`, `#cite_note-3`, `#fn3`).
+pub(super) static REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(refs?|references?|sources?|citations?|cite|bib|bibliography|fn|footnotes?|endnotes?|notes?)(?:[-_:]?(?:note|ref)?[-_:]?\d{0,4})$").unwrap()
+});
+/// Digits closing a reference entry id (`ref-3`, `cite_note-12`, `fn4`).
+pub(super) static REF_ID_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:refs?|references?|sources?|citations?|cite|bib|fn|footnotes?|endnotes?|notes?|r|s|c)[-_:]?(?:note[-_:]?)?(\d{1,4})$").unwrap()
+});
+/// In-page targets that are figures, tables or sections, never reference entries.
+pub(super) static NON_REF_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(fig|figure|tab|table|chart|eq|equation|sec|section|img|image)[-_:]?\d")
+        .unwrap()
+});
+/// An id or class token of navigation: menus, tables of contents, breadcrumbs.
+pub(super) static NAV_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(nav|navbar|navigation|menu|menubar|toc|breadcrumbs?|pagination|skip-?link|table-?of-?contents|tableofcontents|sidenav|topnav)$|^(nav|navbar|toc|menu|sidenav|topnav)[-_]|[-_](nav|navbar|toc|menu|navigation)$").unwrap()
+});
+/// Class tokens of text a reader does not see as report text: notebook prompts
+/// (`In [3]:`), screen-reader-only labels.
+pub(super) static HIDDEN_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(jp-InputPrompt|jp-OutputPrompt|prompt|input_prompt|output_prompt|sr-only|visually-hidden|screen-reader-text)$").unwrap()
+});
+/// An id or class token of a sidebar, header or footer band: navigation only when
+/// it is mostly links.
+pub(super) static SIDEBAR_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)sidebar|side-bar|aside|masthead|site-header|site-footer").unwrap()
+});
+/// A class marking a caption (`caption`, `fig-caption`, `img-caption`, `figure-title`).
+pub(super) static CAPTION_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)caption|figcap|(fig|figure|img|image|chart|graph|plot)[-_]?(title|desc|description|note|text|label|legend-text)").unwrap()
+});
+/// A file a chart component points at (`charts/sales.json`, `plot.html`, `*.vl.json`).
+pub(super) static CHART_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)chart|plot|graph|vega|echarts|\.vl\.json|\.vg\.json").unwrap()
+});
+/// Script calls of chart libraries.
+pub(super) static CHART_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"new\s+Chart\s*\(|\bChart\s*\(|echarts\s*\.\s*init|Plotly\s*\.\s*(newPlot|plot|react)|Highcharts\s*\.\s*(chart|stockChart)|new\s+ApexCharts|vegaEmbed\s*\(|google\s*\.\s*visualization|c3\s*\.\s*generate|\bd3\s*\.\s*select|am[45]charts|new\s+Chartist|billboard\s*\.\s*generate").unwrap()
+});
+/// Element ids a chart script draws into.
+pub(super) static CHART_TARGET_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:getElementById\s*\(\s*|querySelector\s*\(\s*['"]#|(?:newPlot|Plotly\.plot|Plotly\.react|Highcharts\.chart|Highcharts\.stockChart|vegaEmbed|d3\.select)\s*\(\s*['"]#?)['"]?([A-Za-z][\w\-:.]*)['"]"#).unwrap()
+});
+/// Shapes that draw something inside an `<svg>`.
+pub(super) const SVG_SHAPES: &[&str] = &[
+    "rect", "line", "polyline", "polygon", "circle", "ellipse", "path",
+];
+
+/// What the whole document says about its elements before the walk: which ids lie
+/// in a reference section (so anchors into them are citations) and which elements
+/// scripts draw charts into.
+#[derive(Default)]
+pub(super) struct PageInfo {
+    pub(super) ref_ids: HashSet<String>,
+    pub(super) chart_ids: HashSet<String>,
+}
+
+impl PageInfo {
+    pub(super) fn of(root: ElementRef<'_>) -> PageInfo {
+        let mut info = PageInfo::default();
+        let mut ref_heading: Option<u8> = None;
+        for node in root.descendants() {
+            let Some(el) = ElementRef::wrap(node) else {
+                continue;
+            };
+            let v = el.value();
+            let name = v.name();
+            if name == "script" {
+                let code: String = el.text().collect();
+                if CHART_SCRIPT.is_match(&code) {
+                    for c in CHART_TARGET_ID.captures_iter(&code) {
+                        info.chart_ids.insert(c[1].to_string());
+                    }
+                }
+                continue;
+            }
+            if let Some(level) = heading_level(name) {
+                if is_reference_heading(&text_of(el)) {
+                    ref_heading = Some(level);
+                } else if ref_heading.is_some_and(|l| level <= l) {
+                    ref_heading = None;
+                }
+            }
+            if let Some(id) = v.id() {
+                let in_container = std::iter::once(el)
+                    .chain(el.ancestors().filter_map(ElementRef::wrap))
+                    .any(|a| has_token(a.value(), &REF_CONTAINER));
+                if ref_heading.is_some() || in_container {
+                    info.ref_ids.insert(id.to_string());
+                }
+            }
+        }
+        info
+    }
+}
+
+pub(super) fn heading_level(name: &str) -> Option<u8> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+/// Navigation a reader does not read as report text: `<nav>`, menus, tables of
+/// contents, link-only sidebars and header/footer bands, `aria-hidden` elements.
+pub(super) fn is_navigation(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let name = v.name();
+    if name == "nav" || v.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    if matches!(
+        v.attr("role"),
+        Some("navigation" | "menu" | "menubar" | "tablist" | "banner" | "contentinfo")
+    ) && link_share(el) >= 0.5
+    {
+        return true;
+    }
+    if has_token(v, &HIDDEN_TOKEN) {
+        return true;
+    }
+    // A navigation class on an element that is mostly links (`class="with-toc"` on a
+    // whole layout is not navigation).
+    if has_token(v, &NAV_TOKEN) && link_share(el) >= 0.5 {
+        return true;
+    }
+    if (matches!(name, "header" | "footer" | "aside") || has_token(v, &SIDEBAR_TOKEN))
+        && link_share(el) >= 0.6
+    {
+        return true;
+    }
+    matches!(name, "ul" | "ol") && is_toc_list(el)
+}
+
+/// Share of an element's visible text that sits inside links.
+pub(super) fn link_share(el: ElementRef<'_>) -> f64 {
+    let total = visible_chars(&text_of(el));
+    if total == 0 {
+        return 0.0;
+    }
+    let linked: usize = el
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "a")
+        .map(|a| visible_chars(&text_of(a)))
+        .sum();
+    linked as f64 / total as f64
+}
+
+/// A list whose every item is one in-page link: a table of contents.
+pub(super) fn is_toc_list(el: ElementRef<'_>) -> bool {
+    let items: Vec<ElementRef<'_>> = el
+        .children()
+        .filter_map(ElementRef::wrap)
+        .filter(|c| c.value().name() == "li")
+        .collect();
+    items.len() >= 2
+        && items.iter().all(|li| {
+            let own = visible_chars(&text_of(*li));
+            let links: Vec<ElementRef<'_>> = li
+                .descendants()
+                .filter_map(ElementRef::wrap)
+                .filter(|e| e.value().name() == "a")
+                .collect();
+            let first = links.first();
+            first.is_some_and(|a| a.value().attr("href").is_some_and(|h| h.starts_with('#')))
+                && first.is_some_and(|a| {
+                    // Nested sub-lists of the TOC count with their item.
+                    let linked: usize = links.iter().map(|l| visible_chars(&text_of(*l))).sum();
+                    let _ = a;
+                    linked * 10 >= own * 9
+                })
+        })
+}
+
+/// An `<svg>` that draws a chart or diagram (not an icon): at least three shapes
+/// and no declared size of 48 px or less.
+pub(super) fn is_drawing_svg(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    let w = v.attr("width").and_then(parse_dimension);
+    let h = v.attr("height").and_then(parse_dimension);
+    if let (Some(w), Some(h)) = (w, h) {
+        if w <= 48 && h <= 48 {
+            return false;
+        }
+    }
+    if w.is_none() && h.is_none() {
+        if let Some(vb) = v.attr("viewBox").or_else(|| v.attr("viewbox")) {
+            let nums: Vec<f64> = vb
+                .split([' ', ','])
+                .filter_map(|x| x.trim().parse().ok())
+                .collect();
+            if nums.len() == 4 && nums[2] <= 48.0 && nums[3] <= 48.0 {
+                return false;
+            }
+        }
+    }
+    if tokens(v).any(|t| t.to_ascii_lowercase().contains("icon")) {
+        return false;
+    }
+    let in_control = el.ancestors().filter_map(ElementRef::wrap).any(|a| {
+        matches!(
+            a.value().name(),
+            "a" | "button" | "nav" | "label" | "summary"
+        )
+    });
+    if in_control {
+        return false;
+    }
+    el.descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|d| SVG_SHAPES.contains(&d.value().name()))
+        .take(3)
+        .count()
+        >= 3
+}
+
+/// The SVG element's source as a `data:image/svg+xml;base64,` URI the image loader
+/// rasterises: the SVG namespace added when the page left it out (HTML allows that,
+/// XML does not), and HTML-only entities rewritten as numeric ones.
+pub(super) fn svg_data_uri(source: &str) -> String {
+    let mut svg = source.to_string();
+    if !svg.contains("xmlns=") {
+        svg = svg.replacen("<svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"", 1);
+    }
+    if svg.contains("xlink:") && !svg.contains("xmlns:xlink") {
+        svg = svg.replacen(
+            "<svg",
+            "<svg xmlns:xlink=\"http://www.w3.org/1999/xlink\"",
+            1,
+        );
+    }
+    let svg = svg.replace("&nbsp;", "&#160;");
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg.as_bytes())
+    )
+}
+
+/// Alt text of an inline SVG: its `aria-label`, else its `<title>`.
+pub(super) fn svg_alt(el: ElementRef<'_>) -> String {
+    if let Some(l) = el.value().attr("aria-label") {
+        return l.trim().to_string();
+    }
+    el.children()
+        .filter_map(ElementRef::wrap)
+        .find(|c| c.value().name() == "title")
+        .map(|t| {
+            collapse_ws(&t.text().collect::<String>())
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// A chart drawn at view time (canvas, script target, Mermaid source, chart file):
+/// the pseudo-visual kind it is listed under.
+pub(super) fn script_visual(el: ElementRef<'_>, page: &PageInfo) -> Option<&'static str> {
+    let v = el.value();
+    let name = v.name();
+    let class = v.attr("class").unwrap_or("").to_ascii_lowercase();
+    if matches!(name, "pre" | "div") && class.split_whitespace().any(|c| c == "mermaid") {
+        return Some("mermaid");
+    }
+    if name == "pre"
+        && el.children().filter_map(ElementRef::wrap).any(|c| {
+            c.value().name() == "code"
+                && c.value().attr("class").is_some_and(|k| {
+                    k.contains("language-mermaid") || k.split_whitespace().any(|t| t == "mermaid")
+                })
+        })
+    {
+        return Some("mermaid");
+    }
+    if name == "canvas" {
+        return Some("chart");
+    }
+    let empty = || visible_chars(&text_of(el)) <= 40;
+    if v.id().is_some_and(|id| page.chart_ids.contains(id)) && empty() {
+        return Some("chart");
+    }
+    let pointer = [
+        "src",
+        "data",
+        "data-src",
+        "data-chart",
+        "data-url",
+        "data-spec",
+        "data-config",
+    ]
+    .iter()
+    .filter_map(|a| v.attr(a))
+    .find(|u| CHART_FILE.is_match(u));
+    let component = matches!(name, "iframe" | "embed" | "object")
+        || name.contains('-')
+        || name.starts_with("div");
+    if pointer.is_some() && component && empty() {
+        return Some("chart");
+    }
+    None
+}
+
+/// A reference entry's number: from its id (`ref-3`), its `value`, or its place in
+/// an `<ol>` (counting from `start`).
+pub(super) fn entry_number(li: ElementRef<'_>) -> Option<u64> {
+    if let Some(c) = li.value().id().and_then(|i| REF_ID_NUMBER.captures(i)) {
+        return c[1].parse().ok();
+    }
+    if let Some(v) = li.value().attr("value").and_then(|v| v.trim().parse().ok()) {
+        return Some(v);
+    }
+    let parent = li.parent().and_then(ElementRef::wrap)?;
+    if parent.value().name() != "ol" {
+        return None;
+    }
+    let start: u64 = parent
+        .value()
+        .attr("start")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    let before = li
+        .prev_siblings()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "li")
+        .count() as u64;
+    Some(start + before)
+}

@@ -4,7 +4,6 @@
 //! Everything here works on plain slices of per-task values so that it can be
 //! tested (and benchmarked) without the report types around it.
 
-use rand::distr::{Distribution, Uniform};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -102,8 +101,15 @@ fn selected_quantile_type7(values: &mut [f64], p: f64) -> f64 {
 }
 
 /// Fills `out` with `resamples` bootstrap means of `values`: each replicate
-/// draws `values.len()` indices uniformly with replacement (as `u32`, through
-/// a precomputed unbiased [`Uniform`]) and averages the picked values.
+/// draws `values.len()` indices uniformly with replacement and averages the
+/// picked values.
+///
+/// The indices come from a continuous stream of 32-bit words, two per
+/// `next_u64` of `rng` (low half first, then high half), each mapped to
+/// `0..n` by Lemire's multiply-shift with rejection ([`bounded_index`]): the
+/// index is the high half of `word · n`, and a word whose low half falls
+/// below `2^32 mod n` is rejected and replaced by the next word, so every
+/// index is exactly uniform. The word stream runs on across replicates.
 ///
 /// `out` is cleared and reused, so the resample loop itself never allocates.
 pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, out: &mut Vec<f64>) {
@@ -114,14 +120,56 @@ pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, o
         n > 0 && n <= u32::MAX as usize,
         "bootstrap needs 1..=u32::MAX values"
     );
-    let pick = Uniform::new(0u32, n as u32).expect("non-empty range");
+    let mut words = WordStream::new(rng);
+    let range = n as u32;
+    let reject_below = range.wrapping_neg() % range;
     let inv_n = 1.0 / n as f64;
     for _ in 0..resamples {
-        let mut sum = 0.0;
-        for _ in 0..n {
-            sum += values[pick.sample(rng) as usize];
+        // Four partial sums: independent additions instead of one long
+        // dependency chain.
+        let mut sums = [0.0f64; 4];
+        for k in 0..n {
+            let index = bounded_index(&mut words, range, reject_below);
+            sums[k & 3] += values[index];
         }
-        out.push(sum * inv_n);
+        out.push(((sums[0] + sums[1]) + (sums[2] + sums[3])) * inv_n);
+    }
+}
+
+/// 32-bit words from a 64-bit generator: the low half of each `next_u64`,
+/// then its high half.
+struct WordStream<'a> {
+    rng: &'a mut ChaCha8Rng,
+    pending: Option<u32>,
+}
+
+impl<'a> WordStream<'a> {
+    fn new(rng: &'a mut ChaCha8Rng) -> Self {
+        Self { rng, pending: None }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> u32 {
+        match self.pending.take() {
+            Some(high) => high,
+            None => {
+                let x = self.rng.next_u64();
+                self.pending = Some((x >> 32) as u32);
+                x as u32
+            }
+        }
+    }
+}
+
+/// Lemire's unbiased bounded integer: uniform on `0..range`, where
+/// `reject_below = 2^32 mod range`. See [`bootstrap_means`].
+#[inline(always)]
+fn bounded_index(words: &mut WordStream<'_>, range: u32, reject_below: u32) -> usize {
+    loop {
+        let m = u64::from(words.next()) * u64::from(range);
+        if (m as u32) >= reject_below {
+            return (m >> 32) as usize;
+        }
     }
 }
 
@@ -176,8 +224,11 @@ pub const TIE_TOLERANCE: f64 = 1e-9;
 ///   `p = count / 2^n`; the observed pattern and its mirror always count, so
 ///   `p ≥ 2 / 2^n`.
 /// * otherwise Monte Carlo with `permutations` patterns drawn from `rng`
-///   (one random bit per task): `p = (count + 1) / (permutations + 1)`, which
-///   counts the observed pattern and is never 0.
+///   (one random bit per task: one `next_u64` per 64 tasks, bit `k` of the
+///   `w`-th word flipping task `64·w + k`): `p = (count + 1) / (permutations +
+///   1)`, which counts the observed pattern and is never 0. The sum of the
+///   flipped differences is read from per-byte subset-sum tables
+///   ([`SubsetSums`]), eight tasks per lookup.
 pub fn sign_flip_p_value(
     diffs: &[f64],
     exact_max_tasks: usize,
@@ -196,15 +247,15 @@ pub fn sign_flip_p_value(
         let count = exact_extreme_count(diffs, threshold);
         return (count as f64 / (n as f64).exp2(), TestMethod::Exact);
     }
+    let table = SubsetSums::new(diffs);
+    let words = n.div_ceil(64);
     let mut count: u64 = 0;
     for _ in 0..permutations {
-        // Sum of the differences whose sign is flipped to negative.
+        // Sum of the differences whose sign is flipped to negative: bit k of
+        // the w-th word flips task 64·w + k.
         let mut flipped = 0.0;
-        for chunk in diffs.chunks(64) {
-            let bits = rng.next_u64();
-            for (k, &d) in chunk.iter().enumerate() {
-                flipped += ((bits >> k) & 1) as f64 * d;
-            }
+        for w in 0..words {
+            flipped += table.sum_of_word(w, rng.next_u64());
         }
         if (total - 2.0 * flipped).abs() >= threshold {
             count += 1;
@@ -214,6 +265,46 @@ pub fn sign_flip_p_value(
         (count + 1) as f64 / (permutations + 1) as f64,
         TestMethod::MonteCarlo,
     )
+}
+
+/// For every run of eight tasks (the last one padded with zeros), the sums of
+/// all 256 subsets of their differences: `sums[256·g + mask]` is the sum of
+/// `diffs[8·g + k]` over the bits `k` set in `mask`. The sum of any sign
+/// pattern's flipped differences is then one lookup per byte of the pattern.
+struct SubsetSums {
+    sums: Vec<f64>,
+    bytes: usize,
+}
+
+impl SubsetSums {
+    fn new(diffs: &[f64]) -> Self {
+        let bytes = diffs.len().div_ceil(8);
+        let mut sums = vec![0.0; 256 * bytes];
+        for (g, table) in sums.chunks_exact_mut(256).enumerate() {
+            let group = &diffs[8 * g..(8 * g + 8).min(diffs.len())];
+            for mask in 1..256usize {
+                let low = mask.trailing_zeros() as usize;
+                let d = group.get(low).copied().unwrap_or(0.0);
+                table[mask] = table[mask & (mask - 1)] + d;
+            }
+        }
+        Self { sums, bytes }
+    }
+
+    /// Sum of the differences flipped by `bits`, the `word`-th 64-bit word
+    /// of a pattern (tasks `64·word .. 64·word + 64`); bits of tasks past the
+    /// end are ignored.
+    #[inline(always)]
+    fn sum_of_word(&self, word: usize, bits: u64) -> f64 {
+        let first = 8 * word;
+        let last = (first + 8).min(self.bytes);
+        let mut parts = [0.0f64; 2];
+        for (k, g) in (first..last).enumerate() {
+            let byte = ((bits >> (8 * k)) & 0xff) as usize;
+            parts[k & 1] += self.sums[256 * g + byte];
+        }
+        parts[0] + parts[1]
+    }
 }
 
 /// Number of sign patterns whose signed sum `s` satisfies `|s| >= threshold`

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rand::distr::{Distribution, Uniform};
 use rand::Rng;
 
 use super::*;
@@ -130,6 +129,44 @@ fn monte_carlo_p_is_close_to_exact_p_for_twenty_tasks() {
 }
 
 #[test]
+fn monte_carlo_p_matches_simple_reimplementation_on_the_same_stream() {
+    // 70 tasks: one full 64-bit word and a partial one per pattern.
+    let diffs: Vec<f64> = (0..70).map(|i| 0.3 + 2.0 * wiggle(i, 7)).collect();
+    let perms = 3_000;
+    let (got, method) = sign_flip_p_value(&diffs, 20, perms, &mut stream_rng(5, &["mc"]));
+    assert_eq!(method, TestMethod::MonteCarlo);
+
+    // Independent version: for each pattern draw ⌈n/64⌉ u64s, task i takes
+    // the sign − when bit i % 64 of word i / 64 is set; sum the signed
+    // differences directly and compare means.
+    let mut rng = stream_rng(5, &["mc"]);
+    let n = diffs.len();
+    let observed = diffs.iter().sum::<f64>() / n as f64;
+    let mut count = 0;
+    for _ in 0..perms {
+        let words: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.random()).collect();
+        let signed: f64 = (0..n)
+            .map(|i| {
+                if words[i / 64] >> (i % 64) & 1 == 1 {
+                    -diffs[i]
+                } else {
+                    diffs[i]
+                }
+            })
+            .sum();
+        if (signed / n as f64).abs() >= observed.abs() - 1e-9 {
+            count += 1;
+        }
+    }
+    let want = (count + 1) as f64 / (perms + 1) as f64;
+    assert!(
+        (0.01..0.9).contains(&want),
+        "want a p in the middle, got {want}"
+    );
+    assert_eq!(got, want);
+}
+
+#[test]
 fn monte_carlo_p_never_reaches_zero() {
     let diffs = vec![10.0; 40];
     let mut rng = stream_rng(3, &["mc"]);
@@ -181,15 +218,27 @@ fn bootstrap_ci_matches_simple_reimplementation_on_the_same_stream() {
         &mut scratch,
     );
 
-    // Independent version: collect resampled vectors, average, full sort,
-    // R's 1-based type-7 formula.
+    // Independent version: a list of 32-bit words (each u64 of the stream
+    // split low half first), every index taken as ⌊word·n / 2^32⌋ unless
+    // word·n mod 2^32 < 2^32 mod n (then the word is skipped); collect
+    // resampled vectors, average, full sort, R's 1-based type-7 formula.
     let mut rng = stream_rng(42, &["x"]);
-    let pick = Uniform::new(0u32, values.len() as u32).unwrap();
+    let n = values.len() as u64;
+    let mut words: Vec<u64> = Vec::new();
+    let mut next_index = || loop {
+        if words.is_empty() {
+            let x = rng.random::<u64>();
+            words.push(x >> 32);
+            words.push(x & 0xffff_ffff);
+        }
+        let word = words.pop().unwrap();
+        if (word * n) % (1u64 << 32) >= (1u64 << 32) % n {
+            return (word * n >> 32) as usize;
+        }
+    };
     let mut reps: Vec<f64> = (0..3_001)
         .map(|_| {
-            let sample: Vec<f64> = (0..values.len())
-                .map(|_| values[pick.sample(&mut rng) as usize])
-                .collect();
+            let sample: Vec<f64> = (0..values.len()).map(|_| values[next_index()]).collect();
             sample.iter().sum::<f64>() / sample.len() as f64
         })
         .collect();

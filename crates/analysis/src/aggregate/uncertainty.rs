@@ -10,6 +10,7 @@
 use std::fmt;
 use std::fmt::Write as _;
 
+use rayon::prelude::*;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -114,7 +115,8 @@ pub fn level_scores<'a>(
 
 /// The analysis of every level of one leaderboard that has a score at all. Levels
 /// are independent (each draws from its own seeded streams), so they are spread over
-/// the available cores; the result does not depend on how many there are.
+/// the available cores with rayon, as are the systems and pairs within a level; the
+/// result does not depend on how many cores there are.
 pub fn leaderboard_significance(
     records: &[&LoadedRecord],
     levels: &[String],
@@ -125,27 +127,10 @@ pub fn leaderboard_significance(
         .map(|level| (level.clone(), level_scores(records.iter().copied(), level)))
         .filter(|(_, scores)| scores.systems().next().is_some())
         .collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, jobs.len().max(1));
-    let per_thread = jobs.len().div_ceil(threads).max(1);
-    let reports: Vec<Result<LevelReport, SignificanceError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .chunks(per_thread)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|(_, scores)| analyze_level(scores, options))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a level's analysis panicked"))
-            .collect()
-    });
+    let reports: Vec<Result<LevelReport, SignificanceError>> = jobs
+        .par_iter()
+        .map(|(_, scores)| analyze_level(scores, options))
+        .collect();
     let mut out = Vec::with_capacity(jobs.len());
     for ((level, _), report) in jobs.into_iter().zip(reports) {
         out.push((level, report?));

@@ -18,7 +18,9 @@
 //!
 //! Results are deterministic: every map is ordered by name, and every random
 //! computation draws from its own ChaCha8 stream derived from
-//! [`Options::seed`] and the names involved (see [`stream_rng`]).
+//! [`Options::seed`] and the names involved (see [`stream_rng`]). That is also
+//! what lets the system intervals and the pairs of a level be computed in
+//! parallel (rayon): the result does not depend on the number of threads.
 
 mod groups;
 mod noise;
@@ -29,6 +31,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use groups::{greedy_groups, holm_adjust};
@@ -304,7 +307,7 @@ pub fn analyze_level(
 ) -> Result<LevelReport, SignificanceError> {
     options.validate()?;
     scores.validate()?;
-    let mut scratch = Vec::with_capacity(options.resamples);
+    let scratch = || Vec::with_capacity(options.resamples);
 
     // 1. Systems, then the ranking.
     let means: Vec<(&str, BTreeMap<&str, f64>)> = scores
@@ -312,9 +315,9 @@ pub fn analyze_level(
         .map(|(name, _)| (name, scores.task_means(name)))
         .collect();
     let mut systems: Vec<(usize, SystemSummary)> = means
-        .iter()
+        .par_iter()
         .enumerate()
-        .map(|(index, (name, tasks))| {
+        .map_init(scratch, |scratch, (index, (name, tasks))| {
             let values: Vec<f64> = tasks.values().copied().collect();
             let mut rng = stream_rng(options.seed, &["system", name]);
             let ci = bootstrap_mean_ci(
@@ -322,7 +325,7 @@ pub fn analyze_level(
                 options.resamples,
                 options.confidence,
                 &mut rng,
-                &mut scratch,
+                scratch,
             );
             let summary = SystemSummary {
                 system: name.to_string(),
@@ -342,15 +345,20 @@ pub fn analyze_level(
     });
 
     // 2. Pairs in ranking order.
-    let mut pairs = Vec::new();
     let mut pair_index = BTreeMap::new();
     for i in 0..systems.len() {
         for j in i + 1..systems.len() {
-            let (a, b) = (&means[systems[i].0], &means[systems[j].0]);
-            pair_index.insert((i, j), pairs.len());
-            pairs.push(compare_pair(a, b, options, &mut scratch));
+            pair_index.insert((i, j), pair_index.len());
         }
     }
+    let order: Vec<(usize, usize)> = pair_index.keys().copied().collect();
+    let mut pairs: Vec<PairComparison> = order
+        .par_iter()
+        .map_init(scratch, |scratch, &(i, j)| {
+            let (a, b) = (&means[systems[i].0], &means[systems[j].0]);
+            compare_pair(a, b, options, scratch)
+        })
+        .collect();
     let tested: Vec<usize> = (0..pairs.len()).filter(|&k| pairs[k].testable).collect();
     let raw: Vec<f64> = tested.iter().map(|&k| pairs[k].p.unwrap_or(1.0)).collect();
     for (&k, adjusted) in tested.iter().zip(holm_adjust(&raw)) {
@@ -394,9 +402,14 @@ pub fn analyze_levels(
     levels: &BTreeMap<String, LevelScores>,
     options: &Options,
 ) -> Result<BTreeMap<String, LevelReport>, SignificanceError> {
+    let reports: Vec<Result<LevelReport, SignificanceError>> = levels
+        .par_iter()
+        .map(|(_, scores)| analyze_level(scores, options))
+        .collect();
     levels
-        .iter()
-        .map(|(level, scores)| Ok((level.clone(), analyze_level(scores, options)?)))
+        .keys()
+        .zip(reports)
+        .map(|(level, report)| Ok((level.clone(), report?)))
         .collect()
 }
 

@@ -676,3 +676,24 @@ fn random_streams_differ_by_name_and_seed() {
     assert_ne!(draw(1, &["a", "b"]), draw(2, &["a", "b"]));
     assert_ne!(draw(1, &["ab", "c"]), draw(1, &["a", "bc"]));
 }
+
+#[test]
+fn report_does_not_depend_on_the_number_of_threads() {
+    let scores = level(
+        &[("a", 70.0), ("b", 69.0), ("c", 50.0), ("d", 68.0)],
+        30,
+        2,
+        4.0,
+    );
+    let options = small_options();
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| analyze_level(&scores, &options).unwrap())
+    };
+    let one = on(1);
+    assert_eq!(one, on(3));
+    assert_eq!(one, on(8));
+}

@@ -218,16 +218,30 @@ fn bootstrap_ci_matches_simple_reimplementation_on_the_same_stream() {
         &mut scratch,
     );
 
-    // Independent version: a list of 32-bit words (each u64 of the stream
-    // split low half first), every index taken as ⌊word·n / 2^32⌋ unless
-    // word·n mod 2^32 < 2^32 mod n (then the word is skipped); collect
+    // Independent version: xoshiro256++ as published (reference C code,
+    // state = the first four u64 of the stream), a list of 32-bit words (each
+    // output split low half first), every index taken as ⌊word·n / 2^32⌋
+    // unless word·n mod 2^32 < 2^32 mod n (then the word is skipped); collect
     // resampled vectors, average, full sort, R's 1-based type-7 formula.
     let mut rng = stream_rng(42, &["x"]);
+    let mut state: [u64; 4] = std::array::from_fn(|_| rng.random::<u64>());
+    let rotl = |x: u64, k: u32| (x << k) | (x >> (64 - k));
+    let mut xoshiro = move || {
+        let result = rotl(state[0].wrapping_add(state[3]), 23).wrapping_add(state[0]);
+        let t = state[1] << 17;
+        state[2] ^= state[0];
+        state[3] ^= state[1];
+        state[1] ^= state[2];
+        state[0] ^= state[3];
+        state[2] ^= t;
+        state[3] = rotl(state[3], 45);
+        result
+    };
     let n = values.len() as u64;
     let mut words: Vec<u64> = Vec::new();
     let mut next_index = || loop {
         if words.is_empty() {
-            let x = rng.random::<u64>();
+            let x = xoshiro();
             words.push(x >> 32);
             words.push(x & 0xffff_ffff);
         }

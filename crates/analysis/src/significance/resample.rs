@@ -109,10 +109,10 @@ fn selected_quantile_type7(values: &mut [f64], p: f64) -> f64 {
 /// generator whose state is the next four `next_u64` of `rng` (the ChaCha8
 /// stream only seeds it: a million-index bootstrap would otherwise spend most
 /// of its time generating ChaCha blocks). Each word is mapped to
-/// `0..n` by Lemire's multiply-shift with rejection ([`bounded_index`]): the
-/// index is the high half of `word · n`, and a word whose low half falls
-/// below `2^32 mod n` is rejected and replaced by the next word, so every
-/// index is exactly uniform. The word stream runs on across replicates.
+/// `0..n` by Lemire's multiply-shift with rejection: the index is the high
+/// half of `word · n`, and a word whose low half falls below `2^32 mod n` is
+/// rejected and replaced by the next word, so every index is exactly
+/// uniform. The word stream runs on across replicates.
 ///
 /// `out` is cleared and reused, so the resample loop itself never allocates.
 pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, out: &mut Vec<f64>) {
@@ -123,19 +123,33 @@ pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, o
         n > 0 && n <= u32::MAX as usize,
         "bootstrap needs 1..=u32::MAX values"
     );
-    let mut words = WordStream::new(Xoshiro256PlusPlus::from_rng(rng));
+    let mut bits = Xoshiro256PlusPlus::from_rng(rng);
     let range = n as u32;
-    let reject_below = range.wrapping_neg() % range;
+    let reject_below = u64::from(range.wrapping_neg() % range);
+    let range = u64::from(range);
     let inv_n = 1.0 / n as f64;
-    for _ in 0..resamples {
-        // Four partial sums: independent additions instead of one long
-        // dependency chain.
-        let mut sums = [0.0f64; 4];
-        for k in 0..n {
-            let index = bounded_index(&mut words, range, reject_below);
-            sums[k & 3] += values[index];
+    // Four partial sums: independent additions instead of one long
+    // dependency chain. `k` counts the indices of the current replicate.
+    let mut sums = [0.0f64; 4];
+    let mut k = 0;
+    while out.len() < resamples {
+        let x = bits.next_u64();
+        for word in [x & 0xffff_ffff, x >> 32] {
+            let m = word * range;
+            if m & 0xffff_ffff < reject_below {
+                continue;
+            }
+            sums[k & 3] += values[(m >> 32) as usize];
+            k += 1;
+            if k == n {
+                out.push(((sums[0] + sums[1]) + (sums[2] + sums[3])) * inv_n);
+                sums = [0.0; 4];
+                k = 0;
+                if out.len() == resamples {
+                    break;
+                }
+            }
         }
-        out.push(((sums[0] + sums[1]) + (sums[2] + sums[3])) * inv_n);
     }
 }
 
@@ -177,43 +191,6 @@ impl Xoshiro256PlusPlus {
         s[2] ^= t;
         s[3] = s[3].rotate_left(45);
         result
-    }
-}
-
-/// 32-bit words from a 64-bit generator: the low half of each `next_u64`,
-/// then its high half.
-struct WordStream {
-    rng: Xoshiro256PlusPlus,
-    pending: Option<u32>,
-}
-
-impl WordStream {
-    fn new(rng: Xoshiro256PlusPlus) -> Self {
-        Self { rng, pending: None }
-    }
-
-    #[inline(always)]
-    fn next(&mut self) -> u32 {
-        match self.pending.take() {
-            Some(high) => high,
-            None => {
-                let x = self.rng.next_u64();
-                self.pending = Some((x >> 32) as u32);
-                x as u32
-            }
-        }
-    }
-}
-
-/// Lemire's unbiased bounded integer: uniform on `0..range`, where
-/// `reject_below = 2^32 mod range`. See [`bootstrap_means`].
-#[inline(always)]
-fn bounded_index(words: &mut WordStream, range: u32, reject_below: u32) -> usize {
-    loop {
-        let m = u64::from(words.next()) * u64::from(range);
-        if (m as u32) >= reject_below {
-            return (m >> 32) as usize;
-        }
     }
 }
 

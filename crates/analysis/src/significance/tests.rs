@@ -225,7 +225,7 @@ fn bootstrap_ci_matches_simple_reimplementation_on_the_same_stream() {
     // resampled vectors, average, full sort, R's 1-based type-7 formula.
     let mut rng = stream_rng(42, &["x"]);
     let mut state: [u64; 4] = std::array::from_fn(|_| rng.random::<u64>());
-    let rotl = |x: u64, k: u32| (x << k) | (x >> (64 - k));
+    let rotl = u64::rotate_left;
     let mut xoshiro = move || {
         let result = rotl(state[0].wrapping_add(state[3]), 23).wrapping_add(state[0]);
         let t = state[1] << 17;
@@ -247,7 +247,7 @@ fn bootstrap_ci_matches_simple_reimplementation_on_the_same_stream() {
         }
         let word = words.pop().unwrap();
         if (word * n) % (1u64 << 32) >= (1u64 << 32) % n {
-            return (word * n >> 32) as usize;
+            return ((word * n) >> 32) as usize;
         }
     };
     let mut reps: Vec<f64> = (0..3_001)

@@ -3,7 +3,7 @@
 //! judgments ([`ablate`]). All three read trees through [`load`] ([`load::LoadedRecord`],
 //! [`load::EvalTree`]); `aggregate` uses `agree`'s statistics, never the reverse.
 //! [`significance`] gives the leaderboards intervals, paired tests and rank groups;
-//! it works on plain per-task scores and names no other module.
+//! it works on plain per-task scores and borrows only `agree`'s quantile.
 //!
 //! Reads the records the evaluation engine writes ([`tvir_engine::record`]). It must
 //! never depend on the command line or the test servers, and never calls a judge,

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 pub use groups::{greedy_groups, holm_adjust};
 pub use noise::{judge_noise, system_noise, JudgeNoise, NoiseSource, SystemNoise};
 pub use resample::{
-    bootstrap_mean_ci, bootstrap_means, percentile_interval, quantile_type7, sign_flip_p_value,
-    stream_rng, TestMethod, MAX_EXACT_TASKS, TIE_TOLERANCE,
+    bootstrap_mean_ci, bootstrap_means, percentile_interval, sign_flip_p_value, stream_rng,
+    TestMethod, MAX_EXACT_TASKS, TIE_TOLERANCE,
 };
 
 /// Seed used when none is given: results are reproducible out of the box.

@@ -56,24 +56,12 @@ pub fn sample_variance(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64
 }
 
-/// The `p`-quantile of `sorted` (ascending) by Hyndman & Fan's type 7 — the
-/// default of R's `quantile` and of NumPy's `percentile`: with `h = (n-1)·p`,
-/// the value is `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])` (0-based), i.e. linear
-/// interpolation between the two order statistics around position `h`.
-pub fn quantile_type7(sorted: &[f64], p: f64) -> f64 {
-    let n = sorted.len();
-    assert!(n > 0, "quantile of an empty sample");
-    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-}
-
 /// The two-sided percentile interval at `confidence` (e.g. 0.95 → the type-7
 /// quantiles at 2.5 % and 97.5 %) of `replicates`, which are reordered in
 /// place.
 ///
-/// Equal to [`quantile_type7`] on the sorted replicates, but only the two
+/// Equal to [`quantile_sorted`](crate::agree::stats::quantile_sorted) (Hyndman & Fan's type 7, R's and NumPy's default)
+/// on the sorted replicates, but only the two
 /// order statistics around each quantile are found (by selection, O(B)
 /// instead of a full O(B log B) sort).
 pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] {
@@ -84,7 +72,7 @@ pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] 
     ]
 }
 
-/// [`quantile_type7`] without sorting: select the `⌊h⌋`-th smallest value; the
+/// [`quantile_sorted`](crate::agree::stats::quantile_sorted) without sorting: select the `⌊h⌋`-th smallest value; the
 /// next order statistic is then the minimum of the part to its right.
 fn selected_quantile_type7(values: &mut [f64], p: f64) -> f64 {
     let n = values.len();
@@ -105,7 +93,7 @@ fn selected_quantile_type7(values: &mut [f64], p: f64) -> f64 {
 /// picked values.
 ///
 /// The indices come from a continuous stream of 32-bit words, two per 64-bit
-/// output (low half first, then high half) of a [`Xoshiro256PlusPlus`]
+/// output (low half first, then high half) of a `Xoshiro256PlusPlus`
 /// generator whose state is the next four `next_u64` of `rng` (the ChaCha8
 /// stream only seeds it: a million-index bootstrap would otherwise spend most
 /// of its time generating ChaCha blocks). Each word is mapped to
@@ -249,7 +237,7 @@ pub const TIE_TOLERANCE: f64 = 1e-9;
 ///   `w`-th word flipping task `64·w + k`): `p = (count + 1) / (permutations +
 ///   1)`, which counts the observed pattern and is never 0. The sum of the
 ///   flipped differences is read from per-byte subset-sum tables
-///   ([`SubsetSums`]), eight tasks per lookup.
+///   (`SubsetSums`), eight tasks per lookup.
 pub fn sign_flip_p_value(
     diffs: &[f64],
     exact_max_tasks: usize,

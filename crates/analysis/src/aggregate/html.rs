@@ -12,9 +12,9 @@ use std::path::{Component, Path};
 use plotters::prelude::*;
 
 use super::render::{
-    breakdown_tables, difficulty_tables, leaderboard_table, metric_abbrev, metrics_table, TextTable,
+    breakdown_tables, difficulty_tables, leaderboard_table, level_label, metrics_table, TextTable,
 };
-use super::summary::{metric_columns, JudgeSummary, NamedAgreement, Summary};
+use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement, Summary};
 use crate::load::LoadedRecord;
 use tvir_engine::record::{ReportRecord, UnitStatus};
 use tvir_images::{self as images, ImageLimits};
@@ -254,39 +254,28 @@ fn judge_section(j: &JudgeSummary) -> String {
     }
 
     out.push_str("<h3>Charts</h3>\n<div class=\"charts\">\n");
-    let mut levels: Vec<(String, String)> = vec![
-        ("overall".into(), "Overall".into()),
-        ("ta".into(), "TA".into()),
-        ("va".into(), "VA".into()),
-    ];
-    let cols = metric_columns(j);
-    levels.extend(cols.iter().map(|c| (c.clone(), metric_abbrev(c))));
-    let value = |s: &super::summary::SystemStats, level: &str| match level {
-        "overall" => s.overall.mean,
-        "ta" => s.ta.mean,
-        "va" => s.va.mean,
-        m => s.metrics.get(m).and_then(|st| st.mean),
-    };
-    for (level, label) in &levels {
+    let levels = levels_of(j);
+    for level in &levels {
+        let label = level_label(level);
         let mut bars: Vec<(String, f64)> = j
             .systems
             .iter()
-            .filter_map(|s| value(s, level).map(|v| (s.system.clone(), v)))
+            .filter_map(|s| level_mean(s, level).map(|v| (s.system.clone(), v)))
             .collect();
         if bars.is_empty() {
             continue;
         }
         bars.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.push_str(&figure_block(bar_chart_svg(label, &bars)));
+        out.push_str(&figure_block(bar_chart_svg(&label, &bars)));
     }
-    let labels: Vec<String> = levels.iter().map(|l| l.1.clone()).collect();
+    let labels: Vec<String> = levels.iter().map(|l| level_label(l)).collect();
     let series: Vec<(String, Vec<Option<f64>>)> = j
         .systems
         .iter()
         .map(|s| {
             (
                 s.system.clone(),
-                levels.iter().map(|l| value(s, &l.0)).collect(),
+                levels.iter().map(|l| level_mean(s, l)).collect(),
             )
         })
         .collect();

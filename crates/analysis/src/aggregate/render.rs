@@ -6,6 +6,16 @@ use std::fmt::Write as _;
 use super::summary::{metric_columns, JudgeSummary, Stat, Summary, SystemStats};
 use super::uncertainty;
 
+/// Display name of a level: Overall, TA, VA, or a metric's abbreviation.
+pub fn level_label(level: &str) -> String {
+    match level {
+        "overall" => "Overall".into(),
+        "ta" => "TA".into(),
+        "va" => "VA".into(),
+        metric => metric_abbrev(metric),
+    }
+}
+
 /// Short column label of a metric file name.
 pub fn metric_abbrev(name: &str) -> String {
     match name {

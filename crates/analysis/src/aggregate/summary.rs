@@ -373,7 +373,15 @@ fn breakdown(
     })
 }
 
-fn level_mean(s: &SystemStats, level: &str) -> Option<f64> {
+/// The levels of a leaderboard: Overall, TA, VA, then its metrics in paper order.
+pub fn levels_of(j: &JudgeSummary) -> Vec<String> {
+    let mut levels: Vec<String> = ["overall", "ta", "va"].map(String::from).into();
+    levels.extend(metric_columns(j));
+    levels
+}
+
+/// A system's mean at `level` (a name from [`levels_of`]).
+pub fn level_mean(s: &SystemStats, level: &str) -> Option<f64> {
     match level {
         "overall" => s.overall.mean,
         "ta" => s.ta.mean,

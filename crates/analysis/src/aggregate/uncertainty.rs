@@ -16,8 +16,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::load::LoadedRecord;
-use super::render::{metric_abbrev, TextTable};
-use super::summary::{metric_columns, JudgeSummary, Summary};
+use super::render::{level_label, TextTable};
+use super::summary::{levels_of, JudgeSummary, Summary};
 use crate::significance::{
     analyze_level, LevelReport, LevelScores, Options, PairComparison, SignificanceError,
 };
@@ -68,23 +68,6 @@ impl<'de> Deserialize<'de> for LevelReports {
             }
         }
         deserializer.deserialize_map(Levels)
-    }
-}
-
-/// The levels of a leaderboard: Overall, TA, VA, then its metrics in paper order.
-pub fn levels_of(j: &JudgeSummary) -> Vec<String> {
-    let mut levels: Vec<String> = ["overall", "ta", "va"].map(String::from).into();
-    levels.extend(metric_columns(j));
-    levels
-}
-
-/// Display name of a level.
-pub fn level_label(level: &str) -> String {
-    match level {
-        "overall" => "Overall".into(),
-        "ta" => "TA".into(),
-        "va" => "VA".into(),
-        metric => metric_abbrev(metric),
     }
 }
 

@@ -6,8 +6,9 @@
 use std::fmt::Write as _;
 
 use super::html::esc;
+use super::render::level_label;
 use super::summary::JudgeSummary;
-use super::uncertainty::{fmt_interval, fmt_p, level_label, method_sentence, verdict};
+use super::uncertainty::{fmt_interval, fmt_p, method_sentence, verdict};
 use crate::significance::{LevelReport, PairComparison};
 
 /// One colour per rank group (cycled).

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use criterion::{criterion_group, criterion_main, Criterion};
 use tvir_analysis::aggregate::{summarize, LoadedRecord};
 use tvir_analysis::agree::{agree_level, AgreeOptions, Cell, Scores};
-use tvir_engine::record::{
-    MetricRecord, MetricStatus, ReportRecord, StructuralErrorCounts, UsageRecord, METRIC_NAMES,
-};
+
+#[path = "common/records.rs"]
+mod records;
+use records::{loaded_record, RecordScores};
 
 /// 10 systems x 90 tasks x 3 runs of records with all 12 metrics.
 fn records() -> Vec<LoadedRecord> {
@@ -18,55 +19,20 @@ fn records() -> Vec<LoadedRecord> {
         for task in 0..90 {
             for run in 1..=3u32 {
                 let v = ((sys * 7 + task * 3 + run as usize) % 20) as f64 / 20.0;
-                let metrics = METRIC_NAMES
-                    .iter()
-                    .map(|m| {
-                        (
-                            m.to_string(),
-                            MetricRecord {
-                                score: Some(v),
-                                status: MetricStatus::Evaluated,
-                                item_count: 1,
-                                scored_item_count: 1,
-                                failed_item_count: 0,
-                                skipped_item_count: 0,
-                                coverage: 1.0,
-                                note: None,
-                            },
-                        )
-                    })
-                    .collect();
-                let record = ReportRecord {
-                    system: format!("system{sys}"),
-                    task_id: format!("{task:06}"),
-                    judge_model: format!("judge-run{run}"),
-                    run,
-                    language: Some(if task % 2 == 0 { "zh" } else { "en" }.into()),
-                    complexity: Some(["low", "medium", "high"][task % 3].into()),
-                    domain: Some(format!("domain{}", task % 9)),
-                    metrics,
-                    ta: Some(v),
-                    va: Some(1.0 - v),
-                    overall: Some(0.5),
-                    effective_citations: Some(v * 10.0),
-                    structural_error_counts: StructuralErrorCounts::default(),
-                    structural_errors: Default::default(),
-                    units: Vec::new(),
-                    usage: UsageRecord::default(),
-                    n_images: 1,
-                    n_charts: 1,
-                    n_figures: 2,
-                    extraction: None,
-                    error: None,
+                let scores = RecordScores {
+                    metric: Box::new(move |_| v),
+                    ta: v,
+                    va: 1.0 - v,
+                    overall: 0.5,
+                    effective_citations: v * 10.0,
                 };
-                out.push(LoadedRecord {
-                    path: Default::default(),
-                    system: record.system.clone(),
-                    task_id: record.task_id.clone(),
-                    judge_model: "judge".into(),
-                    run,
-                    record,
-                });
+                let mut loaded =
+                    loaded_record(format!("system{sys}"), format!("{task:06}"), run, scores);
+                let record = &mut loaded.record;
+                record.language = Some(if task % 2 == 0 { "zh" } else { "en" }.into());
+                record.complexity = Some(["low", "medium", "high"][task % 3].into());
+                record.domain = Some(format!("domain{}", task % 9));
+                out.push(loaded);
             }
         }
     }

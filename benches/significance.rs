@@ -11,9 +11,10 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use tvir_analysis::aggregate::{summarize, LoadedRecord};
 use tvir_analysis::significance::{analyze_level, LevelScores, Options};
-use tvir_engine::record::{
-    MetricRecord, MetricStatus, ReportRecord, StructuralErrorCounts, UsageRecord, METRIC_NAMES,
-};
+
+#[path = "common/records.rs"]
+mod records;
+use records::{loaded_record, RecordScores};
 
 /// Cheap deterministic spread on 0-100: system offset, task effect, judge noise.
 fn score(system: u64, task: u64, run: u64, salt: u64) -> f64 {
@@ -45,56 +46,21 @@ fn records() -> Vec<LoadedRecord> {
     for system in 0..9u64 {
         for task in 0..100u64 {
             for run in 1..=3u64 {
-                let metrics = METRIC_NAMES
-                    .iter()
-                    .enumerate()
-                    .map(|(k, m)| {
-                        let metric = MetricRecord {
-                            score: Some(score(system, task, run, k as u64 + 3) / 100.0),
-                            status: MetricStatus::Evaluated,
-                            item_count: 1,
-                            scored_item_count: 1,
-                            failed_item_count: 0,
-                            skipped_item_count: 0,
-                            coverage: 1.0,
-                            note: None,
-                        };
-                        (m.to_string(), metric)
-                    })
-                    .collect();
                 let ta = score(system, task, run, 1) / 100.0;
                 let va = score(system, task, run, 2) / 100.0;
-                let record = ReportRecord {
-                    system: format!("system{system}"),
-                    task_id: format!("{task:06}"),
-                    judge_model: format!("judge-run{run}"),
-                    run: run as u32,
-                    language: None,
-                    complexity: None,
-                    domain: None,
-                    metrics,
-                    ta: Some(ta),
-                    va: Some(va),
-                    overall: Some((ta + va) / 2.0),
-                    effective_citations: Some(1.0),
-                    structural_error_counts: StructuralErrorCounts::default(),
-                    structural_errors: Default::default(),
-                    units: Vec::new(),
-                    usage: UsageRecord::default(),
-                    n_images: 1,
-                    n_charts: 1,
-                    n_figures: 2,
-                    extraction: None,
-                    error: None,
+                let scores = RecordScores {
+                    metric: Box::new(move |k| score(system, task, run, k as u64 + 3) / 100.0),
+                    ta,
+                    va,
+                    overall: (ta + va) / 2.0,
+                    effective_citations: 1.0,
                 };
-                out.push(LoadedRecord {
-                    path: Default::default(),
-                    system: record.system.clone(),
-                    task_id: record.task_id.clone(),
-                    judge_model: "judge".into(),
-                    run: run as u32,
-                    record,
-                });
+                out.push(loaded_record(
+                    format!("system{system}"),
+                    format!("{task:06}"),
+                    run as u32,
+                    scores,
+                ));
             }
         }
     }

@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
                 let mut summary = base.clone();
                 tvir_analysis::aggregate::add_significance(&mut summary, &records, &options)
                     .unwrap();
-                assert_eq!(summary.judges[0].significance.as_ref().unwrap().0.len(), 15);
+                assert_eq!(summary.judges[0].significance.as_ref().unwrap().len(), 15);
                 summary
             })
         },

@@ -7,13 +7,10 @@
 //! The result sits beside the leaderboard as `JudgeSummary::significance`; this file
 //! also renders it for the text formats and the CSV.
 
-use std::fmt;
 use std::fmt::Write as _;
 
+use indexmap::IndexMap;
 use rayon::prelude::*;
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::load::LoadedRecord;
 use super::render::{level_label, TextTable};
@@ -24,52 +21,7 @@ use crate::significance::{
 
 /// The analyses of one leaderboard, keyed by level (`overall`, `ta`, `va`, then
 /// metric file names) in that order; serialised as a JSON object in the same order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LevelReports(pub Vec<(String, LevelReport)>);
-
-impl LevelReports {
-    pub fn get(&self, level: &str) -> Option<&LevelReport> {
-        self.0.iter().find(|(l, _)| l == level).map(|(_, r)| r)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &LevelReport)> {
-        self.0.iter().map(|(l, r)| (l.as_str(), r))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl Serialize for LevelReports {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (level, report) in &self.0 {
-            map.serialize_entry(level, report)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for LevelReports {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Levels;
-        impl<'de> Visitor<'de> for Levels {
-            type Value = LevelReports;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object of level reports")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LevelReports, A::Error> {
-                let mut levels = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    levels.push(entry);
-                }
-                Ok(LevelReports(levels))
-            }
-        }
-        deserializer.deserialize_map(Levels)
-    }
-}
+pub type LevelReports = IndexMap<String, LevelReport>;
 
 fn level_value(r: &LoadedRecord, level: &str) -> Option<f64> {
     let rec = &r.record;
@@ -114,11 +66,11 @@ pub fn leaderboard_significance(
         .par_iter()
         .map(|(_, scores)| analyze_level(scores, options))
         .collect();
-    let mut out = Vec::with_capacity(jobs.len());
+    let mut out = LevelReports::with_capacity(jobs.len());
     for ((level, _), report) in jobs.into_iter().zip(reports) {
-        out.push((level, report?));
+        out.insert(level, report?);
     }
-    Ok(LevelReports(out))
+    Ok(out)
 }
 
 /// Fills `significance` of every judge's leaderboard of `summary` from `records`
@@ -192,7 +144,7 @@ pub fn method_sentence(report: &LevelReport) -> String {
 /// One row per (level, system): mean, interval, group.
 pub fn interval_table(j: &JudgeSummary) -> Option<TextTable> {
     let sig = j.significance.as_ref().filter(|s| !s.is_empty())?;
-    let confidence = sig.0[0].1.confidence;
+    let confidence = sig[0].confidence;
     let mut rows = Vec::new();
     for (level, report) in sig.iter() {
         for s in &report.systems {
@@ -225,7 +177,7 @@ pub fn pairs_table(j: &JudgeSummary) -> Option<TextTable> {
     let mut rows = Vec::new();
     for (level, report) in sig
         .iter()
-        .filter(|(l, _)| ["overall", "ta", "va"].contains(l))
+        .filter(|(l, _)| ["overall", "ta", "va"].contains(&l.as_str()))
     {
         for p in &report.pairs {
             rows.push(vec![
@@ -273,7 +225,7 @@ pub fn notes_text(j: &JudgeSummary, md: bool) -> String {
     let mut out = format!(
         "Significance (judge {}): {}\n",
         j.judge_model,
-        method_sentence(&sig.0[0].1)
+        method_sentence(&sig[0])
     );
     let noisy: Vec<_> = sig
         .iter()

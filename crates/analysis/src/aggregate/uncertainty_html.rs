@@ -29,7 +29,7 @@ pub fn section(j: &JudgeSummary) -> String {
     let mut out = format!(
         "<section class=\"significance\">\n<h3>Intervals and pairwise tests (judge {})</h3>\n<p>{}</p>\n",
         esc(&j.judge_model),
-        esc(&method_sentence(&sig.0[0].1))
+        esc(&method_sentence(&sig[0]))
     );
     let _ = writeln!(
         out,

@@ -18,6 +18,7 @@ fn allowed() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
         ("tvir-report", &[]),
         ("tvir-store", &[]),
         ("tvir-reporef", &[]),
+        ("tvir-browser", &[]),
         ("tvir-judge", &["tvir-store"]),
         ("tvir-sources", &["tvir-report", "tvir-store"]),
         ("tvir-images", &["tvir-report", "tvir-sources"]),

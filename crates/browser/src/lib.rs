@@ -1,0 +1,261 @@
+//! Everything of tvir-eval that touches a web browser: finding Chromium
+//! ([`find_browser`], [`browser_version`]), running one headless Chromium per run
+//! ([`Browser`]), rendering an untrusted report page in it ([`Browser::render`] with a
+//! [`PageRequest`]) and returning each chart a script drew as a PNG of its box plus
+//! the chart's data read from the live chart library ([`RenderedChart`], [`ChartData`]).
+//!
+//! It owns the browser process (spawned in its own process group, killed with it on
+//! close, drop, Ctrl-C, panic or the parent's death), the DevTools-protocol session,
+//! request interception (files only from the report folder, scripts/styles/fonts only
+//! through the caller's [`ResourceProvider`], everything else refused), the viewport
+//! ([`VIEWPORT`]) and the JavaScript that finds charts in the live page.
+//!
+//! It must never depend on any other crate of the suite (report model, fetcher, cache,
+//! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// The page size and device scale every page is rendered at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewport {
+    /// CSS pixels.
+    pub width: u32,
+    /// CSS pixels.
+    pub height: u32,
+    /// Device pixels per CSS pixel.
+    pub scale: f64,
+}
+
+/// The one fixed viewport: 1280×900 CSS px at scale 1. A chart sized by the viewport
+/// (`height: 60vh`, a responsive canvas) therefore has the same size on every run and
+/// machine; screenshots of charts below the fold use `captureBeyondViewport` with these
+/// fixed metrics, so a tall page is never rendered through a tall window that would
+/// stretch viewport-sized charts.
+pub const VIEWPORT: Viewport = Viewport {
+    width: 1280,
+    height: 900,
+    scale: 1.0,
+};
+
+/// How Chromium's own sandbox is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Sandbox on, except when running as root (Chromium refuses to start as root
+    /// with its sandbox on).
+    #[default]
+    Auto,
+    /// Always on (start fails as root).
+    On,
+    /// Always off (`--no-sandbox`).
+    Off,
+}
+
+/// How the browser is started and how pages are rendered.
+#[derive(Clone, Debug)]
+pub struct BrowserConfig {
+    pub executable: PathBuf,
+    /// Pages rendered at the same time (one browser context each).
+    pub max_pages: usize,
+    pub viewport: Viewport,
+    /// Time limit for one attempt at one page, load to last screenshot.
+    pub page_budget: Duration,
+    pub sandbox: SandboxMode,
+}
+
+impl BrowserConfig {
+    /// Defaults: 2 pages at once, [`VIEWPORT`], 20 s per page attempt, [`SandboxMode::Auto`].
+    pub fn new(executable: PathBuf) -> Self {
+        BrowserConfig {
+            executable,
+            max_pages: 2,
+            viewport: VIEWPORT,
+            page_budget: Duration::from_secs(20),
+            sandbox: SandboxMode::Auto,
+        }
+    }
+}
+
+/// No usable browser executable was found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no Chromium found ({tried}); install Chromium (e.g. `apt-get install chromium`) or pass --browser PATH")]
+pub struct BrowserNotFound {
+    /// What was looked at, for the message.
+    pub tried: String,
+}
+
+/// Starting or talking to the browser failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error("browser {path}: {message}")]
+    Start { path: String, message: String },
+    #[error("browser protocol: {0}")]
+    Protocol(String),
+}
+
+/// The browser executable: `explicit` when given (the caller resolves `--browser`,
+/// `TVIR_BROWSER` and `tvir.toml`, in that order), else the first of `chromium`,
+/// `chromium-browser`, `google-chrome` on `PATH`.
+pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf, BrowserNotFound> {
+    let _ = explicit;
+    Err(BrowserNotFound {
+        tried: "not implemented yet".into(),
+    })
+}
+
+/// The executable's `--version` line (no browser session), e.g. `Chromium 156.0.8078.114`.
+pub fn browser_version(executable: &Path) -> Result<String, BrowserError> {
+    Err(BrowserError::Start {
+        path: executable.display().to_string(),
+        message: "not implemented yet".into(),
+    })
+}
+
+/// What a page may load from the network: scripts, styles and fonts of public hosts,
+/// fetched by the caller (address rules, size caps, cache, offline mode).
+pub trait ResourceProvider: Send + Sync {
+    /// The resource at `url`, or the reason it is refused or failed (recorded in the
+    /// render's request list).
+    fn fetch<'a>(
+        &'a self,
+        url: &'a str,
+        kind: ResourceKind,
+    ) -> BoxFuture<'a, Result<Resource, String>>;
+}
+
+/// The kinds of network resource a page may obtain through a [`ResourceProvider`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceKind {
+    Script,
+    Stylesheet,
+    Font,
+}
+
+/// A fetched resource.
+#[derive(Clone, Debug, Default)]
+pub struct Resource {
+    pub body: Vec<u8>,
+    pub content_type: Option<String>,
+}
+
+/// One page to render.
+#[derive(Clone)]
+pub struct PageRequest {
+    /// The report folder: only files inside it are served to the page.
+    pub root: PathBuf,
+    /// The entry document, relative to `root` (`/`-separated).
+    pub entry: String,
+    /// Bytes served for the entry instead of the file (annotated HTML, Markdown
+    /// rendered to HTML).
+    pub entry_override: Option<Vec<u8>>,
+    pub resources: Arc<dyn ResourceProvider>,
+}
+
+/// What happened to one request the page made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    pub url: String,
+    pub outcome: RequestOutcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum RequestOutcome {
+    /// A file inside the report folder (or the entry override).
+    ServedFromFolder,
+    /// Given by the [`ResourceProvider`]; `sha256` of the body, hex.
+    Provided { sha256: String },
+    /// Refused or failed, with the reason.
+    Refused { reason: String },
+}
+
+/// The result of rendering one page.
+#[derive(Clone, Debug, Default)]
+pub struct PageRender {
+    pub charts: Vec<RenderedChart>,
+    pub requests: Vec<RequestRecord>,
+    /// Load timeout, dialogs dismissed, pop-ups closed, retries.
+    pub notes: Vec<String>,
+    /// Set when the page crashed or hung twice: its charts are unknown.
+    pub failure: Option<String>,
+}
+
+/// One chart found in the live page.
+#[derive(Clone, Debug)]
+pub struct RenderedChart {
+    /// `chartjs`, `echarts`, `plotly`, `highcharts`, `apexcharts`, `vega`, `d3` or `svg-script`.
+    pub library: String,
+    /// `data-tvir-at` of the chart element or its nearest ancestor in the top
+    /// document, or of the `<iframe>`/`<embed>`/`<object>` holding the chart.
+    pub anchor: Option<usize>,
+    /// The frame document's path when the chart is inside a same-origin frame.
+    pub frame: Option<String>,
+    /// A CSS selector for the chart element inside its document.
+    pub selector: String,
+    /// PNG of the element's box at the configured viewport.
+    pub png: Vec<u8>,
+    /// PNG size in pixels.
+    pub width: u32,
+    pub height: u32,
+    pub data: ChartData,
+}
+
+/// A chart's content as read from its library, bounded.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ChartData {
+    pub library: String,
+    pub chart_type: Option<String>,
+    pub title: Option<String>,
+    pub labels: Vec<String>,
+    pub series: Vec<ChartSeries>,
+    /// Something was cut to the bounds.
+    pub truncated: bool,
+    /// `<figcaption>` or a "Figure N" line shown next to the chart.
+    pub caption: Option<String>,
+}
+
+/// One data series of a chart.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ChartSeries {
+    pub name: Option<String>,
+    pub values: Vec<serde_json::Value>,
+    /// Number of values in the chart (before bounding).
+    pub total: usize,
+}
+
+/// The running browser (one per run).
+pub struct Browser {
+    version: String,
+}
+
+impl Browser {
+    /// Start Chromium with `cfg`.
+    pub async fn start(cfg: BrowserConfig) -> Result<Browser, BrowserError> {
+        Err(BrowserError::Start {
+            path: cfg.executable.display().to_string(),
+            message: "not implemented yet".into(),
+        })
+    }
+
+    /// The browser's product version, e.g. `Chrome/156.0.8078.114`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Render one page; never fails as a whole (see [`PageRender::failure`]).
+    pub async fn render(&self, page: PageRequest) -> PageRender {
+        let _ = page;
+        PageRender {
+            failure: Some("not implemented yet".into()),
+            ..PageRender::default()
+        }
+    }
+
+    /// End the browser and remove its profile.
+    pub async fn close(self) {}
+}

@@ -10,6 +10,16 @@
 //! through the caller's [`ResourceProvider`], everything else refused), the viewport
 //! ([`VIEWPORT`]) and the JavaScript that finds charts in the live page.
 //!
+//! The process: spawned by a thread that lives as long as it, in its own process
+//! group, with `PR_SET_PDEATHSIG` (killed when our process dies, however it dies), a
+//! fresh profile folder; [`Browser::close`] asks it to exit then kills and reaps the
+//! whole group, dropping a [`Browser`] (an unwinding panic too) kills the group,
+//! [`kill_all`] serves a Ctrl-C handler. The sandbox ([`SandboxMode::Auto`]): Chromium's
+//! own sandbox stays on, except as root, where Chromium refuses to start with it (and
+//! root containers lack the user namespaces it needs): then `--no-sandbox`, with
+//! isolation from the container, request interception, a dead proxy and no DNS.
+//! Details: docs/browser.md.
+//!
 //! It must never depend on any other crate of the suite (report model, fetcher, cache,
 //! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
 
@@ -26,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, EventTargetCreated};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -305,8 +316,9 @@ pub const MAX_STRING: usize = 200;
 /// group; [`Browser::close`] first asks it to exit.
 pub struct Browser {
     version: String,
-    cdp: chromiumoxide::Browser,
+    cdp: Arc<chromiumoxide::Browser>,
     handler: tokio::task::JoinHandle<()>,
+    popup_closer: Option<tokio::task::JoinHandle<()>>,
     process: process::ChromiumProcess,
     slots: Arc<tokio::sync::Semaphore>,
     cfg: BrowserConfig,
@@ -342,6 +354,28 @@ impl Browser {
                 }
             }
         });
+        let cdp = Arc::new(cdp);
+        // Any page opened by another (window.open, target=_blank) is closed at once;
+        // hooks.js already makes window.open a no-op and the popup blocker stays on.
+        let popup_closer = match cdp.event_listener::<EventTargetCreated>().await {
+            Ok(mut created) => {
+                let cdp = cdp.clone();
+                Some(tokio::spawn(async move {
+                    use futures::StreamExt;
+                    while let Some(ev) = created.next().await {
+                        if ev.target_info.opener_id.is_some() {
+                            let id = ev.target_info.target_id.clone();
+                            tracing::info!(url = %ev.target_info.url, "pop-up closed");
+                            let _ = cdp.execute(CloseTargetParams::new(id)).await;
+                        }
+                    }
+                }))
+            }
+            Err(e) => {
+                handler.abort();
+                return Err(BrowserError::Protocol(format!("target events: {e}")));
+            }
+        };
         let version = match cdp.version().await {
             Ok(v) => v.product,
             Err(e) => {
@@ -354,6 +388,7 @@ impl Browser {
             version,
             cdp,
             handler,
+            popup_closer,
             process,
             slots: Arc::new(tokio::sync::Semaphore::new(cfg.max_pages.max(1))),
             cfg,
@@ -421,7 +456,15 @@ impl Browser {
 
     /// Ask the browser to exit (≤ 3 s), then kill its process group and remove the profile.
     pub async fn close(mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(3), self.cdp.close()).await;
+        if let Some(t) = self.popup_closer.take() {
+            t.abort();
+        }
+        let _ = tokio::time::timeout(
+            Duration::from_secs(3),
+            self.cdp
+                .execute(chromiumoxide::cdp::browser_protocol::browser::CloseParams::default()),
+        )
+        .await;
         self.process.wait_exit(Duration::from_secs(3)).await;
         self.handler.abort();
         self.process.kill();

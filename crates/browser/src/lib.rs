@@ -235,6 +235,8 @@ pub struct PageRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestRecord {
     pub url: String,
+    /// Serialized inline: `{"url": …, "outcome": "provided", "sha256": …}`.
+    #[serde(flatten)]
     pub outcome: RequestOutcome,
 }
 
@@ -468,5 +470,39 @@ impl Browser {
         self.process.wait_exit(Duration::from_secs(3)).await;
         self.handler.abort();
         self.process.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_records_serialize_flat() {
+        let r = RequestRecord {
+            url: "https://cdn.example.org/a.js".into(),
+            outcome: RequestOutcome::Provided {
+                sha256: "ab".into(),
+            },
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            json,
+            r#"{"url":"https://cdn.example.org/a.js","outcome":"provided","sha256":"ab"}"#
+        );
+        assert_eq!(serde_json::from_str::<RequestRecord>(&json).unwrap(), r);
+    }
+
+    #[test]
+    fn a_missing_browser_names_the_remedy() {
+        let e = find_browser(Some(Path::new("/no/such/chromium")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/no/such/chromium")
+                && e.contains("--browser")
+                && e.contains("install Chromium"),
+            "{e}"
+        );
     }
 }

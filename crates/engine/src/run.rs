@@ -19,7 +19,9 @@ use crate::evidence::Evidence;
 use crate::input::{ReportJob, Task};
 use crate::outcome::{is_pending, JudgedUnits, Outcome, PENDING_REASON};
 use crate::plan::{Dedup, PlanContext};
+use crate::record::{RenderRecord, RenderedChartRecord};
 use crate::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
+use crate::render::RenderResult;
 use crate::settings::{JudgeMode, RevisionScope};
 use crate::text::{apply_edits, blank_figure, revise_caption, Edit};
 use tvir_report::{FigureKind, Report};
@@ -73,6 +75,7 @@ impl Engine {
             n_figures: report.map_or(0, |r| r.figures.len()),
             error: None,
             extraction: report.map(|r| r.extraction.clone()),
+            render: None,
         }
     }
 
@@ -87,7 +90,8 @@ impl Engine {
         label: &str,
     ) -> ReportRecord {
         let sample = run - 1;
-        let record = self.empty_record(job, task, run, Some(report));
+        let mut record = self.empty_record(job, task, run, Some(report));
+        record.render = ev.render.clone();
         let blank_edits = report
             .figures
             .iter()
@@ -124,6 +128,7 @@ impl Engine {
             units.extend(group);
         }
         units.extend(self.not_evaluated_markers().await);
+        units.extend(self.unrendered_units(ev).into_iter().map(|u| (u, None)));
         units.extend(iq_units.into_iter().map(|u| (u, None)));
         self.finish_record(record, units)
     }
@@ -271,6 +276,35 @@ impl Engine {
             }
         }
         units
+    }
+
+    /// One unit per chart drawn by script that was not rendered, in every figure-
+    /// and chart-level metric: skipped (no browser) or failed (a library missing
+    /// offline, a page that failed), never scored.
+    fn unrendered_units(&self, ev: &Evidence) -> Vec<UnitRecord> {
+        let mut out = Vec::new();
+        for rubric in self.rubrics.rubrics().filter(|r| r.is_metric()) {
+            if !matches!(rubric.unit, UnitKind::Figure | UnitKind::Chart) {
+                continue;
+            }
+            for (k, u) in ev.unrendered.iter().enumerate() {
+                out.push(UnitRecord {
+                    metric: rubric.id.clone(),
+                    unit: format!("{}{}", crate::render::UNRENDERED_UNIT, k + 1),
+                    status: if u.skipped {
+                        UnitStatus::Skipped
+                    } else {
+                        UnitStatus::Failed
+                    },
+                    reason: Some(u.reason.clone()),
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: json!({"line": u.candidate.line, "what": u.candidate.what}),
+                });
+            }
+        }
+        out
     }
 
     /// The record of a sample from all its units: units in metric-file order, the
@@ -477,4 +511,42 @@ struct RubricGroups<'a> {
     after_revision: Vec<&'a Rubric>,
     /// Everything else, at once.
     now: Vec<&'a Rubric>,
+}
+
+/// The `render` block of a record: each rendered chart with its unit name, PNG
+/// path (written beside `report.json`) and data.
+pub(crate) fn render_record(report: &Report, r: &RenderResult) -> RenderRecord {
+    let charts = report
+        .figures
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.render.is_some())
+        .map(|(i, f)| {
+            let (library, width, height) = r.charts.get(&f.content).cloned().unwrap_or_default();
+            RenderedChartRecord {
+                unit: format!("figure:{}", i + 1),
+                content: f.content.clone(),
+                library,
+                png: format!("figures/chart-{}.png", i + 1),
+                width,
+                height,
+                chart_data: f.chart_data.clone(),
+                bytes: r.pngs.get(&f.content).cloned(),
+            }
+        })
+        .collect();
+    RenderRecord {
+        status: r.status.clone(),
+        reason: r.reason.clone(),
+        browser: r.browser.clone(),
+        charts,
+        unrendered: r
+            .unrendered
+            .iter()
+            .map(
+                |u| json!({"line": u.candidate.line, "what": u.candidate.what, "reason": u.reason}),
+            )
+            .collect(),
+        notes: r.notes.clone(),
+    }
 }

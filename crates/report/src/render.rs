@@ -46,9 +46,9 @@ static CHART_FILE_ATTR: LazyLock<Regex> = LazyLock::new(|| {
 /// Vega and Vega-Lite: the libraries a spec block is drawn with (fetched by the page
 /// through the caller's resource rules, like any chart library).
 pub const VEGA_SCRIPTS: [&str; 3] = [
-    "https://cdn.jsdelivr.net/npm/vega@5",
-    "https://cdn.jsdelivr.net/npm/vega-lite@5",
-    "https://cdn.jsdelivr.net/npm/vega-embed@6",
+    "https://cdn.jsdelivr.net/npm/vega@6",
+    "https://cdn.jsdelivr.net/npm/vega-lite@6",
+    "https://cdn.jsdelivr.net/npm/vega-embed@7",
 ];
 
 /// One start tag of an HTML text: where `<` is, where its name ends, its name

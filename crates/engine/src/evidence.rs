@@ -97,7 +97,7 @@ impl Engine {
             sources,
             fetch,
             unrendered: render.map(|r| r.unrendered.clone()).unwrap_or_default(),
-            render: render.map(|r| crate::run::render_record(report, r)),
+            render: render.map(|r| crate::render::render_record(report, r)),
         }
     }
 

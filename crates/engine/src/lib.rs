@@ -14,9 +14,13 @@
 //! - [`record`]: the records written and read back ([`record::ReportRecord`],
 //!   [`record::UnitRecord`], metric files);
 //! - the seams tests substitute: [`Pages`] (network), [`FigureOps`] (images),
-//!   [`ReportLoader`] (parsing), [`Progress`] (the progress bar).
+//!   [`ReportLoader`] (parsing), [`Progress`] (the progress bar);
+//! - [`Renderer`] ([`render`]): charts drawn by script, rendered in a headless
+//!   browser (through `tvir-browser`) or found in the render cache.
 //!
-//! Data flow, per report: **plan** ([`plan`]: the units of each rubric, from its
+//! Data flow, per report: **render** ([`render`]: only for a report whose charts a
+//! script draws; the report is parsed again with those charts as figures) ->
+//! **plan** ([`plan`]: the units of each rubric, from its
 //! declarations alone) -> **run** ([`flow`] loads the report and gathers
 //! [`evidence`] once; [`run`] judges each sample's units in dependency order
 //! through [`judging`], with caption revision, fact de-duplication and optional

@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::pages::{Pages, ResourceFailure};
@@ -635,5 +636,43 @@ impl ResourceProvider for PageResources {
                 }
             }
         })
+    }
+}
+
+/// The `render` block of a record: each rendered chart with its unit name, PNG
+/// path (written beside `report.json`) and data.
+pub(crate) fn render_record(report: &Report, r: &RenderResult) -> crate::record::RenderRecord {
+    let charts = report
+        .figures
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.render.is_some())
+        .map(|(i, f)| {
+            let (library, width, height) = r.charts.get(&f.content).cloned().unwrap_or_default();
+            crate::record::RenderedChartRecord {
+                unit: format!("figure:{}", i + 1),
+                content: f.content.clone(),
+                library,
+                png: format!("figures/chart-{}.png", i + 1),
+                width,
+                height,
+                chart_data: f.chart_data.clone(),
+                bytes: r.pngs.get(&f.content).cloned(),
+            }
+        })
+        .collect();
+    crate::record::RenderRecord {
+        status: r.status.clone(),
+        reason: r.reason.clone(),
+        browser: r.browser.clone(),
+        charts,
+        unrendered: r
+            .unrendered
+            .iter()
+            .map(
+                |u| json!({"line": u.candidate.line, "what": u.candidate.what, "reason": u.reason}),
+            )
+            .collect(),
+        notes: r.notes.clone(),
     }
 }

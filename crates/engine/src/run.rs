@@ -19,9 +19,7 @@ use crate::evidence::Evidence;
 use crate::input::{ReportJob, Task};
 use crate::outcome::{is_pending, JudgedUnits, Outcome, PENDING_REASON};
 use crate::plan::{Dedup, PlanContext};
-use crate::record::{RenderRecord, RenderedChartRecord};
 use crate::record::{ReportRecord, UnitRecord, UnitStatus, UsageRecord};
-use crate::render::RenderResult;
 use crate::settings::{JudgeMode, RevisionScope};
 use crate::text::{apply_edits, blank_figure, revise_caption, Edit};
 use tvir_report::{FigureKind, Report};
@@ -511,42 +509,4 @@ struct RubricGroups<'a> {
     after_revision: Vec<&'a Rubric>,
     /// Everything else, at once.
     now: Vec<&'a Rubric>,
-}
-
-/// The `render` block of a record: each rendered chart with its unit name, PNG
-/// path (written beside `report.json`) and data.
-pub(crate) fn render_record(report: &Report, r: &RenderResult) -> RenderRecord {
-    let charts = report
-        .figures
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.render.is_some())
-        .map(|(i, f)| {
-            let (library, width, height) = r.charts.get(&f.content).cloned().unwrap_or_default();
-            RenderedChartRecord {
-                unit: format!("figure:{}", i + 1),
-                content: f.content.clone(),
-                library,
-                png: format!("figures/chart-{}.png", i + 1),
-                width,
-                height,
-                chart_data: f.chart_data.clone(),
-                bytes: r.pngs.get(&f.content).cloned(),
-            }
-        })
-        .collect();
-    RenderRecord {
-        status: r.status.clone(),
-        reason: r.reason.clone(),
-        browser: r.browser.clone(),
-        charts,
-        unrendered: r
-            .unrendered
-            .iter()
-            .map(
-                |u| json!({"line": u.candidate.line, "what": u.candidate.what, "reason": u.reason}),
-            )
-            .collect(),
-        notes: r.notes.clone(),
-    }
 }

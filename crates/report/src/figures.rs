@@ -12,7 +12,7 @@ use super::blocks::{inline_text, Block, BlockKind, Inline, LineIndex};
 use super::citations::{flatten, Glued, Resolved, Resolver};
 use super::cues::{is_decorative, CAPTION_LINE};
 use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
-use super::render::RenderMap;
+use super::render_map::RenderMap;
 use super::urls::is_web_url;
 
 /// A standalone caption (orphan check) needs an explicit separator after the number.
@@ -260,7 +260,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                 _ => None,
             })
             .filter(|(src, alt, _, w, h)| {
-                src.starts_with(super::render::RENDERED_SRC) || !is_decorative(src, alt, *w, *h)
+                src.starts_with(super::render_map::RENDERED_SRC) || !is_decorative(src, alt, *w, *h)
             })
             .collect();
         if images.is_empty() {

@@ -51,6 +51,7 @@ pub mod model;
 pub mod output;
 mod references;
 pub mod render;
+mod render_map;
 mod urls;
 
 pub use language::detect_language;
@@ -123,7 +124,7 @@ fn parse_inner(
         SourceFormat::Html => html::blocks_from_document(text, renders),
     };
     if let Some(map) = renders {
-        render::apply(&mut blocks, map);
+        render_map::apply(&mut blocks, map);
     }
     let lines = LineIndex::new(text);
     let mut refscan = references::scan(&blocks, text, &lines, format == SourceFormat::Html);

@@ -11,7 +11,7 @@ use regex::Regex;
 
 use crate::blocks::{Block, BlockKind, Inline};
 use crate::html;
-use crate::render::RenderMap;
+use crate::render_map::RenderMap;
 
 /// The Markdown options real reports need: GFM tables, footnotes, strikethrough.
 /// Smart punctuation, math, sub/superscript and wiki links would rewrite ordinary

@@ -14,7 +14,7 @@ use std::ops::Range;
 use scraper::{ElementRef, Html};
 
 use super::blocks::Block;
-use super::render::RenderMap;
+use super::render_map::RenderMap;
 pub(crate) use element::{parse_dimension, parse_tag_attrs};
 use page::PageInfo;
 use walk::HtmlWalker;

@@ -10,13 +10,33 @@
 //! through the caller's [`ResourceProvider`], everything else refused), the viewport
 //! ([`VIEWPORT`]) and the JavaScript that finds charts in the live page.
 //!
+//! The process: spawned by a thread that lives as long as it, in its own process
+//! group, with `PR_SET_PDEATHSIG` (killed when our process dies, however it dies), a
+//! fresh profile folder; [`Browser::close`] asks it to exit then kills and reaps the
+//! whole group, dropping a [`Browser`] (an unwinding panic too) kills the group,
+//! [`kill_all`] serves a Ctrl-C handler. The sandbox ([`SandboxMode::Auto`]): Chromium's
+//! own sandbox stays on, except as root, where Chromium refuses to start with it (and
+//! root containers lack the user namespaces it needs): then `--no-sandbox`, with
+//! isolation from the container, request interception, a dead proxy and no DNS.
+//! Details: docs/browser.md.
+//!
 //! It must never depend on any other crate of the suite (report model, fetcher, cache,
 //! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
+
+pub mod libs;
+mod process;
+mod render;
+mod serve;
+
+pub use process::kill_all;
+pub use render::{MAX_CHARTS_PER_PAGE, MAX_SHOT_SIDE};
+pub use serve::{MAX_FOLDER_FILE, ORIGIN};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, EventTargetCreated};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -101,18 +121,73 @@ pub enum BrowserError {
 /// `TVIR_BROWSER` and `tvir.toml`, in that order), else the first of `chromium`,
 /// `chromium-browser`, `google-chrome` on `PATH`.
 pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf, BrowserNotFound> {
-    let _ = explicit;
+    if let Some(p) = explicit {
+        return if is_executable(p) {
+            Ok(p.to_path_buf())
+        } else {
+            Err(BrowserNotFound {
+                tried: format!("{} is not an executable file", p.display()),
+            })
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in BROWSER_NAMES {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
     Err(BrowserNotFound {
-        tried: "not implemented yet".into(),
+        tried: format!("none of {} on PATH", BROWSER_NAMES.join(", ")),
     })
 }
 
-/// The executable's `--version` line (no browser session), e.g. `Chromium 156.0.8078.114`.
+/// Looked up on `PATH`, in this order.
+pub const BROWSER_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The executable's `--version` line (no browser session), e.g. `Chromium 156.0.8078.114
+/// built on Debian …`; at most 10 s.
 pub fn browser_version(executable: &Path) -> Result<String, BrowserError> {
-    Err(BrowserError::Start {
+    let err = |message: String| BrowserError::Start {
         path: executable.display().to_string(),
-        message: "not implemented yet".into(),
-    })
+        message,
+    };
+    let mut child = std::process::Command::new(executable)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| err(e.to_string()))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait().map_err(|e| err(e.to_string()))? {
+            Some(_) => break,
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(err("--version did not answer in 10 s".into()));
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        use std::io::Read;
+        let _ = o.read_to_string(&mut out);
+    }
+    out.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| err("--version printed nothing".into()))
 }
 
 /// What a page may load from the network: scripts, styles and fonts of public hosts,
@@ -228,34 +303,170 @@ pub struct ChartSeries {
     pub total: usize,
 }
 
-/// The running browser (one per run).
+/// Most series kept per chart; more set [`ChartData::truncated`].
+pub const MAX_SERIES: usize = 12;
+/// Most values kept per series ([`ChartSeries::total`] keeps the real count).
+pub const MAX_POINTS: usize = 100;
+/// Most category labels kept per chart.
+pub const MAX_LABELS: usize = 100;
+/// Longest title, label, caption or string value kept, in characters.
+pub const MAX_STRING: usize = 200;
+
+/// The running browser (one per run). Dropping it kills Chromium's whole process
+/// group; [`Browser::close`] first asks it to exit.
 pub struct Browser {
     version: String,
+    cdp: Arc<chromiumoxide::Browser>,
+    handler: tokio::task::JoinHandle<()>,
+    popup_closer: Option<tokio::task::JoinHandle<()>>,
+    process: process::ChromiumProcess,
+    slots: Arc<tokio::sync::Semaphore>,
+    cfg: BrowserConfig,
 }
 
 impl Browser {
-    /// Start Chromium with `cfg`.
+    /// Start Chromium with `cfg` (fresh profile, own process group) and connect to it.
     pub async fn start(cfg: BrowserConfig) -> Result<Browser, BrowserError> {
-        Err(BrowserError::Start {
-            path: cfg.executable.display().to_string(),
-            message: "not implemented yet".into(),
+        let exe = cfg.executable.clone();
+        let (viewport, sandbox) = (cfg.viewport, cfg.sandbox);
+        let (process, ws) = tokio::task::spawn_blocking(move || {
+            process::ChromiumProcess::spawn(&exe, viewport, sandbox, Duration::from_secs(30))
+        })
+        .await
+        .map_err(|e| BrowserError::Protocol(e.to_string()))??;
+        let handler_cfg = chromiumoxide::handler::HandlerConfig {
+            viewport: None,
+            request_timeout: Duration::from_secs(30),
+            ..Default::default()
+        };
+        let (cdp, mut handler) = chromiumoxide::Browser::connect_with_config(ws, handler_cfg)
+            .await
+            .map_err(|e| BrowserError::Start {
+                path: cfg.executable.display().to_string(),
+                message: format!("DevTools connection: {e}"),
+            })?;
+        // One undecodable event must not end the session: log and go on.
+        let handler = tokio::spawn(async move {
+            use futures::StreamExt;
+            while let Some(r) = handler.next().await {
+                if let Err(e) = r {
+                    tracing::debug!("browser event: {e}");
+                }
+            }
+        });
+        let cdp = Arc::new(cdp);
+        // Any page opened by another (window.open, target=_blank) is closed at once;
+        // hooks.js already makes window.open a no-op and the popup blocker stays on.
+        let popup_closer = match cdp.event_listener::<EventTargetCreated>().await {
+            Ok(mut created) => {
+                let cdp = cdp.clone();
+                Some(tokio::spawn(async move {
+                    use futures::StreamExt;
+                    while let Some(ev) = created.next().await {
+                        if ev.target_info.opener_id.is_some() {
+                            let id = ev.target_info.target_id.clone();
+                            tracing::info!(url = %ev.target_info.url, "pop-up closed");
+                            let _ = cdp.execute(CloseTargetParams::new(id)).await;
+                        }
+                    }
+                }))
+            }
+            Err(e) => {
+                handler.abort();
+                return Err(BrowserError::Protocol(format!("target events: {e}")));
+            }
+        };
+        let version = match cdp.version().await {
+            Ok(v) => v.product,
+            Err(e) => {
+                handler.abort();
+                return Err(BrowserError::Protocol(format!("Browser.getVersion: {e}")));
+            }
+        };
+        tracing::info!(pid = process.pid(), %version, sandbox = !process::sandbox_off(cfg.sandbox), "browser started");
+        Ok(Browser {
+            version,
+            cdp,
+            handler,
+            popup_closer,
+            process,
+            slots: Arc::new(tokio::sync::Semaphore::new(cfg.max_pages.max(1))),
+            cfg,
         })
     }
 
-    /// The browser's product version, e.g. `Chrome/156.0.8078.114`.
+    /// The browser's product version, e.g. `HeadlessChrome/156.0.8078.114`.
     pub fn version(&self) -> &str {
         &self.version
     }
 
-    /// Render one page; never fails as a whole (see [`PageRender::failure`]).
-    pub async fn render(&self, page: PageRequest) -> PageRender {
-        let _ = page;
-        PageRender {
-            failure: Some("not implemented yet".into()),
-            ..PageRender::default()
-        }
+    /// Chromium's process id (its process group id too).
+    pub fn pid(&self) -> u32 {
+        self.process.pid() as u32
     }
 
-    /// End the browser and remove its profile.
-    pub async fn close(self) {}
+    /// Render one page; never fails as a whole (see [`PageRender::failure`]). At most
+    /// `max_pages` renders run at once; a crash or hang is retried once in a fresh tab.
+    pub async fn render(&self, page: PageRequest) -> PageRender {
+        let _slot = self.slots.acquire().await;
+        let settings = render::Settings {
+            viewport: self.cfg.viewport,
+            budget: self.cfg.page_budget,
+        };
+        let mut out = PageRender::default();
+        for attempt in 0..2 {
+            let log = Arc::new(std::sync::Mutex::new(render::Log::default()));
+            let r = tokio::time::timeout(
+                self.cfg.page_budget + Duration::from_secs(15),
+                render::attempt(&self.cdp, &page, &settings, log.clone()),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "page hung: no result within {} s",
+                    self.cfg.page_budget.as_secs() + 15
+                ))
+            });
+            let (requests, notes) = log
+                .lock()
+                .map(|mut l| {
+                    (
+                        std::mem::take(&mut l.requests),
+                        std::mem::take(&mut l.notes),
+                    )
+                })
+                .unwrap_or_default();
+            out.requests = requests;
+            out.notes.extend(notes);
+            match r {
+                Ok(charts) => {
+                    out.charts = charts;
+                    out.failure = None;
+                    return out;
+                }
+                Err(reason) if attempt == 0 => {
+                    out.notes
+                        .push(format!("retried in a fresh tab after: {reason}"));
+                }
+                Err(reason) => out.failure = Some(reason),
+            }
+        }
+        out
+    }
+
+    /// Ask the browser to exit (≤ 3 s), then kill its process group and remove the profile.
+    pub async fn close(mut self) {
+        if let Some(t) = self.popup_closer.take() {
+            t.abort();
+        }
+        let _ = tokio::time::timeout(
+            Duration::from_secs(3),
+            self.cdp
+                .execute(chromiumoxide::cdp::browser_protocol::browser::CloseParams::default()),
+        )
+        .await;
+        self.process.wait_exit(Duration::from_secs(3)).await;
+        self.handler.abort();
+        self.process.kill();
+    }
 }

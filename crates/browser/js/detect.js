@@ -1,0 +1,373 @@
+// detect.js — evaluated in the live page after load (Runtime.evaluate of `(SRC)(OPTS)` with
+// returnByValue, or Runtime.callFunctionOn). Returns a plain JSON-able object:
+//   { url, frames, charts: [ {index, library, type, frame, anchor, selector, box:{x,y,width,height},
+//        visible, title, labels, series:[{name,type,values,n}], caption, heading, animating,
+//        truncated } ], warnings: [...] }
+// Boxes are in CSS pixels relative to the TOP document (page coordinates, scroll included), ready
+// for Page.captureScreenshot { clip: {x,y,width,height,scale:1}, captureBeyondViewport: true }.
+// Same-origin iframes are searched too (their boxes are offset by the iframe's box).
+// opts: { maxSeries, maxPoints, maxLabels, maxString, staticHtml: {frameUrl: html}, minD3Marks }
+(function detectCharts(opts) {
+  'use strict';
+  opts = opts || {};
+  var MAX_SERIES = opts.maxSeries || 12, MAX_POINTS = opts.maxPoints || 100,
+      MAX_LABELS = opts.maxLabels || 100, MAX_STR = opts.maxString || 200,
+      MIN_D3_MARKS = opts.minD3Marks || 3, MIN_SIDE = opts.minSide || 40;
+  var out = { url: String(location.href).slice(0, 500), frames: 0, charts: [], warnings: [] };
+  var seen = [];   // elements already claimed by a chart (any frame)
+
+  function str(v) {
+    if (v == null) return null;
+    if (Array.isArray(v)) v = v.join(' ');
+    if (typeof v === 'object') { if ('text' in v) return str(v.text); try { v = JSON.stringify(v); } catch (e) { v = String(v); } }
+    v = String(v).replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+    return v ? v.slice(0, MAX_STR) : null;
+  }
+  function num(v) {
+    if (v == null) return null;
+    if (typeof v === 'number') return isFinite(v) ? v : null;
+    if (typeof v === 'string' && v.trim() !== '' && !isNaN(+v)) return +v;
+    if (v instanceof Date) return v.getTime();
+    return null;
+  }
+  // A data point reduced to a number, [x, y] pair, or short string.
+  function point(p) {
+    if (p == null) return null;
+    if (typeof p === 'number' || typeof p === 'string') { var n = num(p); return n != null ? n : str(p); }
+    if (Array.isArray(p)) return p.slice(0, 4).map(function (q) { var n = num(q); return n != null ? n : str(q); });
+    if (typeof p === 'object') {
+      if ('value' in p) return point(p.value);
+      if ('y' in p && 'x' in p) return [point(p.x), point(p.y)];
+      if ('y' in p) return point(p.y);
+      if ('r' in p) return point(p.r);
+    }
+    return str(p);
+  }
+  function list(arr, max, f) {
+    if (!arr || typeof arr.length !== 'number') return { values: [], n: 0 };
+    var n = arr.length, vals = [];
+    for (var i = 0; i < Math.min(n, max); i++) vals.push(f ? f(arr[i], i) : arr[i]);
+    return { values: vals, n: n };
+  }
+  function series(name, type, data, f) {
+    var l = list(data, MAX_POINTS, f || point);
+    return { name: str(name), type: type ? String(type) : null, values: l.values, n: l.n };
+  }
+  function labelsOf(arr) { var l = list(arr, MAX_LABELS, function (x) { return str(x); }); return l.values; }
+
+  function cssPath(el) {
+    var doc = el.ownerDocument;
+    if (el.id && doc.querySelectorAll('#' + cssEscape(el.id)).length === 1) return '#' + cssEscape(el.id);
+    var parts = [];
+    while (el && el.nodeType === 1 && el !== doc.documentElement) {
+      if (el.id && doc.querySelectorAll('#' + cssEscape(el.id)).length === 1) { parts.unshift('#' + cssEscape(el.id)); break; }
+      var tag = el.localName, i = 1, s = el;
+      while ((s = s.previousElementSibling)) if (s.localName === tag) i++;
+      parts.unshift(tag + ':nth-of-type(' + i + ')');
+      el = el.parentElement;
+    }
+    return parts.join(' > ');
+  }
+  function cssEscape(s) { return (window.CSS && CSS.escape) ? CSS.escape(s) : String(s).replace(/[^\w-]/g, '\\$&'); }
+
+  function boxOf(el, off) {
+    var r = el.getBoundingClientRect(), w = el.ownerDocument.defaultView;
+    var topWin = window;
+    return {
+      x: Math.round((r.left + off.x + topWin.scrollX) * 100) / 100,
+      y: Math.round((r.top + off.y + topWin.scrollY) * 100) / 100,
+      width: Math.round(r.width * 100) / 100, height: Math.round(r.height * 100) / 100
+    };
+  }
+  function isVisible(el, box) {
+    if (box.width < MIN_SIDE || box.height < MIN_SIDE) return false;
+    var w = el.ownerDocument.defaultView, e = el;
+    while (e && e.nodeType === 1) {
+      var cs = w.getComputedStyle(e);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0) return false;
+      e = e.parentElement;
+    }
+    return true;
+  }
+  // Caption/heading near the chart: <figcaption> of the enclosing <figure>, else the first short
+  // following text block that looks like a caption, else the nearest preceding heading.
+  var CAP = /^\s*(figure|fig\.|chart|graph|exhibit|图|圖|表|图表)\s*[\dA-Za-z一二三四五六七八九十]*/i;
+  function context(el) {
+    var res = { caption: null, heading: null };
+    var fig = el.closest && el.closest('figure');
+    if (fig) { var fc = fig.querySelector('figcaption'); if (fc) res.caption = str(fc.textContent); }
+    var e = el;
+    for (var up = 0; up < 4 && e && !res.caption; up++, e = e.parentElement) {
+      var s = e.nextElementSibling;
+      for (var k = 0; k < 2 && s && !res.caption; k++, s = s.nextElementSibling) {
+        var t = (s.textContent || '').trim();
+        if (t && t.length < 400 && CAP.test(t)) res.caption = str(t);
+      }
+    }
+    e = el;
+    for (var up2 = 0; up2 < 6 && e && !res.heading; up2++, e = e.parentElement) {
+      var p = e.previousElementSibling;
+      while (p && !res.heading) { if (/^H[1-6]$/.test(p.tagName)) res.heading = str(p.textContent); p = p.previousElementSibling; }
+    }
+    return res;
+  }
+  function claimed(el) { for (var i = 0; i < seen.length; i++) if (seen[i] === el || seen[i].contains(el) || el.contains(seen[i])) return true; return false; }
+
+  // The chart's place in the document the suite served: `data-tvir-at` of the element or its
+  // nearest ancestor in the TOP document (for a chart inside a frame: of the frame's host
+  // element there, an <iframe>/<embed>/<object>).
+  function anchorOf(el) {
+    var a = el && el.closest && el.closest('[data-tvir-at]');
+    if (!a) return null;
+    var n = parseInt(a.getAttribute('data-tvir-at'), 10);
+    return isFinite(n) && n >= 0 ? n : null;
+  }
+  function push(frame, off, el, lib, info, host, topHost) {
+    if (!el || claimed(el)) return;
+    seen.push(el);
+    var box = boxOf(el, off), ctx = context(el);
+    if (host && !ctx.caption) { var hc = context(host); ctx.caption = hc.caption; ctx.heading = ctx.heading || hc.heading; }
+    var c = {
+      index: out.charts.length, library: lib, type: info.type || null, frame: frame,
+      anchor: anchorOf(topHost || el),
+      selector: cssPath(el), box: box, visible: isVisible(el, box),
+      title: str(info.title), labels: info.labels || [], series: (info.series || []).slice(0, MAX_SERIES),
+      seriesCount: (info.series || []).length, caption: ctx.caption, heading: ctx.heading,
+      animating: !!info.animating
+    };
+    c.truncated = c.seriesCount > MAX_SERIES || c.series.some(function (s) { return s.n > s.values.length; }) ||
+                  (info.labelCount || 0) > c.labels.length;
+    out.charts.push(c);
+  }
+
+  function scan(win, frame, off, host, topHost) {
+    var doc = win.document; out.frames++;
+    var H = win.__tvirHooks || null;
+
+    // ---- Chart.js (2.x: Chart.instances object; 3.x/4.x: Chart.instances object keyed by id)
+    try {
+      var Chart = win.Chart;
+      if (Chart && Chart.instances) {
+        var inst = Chart.instances, keys = Object.keys(inst);
+        keys.forEach(function (k) {
+          var ch = inst[k]; if (!ch || !ch.canvas) return;
+          var cfg = ch.config || {}, data = ch.data || cfg.data || {}, o = ch.options || {};
+          var title = (o.plugins && o.plugins.title && o.plugins.title.display !== false && o.plugins.title.text) ||
+                      (o.title && o.title.text) || null;
+          var ds = (data.datasets || []).map(function (d) { return series(d.label, d.type || cfg.type, d.data); });
+          var anim = false; try { anim = !!(Chart.animator && Chart.animator._running) || !!ch.animating; } catch (e) {}
+          push(frame, off, ch.canvas, 'chartjs', { type: cfg.type || (ch.config && ch.config._config && ch.config._config.type),
+            title: title, labels: labelsOf(data.labels), labelCount: (data.labels || []).length, series: ds, animating: anim }, host, topHost);
+        });
+      }
+    } catch (e) { out.warnings.push('chartjs: ' + e.message); }
+
+    // ---- ECharts: instances carry the _echarts_instance_ attribute on their DOM
+    try {
+      var ec = win.echarts;
+      if (ec && ec.getInstanceByDom) {
+        doc.querySelectorAll('[_echarts_instance_]').forEach(function (el) {
+          var ins = ec.getInstanceByDom(el); if (!ins || (ins.isDisposed && ins.isDisposed())) return;
+          var o = ins.getOption() || {};
+          var t = o.title && (Array.isArray(o.title) ? o.title[0] : o.title);
+          var axes = [].concat(o.xAxis || [], o.yAxis || [], o.angleAxis || [], o.radiusAxis || [], o.singleAxis || []);
+          var cat = null;
+          axes.forEach(function (a) { if (!cat && a && a.data && a.data.length) cat = a.data.map(function (d) { return d && typeof d === 'object' ? d.value : d; }); });
+          var ss = (o.series || []).map(function (s) {
+            var d = s.data || (s.encode ? null : null);
+            if (!cat && d && d.length && d[0] && typeof d[0] === 'object' && !Array.isArray(d[0]) && 'name' in d[0]) cat = d.map(function (p) { return p.name; });
+            return series(s.name, s.type, d);
+          });
+          if (!ss.length && o.dataset) {
+            var dsrc = (Array.isArray(o.dataset) ? o.dataset[0] : o.dataset).source;
+            if (dsrc) ss.push(series('dataset', 'dataset', dsrc));
+          }
+          var types = {}; (o.series || []).forEach(function (s) { types[s.type] = 1; });
+          push(frame, off, el, 'echarts', { type: Object.keys(types).join('+') || null, title: t && t.text,
+            labels: labelsOf(cat), labelCount: cat ? cat.length : 0, series: ss }, host, topHost);
+        });
+      }
+    } catch (e) { out.warnings.push('echarts: ' + e.message); }
+
+    // ---- Plotly: graph divs have class js-plotly-plot and carry data/_fullData/layout
+    try {
+      doc.querySelectorAll('.js-plotly-plot').forEach(function (gd) {
+        var data = gd._fullData || gd.data || [], layout = gd._fullLayout || gd.layout || {};
+        var title = layout.title && (typeof layout.title === 'string' ? layout.title : layout.title.text);
+        var labels = null;
+        var ss = data.filter(function (t) { return t.visible !== false; }).map(function (t) {
+          if (t.labels && t.values) { labels = labels || t.labels; return series(t.name, t.type, t.values); }
+          if (!labels && t.x && t.x.length && t.orientation !== 'h') labels = t.x;
+          var ys = t.y || t.z || t.values || t.r || [];
+          if (t.orientation === 'h' && t.x) { ys = t.x; if (!labels && t.y) labels = t.y; }
+          return series(t.name, t.type, ys);
+        });
+        var types = {}; data.forEach(function (t) { types[t.type] = 1; });
+        push(frame, off, gd, 'plotly', { type: Object.keys(types).join('+') || null, title: title,
+          labels: labelsOf(labels), labelCount: labels ? labels.length : 0, series: ss }, host, topHost);
+      });
+    } catch (e) { out.warnings.push('plotly: ' + e.message); }
+
+    // ---- Highcharts: Highcharts.charts (array with holes for destroyed charts)
+    try {
+      var HC = win.Highcharts;
+      if (HC && HC.charts) {
+        HC.charts.forEach(function (ch) {
+          if (!ch || !ch.renderTo) return;
+          var title = (ch.title && ch.title.textStr) || (ch.options && ch.options.title && ch.options.title.text);
+          var xa = ch.xAxis && ch.xAxis[0], cats = xa && xa.categories;
+          var ss = (ch.series || []).filter(function (s) { return !(s.options && s.options.isInternal); }).map(function (s) {
+            var d = (s.options && s.options.data) || [];
+            if (!cats && d.length && d[0] && typeof d[0] === 'object' && !Array.isArray(d[0]) && 'name' in d[0]) cats = d.map(function (p) { return p.name; });
+            return series(s.name, s.type, d);
+          });
+          push(frame, off, ch.renderTo, 'highcharts', { type: ch.options && ch.options.chart && ch.options.chart.type,
+            title: title, labels: labelsOf(cats), labelCount: cats ? cats.length : 0, series: ss }, host, topHost);
+        });
+      }
+    } catch (e) { out.warnings.push('highcharts: ' + e.message); }
+
+    // ---- ApexCharts: Apex._chartInstances (only charts with chart.id) + hook list + DOM fallback
+    try {
+      var apexList = [];
+      if (win.Apex && Array.isArray(win.Apex._chartInstances)) win.Apex._chartInstances.forEach(function (r) { if (r && r.chart) apexList.push(r.chart); });
+      if (H && H.apex) H.apex.forEach(function (c) { if (apexList.indexOf(c) < 0) apexList.push(c); });
+      apexList.forEach(function (ch) {
+        var w = ch.w || {}, cfg = w.config || ch.opts || {}, g = w.globals || {};
+        var el = ch.el; if (!el || !el.isConnected) return;
+        var cats = (g.categoryLabels && g.categoryLabels.length) ? g.categoryLabels :
+                   (cfg.xaxis && cfg.xaxis.categories && cfg.xaxis.categories.length) ? cfg.xaxis.categories :
+                   (cfg.labels && cfg.labels.length) ? cfg.labels : null;
+        var ss = (cfg.series || []).map(function (s, i) {
+          if (typeof s === 'number') return series((cfg.labels || [])[i], cfg.chart && cfg.chart.type, [s]);
+          return series(s.name, s.type || (cfg.chart && cfg.chart.type), s.data);
+        });
+        if (ss.length && typeof (cfg.series || [])[0] === 'number') ss = [series(null, cfg.chart && cfg.chart.type, cfg.series)];
+        push(frame, off, el, 'apexcharts', { type: cfg.chart && cfg.chart.type, title: cfg.title && cfg.title.text,
+          labels: labelsOf(cats), labelCount: cats ? cats.length : 0, series: ss, animating: !!(g && g.animationEnded === false) }, host, topHost);
+      });
+      doc.querySelectorAll('.apexcharts-canvas').forEach(function (c) {
+        var el = c.parentElement || c; if (claimed(el)) return;
+        var t = c.querySelector('.apexcharts-title-text');
+        push(frame, off, el, 'apexcharts', { type: null, title: t && t.textContent, series: [] }, host, topHost);
+        out.warnings.push('apexcharts instance not reachable (no chart.id and no hook): data unknown for ' + cssPath(el));
+      });
+    } catch (e) { out.warnings.push('apexcharts: ' + e.message); }
+
+    // ---- Vega / Vega-Lite: views recorded by hooks.js; DOM fallback on .vega-embed / .marks
+    try {
+      var vviews = [];
+      if (H) {
+        H.vegaEmbeds.forEach(function (r) { if (r.view) vviews.push({ view: r.view, el: r.el, spec: r.spec }); });
+        H.vegaViews.forEach(function (r) { if (!vviews.some(function (x) { return x.view === r.view; })) vviews.push({ view: r.view, el: r.el }); });
+      }
+      vviews.forEach(function (r) {
+        var el = r.el || (r.view.container && r.view.container()); if (!el || !el.isConnected) return;
+        var title = null, ss = [], labels = null;
+        if (r.spec && r.spec.title) title = r.spec.title;
+        try {
+          // input datasets of the runtime (vega-lite names them source_N / data_N); skip scenegraph
+          // datasets ('root', 'marks', mark names), whose tuples carry a .mark back-reference.
+          var names = Object.keys((r.view._runtime && r.view._runtime.data) || {});
+          var src = names.filter(function (n) { return /^source_\d+$/.test(n); });
+          (src.length ? src : names).forEach(function (name) {
+            var vals; try { vals = r.view.data(name); } catch (e) { return; }
+            if (!vals || !vals.length || (vals[0] && typeof vals[0] === 'object' && 'mark' in vals[0])) return;
+            ss.push(series(name, 'dataset', vals, function (v) {
+              if (!v || typeof v !== 'object') return point(v);
+              var o = {}; Object.keys(v).slice(0, 6).forEach(function (k) { var x = v[k]; o[k] = (x && typeof x === 'object') ? str(x) : x; }); return o;
+            }));
+          });
+        } catch (e) { out.warnings.push('vega state: ' + e.message); }
+        if (!title) { var tt = el.querySelector('.role-title-text, .mark-text.role-title-text text'); if (tt) title = tt.textContent; }
+        push(frame, off, el, 'vega', { type: r.spec && (r.spec.mark && (r.spec.mark.type || r.spec.mark)) || (r.spec && r.spec.$schema && /vega-lite/.test(r.spec.$schema) ? 'vega-lite' : null),
+          title: title, labels: labelsOf(labels), series: ss }, host, topHost);
+      });
+      doc.querySelectorAll('.vega-embed, canvas.marks, svg.marks').forEach(function (el) {
+        var host = el.classList.contains('vega-embed') ? el : (el.closest('.vega-embed') || el);
+        if (claimed(host)) return;
+        if (!host.querySelector('canvas, svg') && !/^(canvas|svg)$/i.test(host.tagName)) return;
+        push(frame, off, host, 'vega', { title: (host.querySelector('.role-title-text') || {}).textContent, series: [] }, host, topHost);
+        out.warnings.push('vega view not reachable (no hooks): data unknown for ' + cssPath(host));
+      });
+    } catch (e) { out.warnings.push('vega: ' + e.message); }
+
+    // ---- Plain D3 (or other script-built) SVG. An <svg> counts as a chart when, after every
+    // library above has claimed its own elements, it (a) is at least MIN_SIDE px each way and
+    // (b) either carries D3-bound data (__data__) on >= MIN_D3_MARKS mark elements, or gained
+    // >= 8 shape elements compared with the same <svg> in the original HTML source (matched by
+    // id, else by document order among static <svg>s) — i.e. it was drawn by script.
+    try {
+      var SHAPES = 'rect,circle,ellipse,path,line,polyline,polygon,text';
+      var staticCounts = null, html = opts.staticHtml && (opts.staticHtml[win.location.href] || opts.staticHtml['*']);
+      if (html && win.DOMParser) {
+        var sd = new win.DOMParser().parseFromString(html, 'text/html');
+        staticCounts = { byId: {}, byOrder: [] };
+        sd.querySelectorAll('svg').forEach(function (s) {
+          if (s.parentElement && s.parentElement.closest('svg')) return;
+          var n = s.querySelectorAll(SHAPES).length;
+          if (s.id) staticCounts.byId[s.id] = n; staticCounts.byOrder.push(n);
+        });
+      }
+      var order = 0;
+      doc.querySelectorAll('svg').forEach(function (svg) {
+        if (svg.parentElement && svg.parentElement.closest('svg')) return;  // nested svg: part of outer
+        var myOrder = order++;
+        if (claimed(svg)) return;
+        var r = svg.getBoundingClientRect();
+        if (r.width < MIN_SIDE || r.height < MIN_SIDE) return;
+        var shapes = svg.querySelectorAll(SHAPES), marks = [], ticks = [];
+        for (var i = 0; i < shapes.length; i++) {
+          var s = shapes[i], inTick = s.closest('.tick');
+          if (inTick) continue;
+          if (s.__data__ !== undefined && s.__data__ !== null && !/^(text)$/i.test(s.localName)) marks.push(s);
+        }
+        svg.querySelectorAll('.tick').forEach(function (t) { if (t.__data__ !== undefined) ticks.push(t); });
+        var added = null;
+        if (staticCounts) {
+          var base = (svg.id && svg.id in staticCounts.byId) ? staticCounts.byId[svg.id] : 0;
+          added = shapes.length - base;
+        }
+        var isD3 = marks.length >= MIN_D3_MARKS;
+        if (!isD3 && !(added != null && added >= 8)) return;
+        var title = null, tnode = svg.querySelector(':scope > title') || svg.querySelector('text.title, .title text, text.chart-title, .chart-title');
+        if (tnode) title = tnode.textContent;
+        if (!title) { var big = null, bs = 0; svg.querySelectorAll('text').forEach(function (t) { if (t.closest('.tick')) return; var fs = parseFloat(win.getComputedStyle(t).fontSize) || 0; var fw = win.getComputedStyle(t).fontWeight; var sc = fs + (+fw >= 600 ? 3 : 0); if (sc > bs) { bs = sc; big = t; } }); if (big) title = big.textContent; }
+        // group marks by tag+class into series; values are the bound data
+        var groups = {}, gorder = [];
+        marks.forEach(function (m) { var key = m.localName + (m.getAttribute('class') ? '.' + m.getAttribute('class').split(/\s+/)[0] : ''); if (!groups[key]) { groups[key] = []; gorder.push(key); } groups[key].push(m.__data__); });
+        var ss = gorder.map(function (k) { return series(k, 'svg-marks', groups[k], function (d) { if (d && typeof d === 'object' && !Array.isArray(d)) { var o = {}; Object.keys(d).slice(0, 4).forEach(function (q) { var v = d[q]; o[q] = (v && typeof v === 'object') ? str(v) : v; }); return o; } return point(d); }); });
+        var axis0 = ticks.length ? ticks[0].parentNode : null;
+        var tickLabels = ticks.filter(function (t) { return t.parentNode === axis0; }).map(function (t) { return str(t.textContent); }).filter(Boolean);
+        push(frame, off, svg, isD3 ? 'd3' : 'svg-script', { type: null, title: title, labels: tickLabels.slice(0, MAX_LABELS), labelCount: tickLabels.length,
+          series: ss, animating: hasTransition(svg) }, host, topHost);
+      });
+    } catch (e) { out.warnings.push('svg: ' + e.message); }
+
+    // ---- same-origin iframes
+    doc.querySelectorAll('iframe, frame, embed, object').forEach(function (f, i) {
+      var cw = null;
+      try {
+        var d = f.contentDocument || (f.getSVGDocument && f.getSVGDocument()) || null;
+        cw = (d && d.defaultView) || f.contentWindow || null;
+        if (cw) void cw.document.body;
+      } catch (e) { out.warnings.push('cross-origin frame skipped: ' + str(f.src || f.data)); return; }
+      if (!cw || !cw.document || !cw.document.body || cw.document.documentElement.localName !== 'html') return;
+      var r = f.getBoundingClientRect(), cs = win.getComputedStyle(f);
+      var o2 = { x: off.x + r.left + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0),
+                 y: off.y + r.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0) };
+      scan(cw, framePath(cw), o2, f, topHost || f);
+    });
+  }
+  function hasTransition(svg) { var all = svg.querySelectorAll('*'); for (var i = 0; i < all.length && i < 5000; i++) if (all[i].__transition) return true; return false; }
+
+  // A frame's document as a path below the report origin ("charts/x.html"), else its URL.
+  function framePath(w) {
+    var href = String(w.location.href), base = location.origin + '/';
+    if (href.indexOf(base) === 0) { try { return decodeURIComponent(href.slice(base.length).split(/[?#]/)[0]); } catch (e) { return href.slice(base.length); } }
+    return href.slice(0, 500);
+  }
+  scan(window, null, { x: 0, y: 0 }, null, null);
+  out.popupsBlocked = (window.__tvirHooks && window.__tvirHooks.popups) || 0;
+  return out;
+})

@@ -1,0 +1,117 @@
+// hooks.js — injected with Page.addScriptToEvaluateOnNewDocument (runs in every frame before any
+// page script). Two jobs, both optional for detect.js (which also works without them):
+//  1. switch chart animations off at creation time (deterministic screenshots, no waiting);
+//  2. record instances that have no global registry (ApexCharts without chart.id, Vega views,
+//     vega-embed results) in window.__tvirHooks.
+// It must never throw and never change what a chart shows apart from animation.
+(function () {
+  'use strict';
+  if (window.__tvirHooks) return;
+  var H = window.__tvirHooks = { apex: [], vegaViews: [], vegaEmbeds: [], errors: [] };
+  // No pop-ups: window.open opens nothing (the driver also closes any page that has an opener).
+  H.popups = 0;
+  try {
+    Object.defineProperty(window, 'open', { configurable: false, writable: false,
+      value: function () { H.popups++; return null; } });
+  } catch (e) { try { window.open = function () { H.popups++; return null; }; } catch (e2) {} }
+  function safe(f) { try { f(); } catch (e) { try { H.errors.push(String(e && e.message || e)); } catch (_) {} } }
+
+  // Trap `window.NAME = lib` (UMD builds assign a global) and run `patch(lib)` once.
+  function trap(name, patch) {
+    var value, done = false;
+    var existing = Object.getOwnPropertyDescriptor(window, name);
+    if (existing && !existing.configurable) return;
+    try {
+      Object.defineProperty(window, name, {
+        configurable: true, enumerable: true,
+        get: function () { return value; },
+        set: function (v) {
+          value = v;
+          if (!v || done) return;
+          // A UMD build may assign an empty namespace first and fill it right after
+          // (ECharts does): a patch that finds nothing yet (returns false) runs again
+          // once the current script has finished, before any later script.
+          var run = function () { safe(function () { var r = patch(value); if (r === false) return; done = true; if (r) value = r; }); };
+          run();
+          if (!done && typeof queueMicrotask === 'function') queueMicrotask(run);
+        }
+      });
+    } catch (e) { H.errors.push('trap ' + name); }
+  }
+
+  trap('Chart', function (Chart) {
+    if (!Chart.defaults) return;
+    if (Chart.defaults.global) {               // Chart.js 2.x
+      Chart.defaults.global.animation = Chart.defaults.global.animation || {};
+      Chart.defaults.global.animation.duration = 0;
+      Chart.defaults.global.responsiveAnimationDuration = 0;
+    } else {                                   // Chart.js 3.x / 4.x
+      Chart.defaults.animation = false;
+      if (Chart.defaults.transitions && Chart.defaults.transitions.active) Chart.defaults.transitions.active.animation = { duration: 0 };
+    }
+  });
+
+  trap('echarts', function (echarts) {
+    var init = echarts.init;
+    if (typeof init !== 'function') return false;
+    echarts.init = function () {
+      var inst = init.apply(this, arguments);
+      safe(function () {
+        var setOption = inst.setOption;
+        inst.setOption = function (opt) {
+          if (opt && typeof opt === 'object' && !Array.isArray(opt)) { try { opt.animation = false; } catch (e) {} }
+          return setOption.apply(this, arguments);
+        };
+      });
+      return inst;
+    };
+  });
+
+  trap('Highcharts', function (Highcharts) {
+    if (typeof Highcharts.setOptions === 'function') {
+      Highcharts.setOptions({ chart: { animation: false }, plotOptions: { series: { animation: false } } });
+    }
+  });
+
+  trap('ApexCharts', function (ApexCharts) {
+    var proto = ApexCharts && ApexCharts.prototype;
+    if (!proto || typeof proto.render !== 'function') return;
+    var render = proto.render;
+    proto.render = function () {
+      var self = this;
+      safe(function () {
+        H.apex.push(self);
+        var c = self.opts && (self.opts.chart = self.opts.chart || {});
+        if (c) { c.animations = c.animations || {}; c.animations.enabled = false; }
+      });
+      return render.apply(this, arguments);
+    };
+  });
+
+  trap('vega', function (vega) {
+    var View = vega && vega.View;
+    if (!View || !View.prototype || typeof View.prototype.initialize !== 'function') return;
+    var initialize = View.prototype.initialize;
+    View.prototype.initialize = function (el) {
+      var self = this;
+      safe(function () { H.vegaViews.push({ view: self, el: (typeof el === 'string') ? document.querySelector(el) : el }); });
+      return initialize.apply(this, arguments);
+    };
+  });
+
+  trap('vegaEmbed', function (vegaEmbed) {
+    // vega-embed's UMD global is a function; the trap stores the wrapper instead.
+    var orig = vegaEmbed;
+    var wrapped = function (el, spec, opts) {
+      var p = orig.apply(this, arguments);
+      safe(function () {
+        p.then(function (res) {
+          H.vegaEmbeds.push({ el: (typeof el === 'string') ? document.querySelector(el) : el, view: res && res.view, spec: res && res.spec });
+        }, function () {});
+      });
+      return p;
+    };
+    for (var k in orig) { try { wrapped[k] = orig[k]; } catch (e) {} }
+    return wrapped; // becomes the value of window.vegaEmbed
+  });
+})();

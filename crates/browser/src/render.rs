@@ -1,0 +1,737 @@
+//! One page in the running browser: a fresh browser context and tab, every request
+//! intercepted and answered (`serve`), the entry loaded within a budget, chart
+//! animations finished (`js/finish.js`), charts found in the live page (`js/detect.js`),
+//! each chart's box captured as PNG at the fixed viewport. A busy script is stopped with
+//! `Runtime.terminateExecution`; a crash or hang fails the attempt (the caller retries
+//! once in a fresh tab).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    MediaFeature, SetDeviceMetricsOverrideParams, SetEmulatedMediaParams,
+};
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    self, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
+    RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::inspector;
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, CaptureScreenshotParams,
+    EventJavascriptDialogOpening, EventLoadEventFired, HandleJavaScriptDialogParams,
+    StopLoadingParams, Viewport as ClipViewport,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, TerminateExecutionParams};
+use chromiumoxide::Page;
+use futures::StreamExt;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::serve::{self, Route};
+use crate::{
+    ChartData, ChartSeries, PageRequest, RenderedChart, RequestOutcome, RequestRecord, Viewport,
+    MAX_LABELS, MAX_POINTS, MAX_SERIES, MAX_STRING,
+};
+
+const HOOKS_JS: &str = include_str!("../js/hooks.js");
+const FINISH_JS: &str = include_str!("../js/finish.js");
+const DETECT_JS: &str = include_str!("../js/detect.js");
+
+/// Largest side of a chart screenshot, CSS px (a taller element is cut to it; noted).
+pub const MAX_SHOT_SIDE: f64 = 4000.0;
+/// Most charts captured per page.
+pub const MAX_CHARTS_PER_PAGE: usize = 200;
+/// Most requests recorded per page (later ones are still answered).
+const MAX_RECORDS: usize = 2000;
+/// Source HTML kept per page for the script-drawn-SVG rule.
+const MAX_STATIC_HTML: usize = 8 << 20;
+
+/// What one attempt collects while it runs (kept even when the attempt fails).
+#[derive(Default)]
+pub(crate) struct Log {
+    pub requests: Vec<RequestRecord>,
+    pub notes: Vec<String>,
+    static_html: BTreeMap<String, String>,
+    static_len: usize,
+}
+
+type SharedLog = Arc<Mutex<Log>>;
+
+fn note(log: &SharedLog, s: String) {
+    if let Ok(mut l) = log.lock() {
+        if l.notes.len() < 200 && !l.notes.contains(&s) {
+            l.notes.push(s);
+        }
+    }
+}
+
+fn record(log: &SharedLog, url: &str, outcome: RequestOutcome) {
+    if let Ok(mut l) = log.lock() {
+        if l.requests.len() < MAX_RECORDS {
+            let url: String = url.chars().take(2000).collect();
+            l.requests.push(RequestRecord { url, outcome });
+        }
+    }
+}
+
+pub(crate) struct Settings {
+    pub viewport: Viewport,
+    pub budget: Duration,
+}
+
+/// Run one attempt: create the context and tab, render, always clean up.
+pub(crate) async fn attempt(
+    browser: &chromiumoxide::Browser,
+    req: &PageRequest,
+    settings: &Settings,
+    log: SharedLog,
+) -> Result<Vec<RenderedChart>, String> {
+    let step = Duration::from_secs(10);
+    let ctx = tokio::time::timeout(
+        step,
+        browser.create_browser_context(CreateBrowserContextParams {
+            dispose_on_detach: Some(true),
+            ..Default::default()
+        }),
+    )
+    .await
+    .map_err(|_| "browser did not create a context in 10 s".to_string())?
+    .map_err(|e| format!("browser context: {e}"))?;
+    let page = match tokio::time::timeout(
+        step,
+        browser.new_page(CreateTargetParams {
+            url: "about:blank".into(),
+            browser_context_id: Some(ctx.clone()),
+            ..Default::default()
+        }),
+    )
+    .await
+    {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            dispose(browser, ctx).await;
+            return Err(format!("new tab: {e}"));
+        }
+        Err(_) => {
+            dispose(browser, ctx).await;
+            return Err("browser did not open a tab in 10 s".into());
+        }
+    };
+    let mut tasks = Vec::new();
+    let result = run(browser, &page, &ctx, req, settings, &log, &mut tasks).await;
+    for t in tasks {
+        t.abort();
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
+    dispose(browser, ctx).await;
+    result
+}
+
+async fn dispose(browser: &chromiumoxide::Browser, ctx: BrowserContextId) {
+    let _ =
+        tokio::time::timeout(Duration::from_secs(5), browser.dispose_browser_context(ctx)).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    browser: &chromiumoxide::Browser,
+    page: &Page,
+    ctx: &BrowserContextId,
+    req: &PageRequest,
+    settings: &Settings,
+    log: &SharedLog,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Result<Vec<RenderedChart>, String> {
+    let started = Instant::now();
+    let deadline = started + settings.budget;
+    let proto = |e: chromiumoxide::error::CdpError| format!("browser protocol: {e}");
+
+    // Listeners first, so nothing the page does is missed.
+    let mut paused = page
+        .event_listener::<EventRequestPaused>()
+        .await
+        .map_err(proto)?;
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .map_err(proto)?;
+    let mut loads = page
+        .event_listener::<EventLoadEventFired>()
+        .await
+        .map_err(proto)?;
+    let mut crashes = page
+        .event_listener::<inspector::EventTargetCrashed>()
+        .await
+        .map_err(proto)?;
+
+    let load_budget = settings.budget / 2;
+    let entry_url = serve::entry_url(&req.entry);
+    let main_frame = page.target_id().as_ref().to_string();
+    {
+        let page = page.clone();
+        let log = log.clone();
+        let req = req.clone();
+        let entry_url = entry_url.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = paused.next().await {
+                let page = page.clone();
+                let log = log.clone();
+                let req = req.clone();
+                let entry_url = entry_url.clone();
+                let main_frame = main_frame.clone();
+                tokio::spawn(async move {
+                    answer(&page, &ev, &req, &entry_url, &main_frame, load_budget, &log).await;
+                });
+            }
+        }));
+    }
+    {
+        let page = page.clone();
+        let log = log.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = dialogs.next().await {
+                note(
+                    &log,
+                    format!("dialog dismissed: {:?}", ev.r#type).to_lowercase(),
+                );
+                let _ = page
+                    .execute(HandleJavaScriptDialogParams {
+                        accept: false,
+                        prompt_text: None,
+                    })
+                    .await;
+            }
+        }));
+    }
+
+    let vp = settings.viewport;
+    let setup = async {
+        page.execute(inspector::EnableParams::default()).await?;
+        page.execute(
+            fetch::EnableParams::builder()
+                .pattern(
+                    RequestPattern::builder()
+                        .url_pattern("*")
+                        .request_stage(RequestStage::Request)
+                        .build(),
+                )
+                .build(),
+        )
+        .await?;
+        page.execute(SetDeviceMetricsOverrideParams::new(
+            vp.width as i64,
+            vp.height as i64,
+            vp.scale,
+            false,
+        ))
+        .await?;
+        page.execute(SetEmulatedMediaParams {
+            media: None,
+            features: Some(vec![MediaFeature::new("prefers-reduced-motion", "reduce")]),
+        })
+        .await?;
+        page.execute(AddScriptToEvaluateOnNewDocumentParams::new(HOOKS_JS))
+            .await?;
+        browser
+            .execute(SetDownloadBehaviorParams {
+                behavior: SetDownloadBehaviorBehavior::Deny,
+                browser_context_id: Some(ctx.clone()),
+                download_path: None,
+                events_enabled: None,
+            })
+            .await?;
+        Ok::<(), chromiumoxide::error::CdpError>(())
+    };
+    tokio::time::timeout(Duration::from_secs(10), setup)
+        .await
+        .map_err(|_| "tab setup took over 10 s".to_string())?
+        .map_err(proto)?;
+
+    let work = async {
+        // Navigate from a script of the blank tab, not with Page.navigate: chromiumoxide
+        // holds a Page.navigate answer until the page's whole lifecycle completes, which a
+        // hostile page can delay forever; the load event is awaited below with a budget.
+        let go = format!(
+            "location.replace({})",
+            serde_json::Value::from(entry_url.clone())
+        );
+        eval(page, go, false, Duration::from_secs(5))
+            .await
+            .map_err(|e| format!("entry {} not opened: {e}", req.entry))?;
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .min(load_budget);
+        if tokio::time::timeout(left, loads.next()).await.is_err() {
+            note(
+                log,
+                format!(
+                    "load did not finish in {} s: loading stopped, charts drawn so far used",
+                    left.as_secs()
+                ),
+            );
+            let _ = tokio::time::timeout(
+                Duration::from_secs(2),
+                page.execute(StopLoadingParams::default()),
+            )
+            .await;
+        }
+        finish_animations(page, log, deadline).await?;
+        let detected = detect(page, log, req, deadline).await?;
+        if detected.popups_blocked > 0 {
+            note(log, format!("pop-ups blocked: {}", detected.popups_blocked));
+        }
+        for w in detected.warnings.iter().take(20) {
+            note(log, format!("detect: {w}"));
+        }
+        shoot(page, log, detected.charts, vp).await
+    };
+    tokio::select! {
+        r = work => r,
+        _ = crashes.next() => Err("page crashed".into()),
+    }
+}
+
+/// Answer one paused request (every one must be answered or the page stalls).
+async fn answer(
+    page: &Page,
+    ev: &EventRequestPaused,
+    req: &PageRequest,
+    entry_url: &str,
+    main_frame: &str,
+    provider_budget: Duration,
+    log: &SharedLog,
+) {
+    let url = ev.request.url.as_str();
+    let id = ev.request_id.clone();
+    let rtype = ev.resource_type.as_ref();
+    let bare = url.split('#').next().unwrap_or(url);
+    // The top document never navigates away: a 204 keeps the current page.
+    if rtype == "Document" && ev.frame_id.as_ref() == main_frame && bare != entry_url {
+        record(
+            log,
+            url,
+            RequestOutcome::Refused {
+                reason: "navigation away from the report".into(),
+            },
+        );
+        note(log, "navigation away refused".into());
+        fulfil(page, id, 204, None, Vec::new()).await;
+        return;
+    }
+    match serve::route(url, rtype) {
+        Route::Folder(rel) => {
+            let body = if bare == entry_url && req.entry_override.is_some() {
+                Ok(req.entry_override.clone().unwrap_or_default())
+            } else {
+                serve::folder_file(&req.root, &rel)
+                    .and_then(|p| std::fs::read(p).map_err(|e| e.to_string()))
+            };
+            match body {
+                Ok(body) => {
+                    let ctype = serve::content_type(&rel);
+                    if serve::is_html(&rel) {
+                        if let Ok(mut l) = log.lock() {
+                            if l.static_len + body.len() <= MAX_STATIC_HTML {
+                                l.static_len += body.len();
+                                let text = String::from_utf8_lossy(&body).into_owned();
+                                l.static_html.insert(bare.to_string(), text);
+                            }
+                        }
+                    }
+                    record(log, url, RequestOutcome::ServedFromFolder);
+                    fulfil(page, id, 200, Some(ctype.to_string()), body).await;
+                }
+                Err(reason) => {
+                    record(
+                        log,
+                        url,
+                        RequestOutcome::Refused {
+                            reason: reason.clone(),
+                        },
+                    );
+                    fulfil(
+                        page,
+                        id,
+                        404,
+                        Some("text/plain".into()),
+                        reason.into_bytes(),
+                    )
+                    .await;
+                }
+            }
+        }
+        Route::Provider(kind) => {
+            let got = tokio::time::timeout(provider_budget, req.resources.fetch(url, kind)).await;
+            match got {
+                Ok(Ok(res)) => {
+                    let sha = hex::encode(Sha256::digest(&res.body));
+                    record(log, url, RequestOutcome::Provided { sha256: sha });
+                    let ctype = res.content_type.clone().unwrap_or_else(|| match kind {
+                        crate::ResourceKind::Script => "text/javascript".into(),
+                        crate::ResourceKind::Stylesheet => "text/css".into(),
+                        crate::ResourceKind::Font => {
+                            serve::content_type(url.split('?').next().unwrap_or(url)).into()
+                        }
+                    });
+                    fulfil(page, id, 200, Some(ctype), res.body).await;
+                }
+                Ok(Err(reason)) => {
+                    record(log, url, RequestOutcome::Refused { reason });
+                    fail(page, id).await;
+                }
+                Err(_) => {
+                    record(
+                        log,
+                        url,
+                        RequestOutcome::Refused {
+                            reason: format!("not fetched within {} s", provider_budget.as_secs()),
+                        },
+                    );
+                    fail(page, id).await;
+                }
+            }
+        }
+        Route::Refuse(reason) => {
+            record(log, url, RequestOutcome::Refused { reason });
+            fail(page, id).await;
+        }
+    }
+}
+
+async fn fulfil(
+    page: &Page,
+    id: fetch::RequestId,
+    code: i64,
+    ctype: Option<String>,
+    body: Vec<u8>,
+) {
+    let mut headers = vec![
+        HeaderEntry::new("Access-Control-Allow-Origin", "*"),
+        HeaderEntry::new("Cache-Control", "no-store"),
+    ];
+    if let Some(c) = ctype {
+        headers.push(HeaderEntry::new("Content-Type", c));
+    }
+    let params = FulfillRequestParams {
+        request_id: id,
+        response_code: code,
+        response_headers: Some(headers),
+        binary_response_headers: None,
+        body: Some(
+            base64::engine::general_purpose::STANDARD
+                .encode(&body)
+                .into(),
+        ),
+        response_phrase: None,
+    };
+    let _ = page.execute(params).await;
+}
+
+async fn fail(page: &Page, id: fetch::RequestId) {
+    let _ = page
+        .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+        .await;
+}
+
+/// Evaluate `expr` with a time limit; a busy page is stopped with terminateExecution.
+async fn eval(
+    page: &Page,
+    expr: String,
+    await_promise: bool,
+    limit: Duration,
+) -> Result<serde_json::Value, String> {
+    let params = EvaluateParams {
+        expression: expr,
+        return_by_value: Some(true),
+        await_promise: Some(await_promise),
+        ..EvaluateParams::new("")
+    };
+    match tokio::time::timeout(limit, page.execute(params)).await {
+        Ok(Ok(r)) => {
+            if let Some(ex) = &r.result.exception_details {
+                let msg = ex
+                    .exception
+                    .as_ref()
+                    .and_then(|e| e.description.clone())
+                    .unwrap_or_else(|| ex.text.clone());
+                return Err(format!(
+                    "script error: {}",
+                    msg.chars().take(300).collect::<String>()
+                ));
+            }
+            Ok(r.result
+                .result
+                .value
+                .clone()
+                .unwrap_or(serde_json::Value::Null))
+        }
+        Ok(Err(e)) => Err(format!("browser protocol: {e}")),
+        Err(_) => {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(3),
+                page.execute(TerminateExecutionParams::default()),
+            )
+            .await;
+            Err(format!(
+                "busy: no answer in {} s (script stopped)",
+                limit.as_secs()
+            ))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct FinishState {
+    #[serde(default)]
+    pending: bool,
+}
+
+/// Finish animations: repeat finish.js + two animation frames until nothing is pending
+/// (at most ~3 s). A page busy in a loop is stopped once; busy again fails the attempt.
+async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> Result<(), String> {
+    let until = (Instant::now() + Duration::from_secs(3)).min(deadline);
+    let mut stopped = false;
+    loop {
+        let r = eval(
+            page,
+            format!("({FINISH_JS})()"),
+            false,
+            Duration::from_secs(3),
+        )
+        .await;
+        let pending = match r {
+            Ok(v) => serde_json::from_value::<FinishState>(v)
+                .map(|s| s.pending)
+                .unwrap_or(false),
+            Err(e) if e.starts_with("busy") => {
+                if stopped {
+                    return Err("page hung: its scripts never let the page be read".into());
+                }
+                stopped = true;
+                note(
+                    log,
+                    "a script kept the page busy after load: stopped".into(),
+                );
+                continue;
+            }
+            Err(e) => {
+                note(log, format!("finish animations: {e}"));
+                false
+            }
+        };
+        let frames =
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
+        let _ = eval(page, frames.into(), true, Duration::from_secs(2)).await;
+        if !pending || Instant::now() >= until {
+            if pending {
+                note(
+                    log,
+                    "animations still running after 3 s: captured as they were".into(),
+                );
+            }
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[derive(Deserialize, Debug)]
+struct Detected {
+    #[serde(default)]
+    charts: Vec<DetectedChart>,
+    #[serde(default)]
+    warnings: Vec<String>,
+    #[serde(default, rename = "popupsBlocked")]
+    popups_blocked: u64,
+}
+
+#[derive(Deserialize, Debug)]
+struct DetectedChart {
+    library: String,
+    #[serde(rename = "type")]
+    chart_type: Option<String>,
+    frame: Option<String>,
+    anchor: Option<f64>,
+    selector: String,
+    #[serde(rename = "box")]
+    bbox: BoxRect,
+    #[serde(default)]
+    visible: bool,
+    title: Option<String>,
+    #[serde(default)]
+    labels: Vec<Option<String>>,
+    #[serde(default)]
+    series: Vec<DetectedSeries>,
+    #[serde(default)]
+    truncated: bool,
+    caption: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+struct BoxRect {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+#[derive(Deserialize, Debug)]
+struct DetectedSeries {
+    name: Option<String>,
+    #[serde(default)]
+    values: Vec<serde_json::Value>,
+    #[serde(default)]
+    n: usize,
+}
+
+async fn detect(
+    page: &Page,
+    log: &SharedLog,
+    req: &PageRequest,
+    deadline: Instant,
+) -> Result<Detected, String> {
+    let static_html = log
+        .lock()
+        .map(|l| l.static_html.clone())
+        .unwrap_or_default();
+    let _ = req;
+    let opts = serde_json::json!({
+        "maxSeries": MAX_SERIES, "maxPoints": MAX_POINTS, "maxLabels": MAX_LABELS,
+        "maxString": MAX_STRING, "staticHtml": static_html,
+    });
+    let expr = format!("({DETECT_JS})({opts})");
+    let limit = deadline
+        .saturating_duration_since(Instant::now())
+        .clamp(Duration::from_secs(1), Duration::from_secs(8));
+    let v = match eval(page, expr.clone(), false, limit).await {
+        Ok(v) => v,
+        Err(e) if e.starts_with("busy") => {
+            note(log, "a script kept the page busy: stopped".into());
+            eval(page, expr, false, limit)
+                .await
+                .map_err(|e| format!("page hung: charts could not be read ({e})"))?
+        }
+        Err(e) => return Err(format!("charts could not be read: {e}")),
+    };
+    serde_json::from_value(v).map_err(|e| format!("chart list unreadable: {e}"))
+}
+
+/// Screenshot each visible chart's box (page coordinates, captureBeyondViewport so a
+/// chart below the fold is captured without resizing the viewport).
+async fn shoot(
+    page: &Page,
+    log: &SharedLog,
+    charts: Vec<DetectedChart>,
+    vp: Viewport,
+) -> Result<Vec<RenderedChart>, String> {
+    let mut out = Vec::new();
+    let total = charts.len();
+    for c in charts.into_iter().take(MAX_CHARTS_PER_PAGE) {
+        if !c.visible {
+            note(
+                log,
+                format!(
+                    "{} chart {} is hidden or under 40 px: not captured",
+                    c.library, c.selector
+                ),
+            );
+            continue;
+        }
+        let b = c.bbox;
+        // Whole CSS pixels: the PNG has the element's rounded size.
+        let x = b.x.max(0.0).round();
+        let y = b.y.max(0.0).round();
+        let mut w = b.width.round().max(1.0);
+        let mut h = b.height.round().max(1.0);
+        if w > MAX_SHOT_SIDE || h > MAX_SHOT_SIDE {
+            note(
+                log,
+                format!(
+                    "{} chart {} is over {MAX_SHOT_SIDE} px: cut",
+                    c.library, c.selector
+                ),
+            );
+            w = w.min(MAX_SHOT_SIDE);
+            h = h.min(MAX_SHOT_SIDE);
+        }
+        let params = CaptureScreenshotParams {
+            format: Some(CaptureScreenshotFormat::Png),
+            clip: Some(ClipViewport {
+                x,
+                y,
+                width: w,
+                height: h,
+                scale: 1.0,
+            }),
+            capture_beyond_viewport: Some(true),
+            from_surface: Some(true),
+            ..Default::default()
+        };
+        let shot = tokio::time::timeout(Duration::from_secs(10), page.execute(params))
+            .await
+            .map_err(|_| "page hung: screenshot took over 10 s".to_string())?
+            .map_err(|e| format!("screenshot: {e}"))?;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(AsRef::<str>::as_ref(&shot.result.data))
+            .map_err(|e| format!("screenshot data: {e}"))?;
+        let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
+        let _ = vp;
+        let data = ChartData {
+            library: c.library.clone(),
+            chart_type: c.chart_type.clone(),
+            title: c.title.clone(),
+            labels: c
+                .labels
+                .iter()
+                .map(|l| l.clone().unwrap_or_default())
+                .collect(),
+            series: c
+                .series
+                .iter()
+                .map(|s| ChartSeries {
+                    name: s.name.clone(),
+                    values: s.values.clone(),
+                    total: s.n.max(s.values.len()),
+                })
+                .collect(),
+            truncated: c.truncated,
+            caption: c.caption.clone(),
+        };
+        out.push(RenderedChart {
+            library: c.library,
+            anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
+            frame: c.frame,
+            selector: c.selector,
+            png,
+            width: pw,
+            height: ph,
+            data,
+        });
+    }
+    if total > MAX_CHARTS_PER_PAGE {
+        note(
+            log,
+            format!("{total} charts on the page: the first {MAX_CHARTS_PER_PAGE} captured"),
+        );
+    }
+    Ok(out)
+}
+
+/// Width and height from a PNG's IHDR.
+pub(crate) fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" {
+        return None;
+    }
+    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
+    Some((w, h))
+}

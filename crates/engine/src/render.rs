@@ -482,10 +482,12 @@ impl Renderer {
                 continue;
             };
             let doc = c.frame.clone().unwrap_or_else(|| plan.entry.clone());
-            let mut content = format!("{doc}#{}", c.selector);
+            // `report.html#sales` for `#sales`, `charts/x.html#div > svg` otherwise.
+            let element = c.selector.strip_prefix('#').unwrap_or(&c.selector);
+            let mut content = format!("{doc}#{element}");
             let mut k = 2;
             while !seen.insert(content.clone()) {
-                content = format!("{doc}#{} ({k})", c.selector);
+                content = format!("{doc}#{element} ({k})");
                 k += 1;
             }
             let Ok(png) = base64::engine::general_purpose::STANDARD.decode(&c.png) else {

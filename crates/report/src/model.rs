@@ -70,7 +70,7 @@ pub struct Figure {
     /// the caption line), used to replace it with a revised caption in place.
     pub caption_span: Option<Range<usize>>,
     /// `browser` for a chart a script drew, rendered by the suite (`content` then
-    /// names the document and element: `report.html#canvas#sales`); absent for a
+    /// names the document and element: `report.html#sales`); absent for a
     /// picture file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render: Option<String>,

@@ -18,7 +18,7 @@ pub(crate) const RENDERED_SRC: &str = "tvir-rendered:";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RenderedFigure {
     /// The figure's `content`: the document and element it was taken from
-    /// (`report.html#canvas#sales`, `charts/x.html#svg`).
+    /// (`report.html#sales`, `charts/x.html#chart > svg`).
     pub content: String,
     /// The caption shown next to the chart in its own document (a chart inside a
     /// frame), when the report text gives none.

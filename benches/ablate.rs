@@ -138,6 +138,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         n_charts: 2,
         n_figures: 6,
         extraction: None,
+        render: None,
         error: None,
     };
     LoadedRecord {

@@ -183,6 +183,8 @@ impl JudgeArgs {
 pub struct FileConfig {
     #[serde(default)]
     pub judge: JudgeSection,
+    #[serde(default)]
+    pub browser: BrowserSection,
     /// Directory of the file, for resolving relative paths in it.
     #[serde(skip)]
     pub dir: Option<PathBuf>,
@@ -208,6 +210,75 @@ pub struct JudgeSection {
     pub max_cost_usd: Option<f64>,
     pub price_table: Option<PathBuf>,
     pub assume_vision: Option<bool>,
+}
+
+/// `[browser]` of `tvir.toml`: the Chromium that renders charts drawn by script.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserSection {
+    /// The executable (relative to the file's folder when relative).
+    pub path: Option<PathBuf>,
+    /// Pages rendered at the same time.
+    pub max_pages: Option<usize>,
+}
+
+/// The browser flags shared by `tvir eval` and `tvir parse`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BrowserArgs {
+    /// The Chromium that renders charts drawn by script (else `TVIR_BROWSER`, the
+    /// `[browser] path` of tvir.toml, then `chromium`, `chromium-browser` or
+    /// `google-chrome` on PATH).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_browser")]
+    pub browser: Option<PathBuf>,
+    /// Render no chart: charts drawn by script stay pseudo-visuals and are not
+    /// evaluated.
+    #[arg(long)]
+    pub no_browser: bool,
+}
+
+/// The run's browser: `--no-browser`, else `--browser`, `TVIR_BROWSER`, `tvir.toml`
+/// (`[browser] path`), then `PATH`. No browser found is no error: charts drawn by
+/// script are then not evaluated, with this reason.
+pub fn resolve_browser(
+    args: &BrowserArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: Option<&FileConfig>,
+) -> tvir_engine::BrowserChoice {
+    use tvir_engine::BrowserChoice;
+    if args.no_browser {
+        return BrowserChoice::Unavailable(
+            "--no-browser: charts drawn by script are not rendered (drop it and install \
+             Chromium or pass --browser PATH to evaluate them)"
+                .into(),
+        );
+    }
+    let from_file = file.and_then(|f| {
+        f.browser.path.as_ref().map(|p| match &f.dir {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.clone(),
+        })
+    });
+    let explicit = args
+        .browser
+        .clone()
+        .or_else(|| non_empty(env("TVIR_BROWSER")).map(PathBuf::from))
+        .or(from_file);
+    match tvir_browser::find_browser(explicit.as_deref()) {
+        Ok(path) => BrowserChoice::Executable(path),
+        Err(e) => BrowserChoice::Unavailable(e.to_string()),
+    }
+}
+
+/// [`resolve_browser`] with the process environment and `tvir.toml` (from
+/// `config_path`, or the working directory); also the file's `max_pages`.
+pub fn browser_from_environment(
+    args: &BrowserArgs,
+    config_path: Option<&Path>,
+) -> Result<(tvir_engine::BrowserChoice, Option<usize>), ConfigError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let file = FileConfig::load(config_path, &cwd)?;
+    let choice = resolve_browser(args, &|k| std::env::var(k).ok(), file.as_ref());
+    Ok((choice, file.and_then(|f| f.browser.max_pages)))
 }
 
 impl std::fmt::Debug for JudgeSection {

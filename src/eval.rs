@@ -76,6 +76,8 @@ pub struct EvalOptions {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
+    pub browser: crate::config::BrowserArgs,
+    #[command(flatten)]
     pub fetch: FetchOptions,
     /// Only judge-free metrics; judged metrics are reported as not evaluated.
     #[arg(long)]
@@ -265,6 +267,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
     let settings_json = settings_json(&settings, args.runs);
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
+    let renderer = renderer_of(&args, &store, &pages)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -277,14 +280,21 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             Some(pages.clone()),
             settings.clone(),
         )
+        .with_renderer(renderer.clone())
     };
-    if !batch_passes(&runtime, &wiring, &args, make, &planned)? {
-        return Ok(ExitCode::SUCCESS);
+    let passes = batch_passes(&runtime, &wiring, &args, make, &planned);
+    if !passes.as_ref().is_ok_and(|go_on| *go_on) {
+        runtime.block_on(renderer.close());
+        return passes.map(|_| ExitCode::SUCCESS);
     }
     // Named in the --no-judge summary next to the paper's metrics.
     let added_titles: Vec<String> = rubrics.added_metrics().map(|r| r.title.clone()).collect();
-    let engine = build_engine(&args, rubrics, wiring.judge, pages, settings, &store);
-    let evaluated = evaluate_and_write(&runtime, &engine, planned, &inputs.out)?;
+    let engine = build_engine(&args, rubrics, wiring.judge, pages, settings, &store)
+        .with_renderer(renderer.clone());
+    let evaluated = evaluate_and_write(&runtime, &engine, planned, &inputs.out);
+    // The browser ends with the run, whatever became of it.
+    runtime.block_on(renderer.close());
+    let evaluated = evaluated?;
     let summary = output::summary(&evaluated.records, &settings_json);
     output::write_summary(&inputs.out, &summary)?;
     let time_line = write_run_stats(&inputs.out, &engine, evaluated.records.len(), started)?;
@@ -301,9 +311,60 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         costs,
     );
     print!("{}", suspect_lines(&evaluated.records));
+    print!("{}", render_line(&renderer));
     println!("{time_line}");
     println!("results: {}", inputs.out.display());
     Ok(exit_status(&evaluated))
+}
+
+/// The render stage of the run: the browser (flags, environment, tvir.toml, PATH),
+/// the render cache in the run's store, resources through the fetcher.
+fn renderer_of(
+    args: &EvalOptions,
+    store: &Option<Store>,
+    pages: &Arc<dyn Pages>,
+) -> anyhow::Result<Arc<tvir_engine::Renderer>> {
+    let (choice, max_pages) =
+        crate::config::browser_from_environment(&args.browser, args.config.as_deref())?;
+    let mut settings = tvir_engine::RenderSettings::new(choice);
+    if let Some(n) = max_pages {
+        settings.max_pages = n.max(1);
+    }
+    Ok(Arc::new(tvir_engine::Renderer::new(
+        settings,
+        store.clone(),
+        Some(pages.clone()),
+    )))
+}
+
+/// One line on the charts drawn by script: how many were rendered, from the cache
+/// or by a browser, and how many could not be (said once for the whole run).
+pub(crate) fn render_line(renderer: &tvir_engine::Renderer) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &renderer.counters;
+    let mut out = String::new();
+    let (charts, pages, hits, starts) = (
+        c.charts.load(Relaxed),
+        c.pages_rendered.load(Relaxed),
+        c.cache_hits.load(Relaxed),
+        c.browser_starts.load(Relaxed),
+    );
+    if pages + hits > 0 {
+        out.push_str(&format!(
+            "charts drawn by script: {charts} rendered ({pages} pages rendered, {hits} from the render cache, {starts} browser start(s))\n"
+        ));
+    }
+    let skipped = c.skipped_charts.load(Relaxed);
+    if skipped > 0 {
+        let reason = renderer
+            .unavailable_reason()
+            .unwrap_or("the browser could not be started");
+        out.push_str(&format!(
+            "note: {skipped} chart(s) drawn by script in {} report(s) not evaluated: {reason}\n",
+            c.skipped_reports.load(Relaxed)
+        ));
+    }
+    out
 }
 
 /// The run settings as summary.json records them.

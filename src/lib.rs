@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 pub mod ablate;
 pub mod agree;
 pub mod batch;
+pub mod cache;
 pub mod config;
 pub mod eval;
 pub mod example;
@@ -58,6 +59,8 @@ pub enum Command {
     Ablate(ablate::AblateArgs),
     /// Score RepoRef predictions and agent runs.
     Reporef(reporef::ReporefArgs),
+    /// Seed the cache (`put URL FILE`: a script, style sheet or font pages load).
+    Cache(cache::CacheArgs),
 }
 
 /// Entry point used by the `tvir` binary.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Agree(a) => agree::run(a),
         Command::Ablate(a) => ablate::run(a),
         Command::Reporef(a) => reporef::run(a),
+        Command::Cache(a) => cache::run(a),
     };
     match result {
         Ok(code) => code,

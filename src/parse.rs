@@ -24,10 +24,73 @@ pub struct ParseArgs {
     /// How many items of each list the readable summary shows.
     #[arg(long, default_value_t = 5)]
     pub show: usize,
+    #[command(flatten)]
+    pub browser: crate::config::BrowserArgs,
+    /// The cache holding renders and the scripts pages load (default: the one
+    /// `tvir eval` uses).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Take the scripts, styles and fonts pages load from the cache only.
+    #[arg(long)]
+    pub offline: bool,
+    /// `tvir.toml` to read the `[browser]` section from (default: the working
+    /// directory's).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// The report, with the charts its scripts draw rendered when a browser is at hand
+/// (they stay pseudo-visuals otherwise, and the reason is printed once).
+fn load_rendered(args: &ParseArgs) -> anyhow::Result<Report> {
+    let parsed = report::load(&args.report)?;
+    if tvir_report::render::render_plan(&parsed).is_none() {
+        return Ok(parsed);
+    }
+    let (choice, max_pages) =
+        crate::config::browser_from_environment(&args.browser, args.config.as_deref())?;
+    let store = match &args.cache {
+        Some(p) => Some(tvir_store::Store::open(p)?),
+        None => crate::cache::default_cache_path()
+            .ok()
+            .and_then(|p| tvir_store::Store::open(&p).ok()),
+    };
+    let config = tvir_sources::FetchConfig {
+        offline: args.offline,
+        ..tvir_sources::FetchConfig::default()
+    };
+    let fetcher = tvir_sources::Fetcher::new(config, store.clone())?;
+    let mut settings = tvir_engine::RenderSettings::new(choice);
+    if let Some(n) = max_pages {
+        settings.max_pages = n.max(1);
+    }
+    let pages: std::sync::Arc<dyn tvir_engine::Pages> = std::sync::Arc::new(fetcher);
+    let renderer = tvir_engine::Renderer::new(settings, store, Some(pages));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let rendered = runtime.block_on(async {
+        let r = renderer.render_report(&parsed).await;
+        renderer.close().await;
+        r
+    });
+    eprint!("{}", crate::eval::render_line(&renderer));
+    Ok(match rendered {
+        Some((report, result)) => {
+            for u in result.unrendered.iter().filter(|u| !u.skipped) {
+                eprintln!(
+                    "warning: line {}: {} not evaluated: {}",
+                    u.candidate.line, u.candidate.what, u.reason
+                );
+            }
+            report
+        }
+        None => parsed,
+    })
 }
 
 pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
-    let parsed = report::load(&args.report)?;
+    let parsed = load_rendered(&args)?;
     for w in &parsed.warnings {
         eprintln!("warning: {w}");
     }

@@ -183,6 +183,7 @@ fn record(system: &str, task: &str, s: &Spec) -> ReportRecord {
         n_charts: s.charts.len(),
         n_figures: n + s.charts.len(),
         extraction: None,
+        render: None,
         error: None,
     };
     rescore(&rec, &rubrics, &ScoreOptions::default())

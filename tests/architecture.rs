@@ -32,6 +32,7 @@ fn allowed() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
                 "tvir-images",
                 "tvir-judge",
                 "tvir-rubric",
+                "tvir-browser",
             ],
         ),
         (

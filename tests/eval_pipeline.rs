@@ -298,6 +298,8 @@ impl Builder {
             alt: None,
             span: start..end,
             caption_span,
+            render: None,
+            chart_data: None,
         });
     }
     fn build(self, root: &Path) -> Report {

@@ -41,6 +41,7 @@ fn inputs() -> UnitInputs {
         figure_image: Some("data:image/png;base64,AAAA".into()),
         caption: Some("CAPTION-TEXT".into()),
         context: Some("CONTEXT-TEXT".into()),
+        chart_data: Some("CHART-DATA".into()),
     }
 }
 

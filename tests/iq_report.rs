@@ -19,6 +19,8 @@ fn figure(content: &str, kind: FigureKind) -> Figure {
         alt: None,
         span: 0..0,
         caption_span: None,
+        render: None,
+        chart_data: None,
     }
 }
 

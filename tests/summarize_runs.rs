@@ -72,6 +72,7 @@ fn record(r: &Rec) -> ReportRecord {
         n_charts: 0,
         n_figures: usize::from(r.va.is_some()),
         extraction: None,
+        render: None,
         error: None,
     }
 }

@@ -66,6 +66,7 @@ fn write(
         n_charts: 0,
         n_figures: 1,
         extraction: None,
+        render: None,
         error: None,
     };
     let dir = root.join(system).join(task).join(folder);

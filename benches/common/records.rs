@@ -61,6 +61,7 @@ pub fn loaded_record(
         n_charts: 1,
         n_figures: 2,
         extraction: None,
+        render: None,
         error: None,
     };
     LoadedRecord {

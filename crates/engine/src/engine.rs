@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 use crate::figure_ops::{FigureOps, ImagePipeline};
 use crate::figures::{FactsMemo, ImageRegistry};
 use crate::pages::Pages;
+use crate::render::{BrowserChoice, RenderSettings, Renderer, NO_BROWSER_REMEDY};
 use crate::settings::{EvalSettings, JudgeMode};
 use crate::stats::{NoProgress, Progress, RunStats};
 use crate::timing::RunTiming;
@@ -40,6 +41,9 @@ pub struct Engine {
     pub timing: Arc<RunTiming>,
     /// Figure facts of the built-in image pipeline (reused vs computed counts).
     pub figure_facts: Arc<FactsMemo>,
+    /// The render stage for charts drawn by script (by default: no browser, so
+    /// those charts are not evaluated).
+    pub renderer: Arc<Renderer>,
 }
 
 impl Engine {
@@ -75,7 +79,21 @@ impl Engine {
             figure_ops,
             loader: Arc::new(|p: &Path| tvir_report::load(p).map_err(|e| e.to_string())),
             slots,
+            renderer: Arc::new(Renderer::new(
+                RenderSettings::new(BrowserChoice::Unavailable(format!(
+                    "no browser in this run; {NO_BROWSER_REMEDY}"
+                ))),
+                None,
+                None,
+            )),
         }
+    }
+
+    /// Render charts drawn by script with `renderer` (its browser, cache and
+    /// resource fetcher).
+    pub fn with_renderer(mut self, renderer: Arc<Renderer>) -> Self {
+        self.renderer = renderer;
+        self
     }
 
     /// Keep figure facts (decodability, IQ analyses) in `store` across runs.

@@ -16,6 +16,7 @@ use crate::engine::Engine;
 use crate::figure_ops::FigureOps;
 use crate::figures::{content_hash, image_ref, Encoder};
 use crate::pages::FigureFailure;
+use crate::render::RenderResult;
 use crate::settings::JudgeMode;
 use crate::timing::{with_cpu, ReportTiming, StageTime};
 use tvir_images::{ImageInput, ImageLimits, IqResult};
@@ -32,6 +33,11 @@ pub(crate) struct Evidence {
     /// By reference idx: how its page fetch ended (`ok`, `refused`, `blocked`,
     /// `failed`, `unavailable`, or `no_url` / `no_reference`) and why.
     pub(crate) fetch: BTreeMap<String, (String, Option<String>)>,
+    /// Charts drawn by script that no figure stands for (no browser, a library
+    /// missing offline, a page that failed), with why.
+    pub(crate) unrendered: Vec<crate::render::Unrendered>,
+    /// The `render` block of the report's records.
+    pub(crate) render: Option<crate::record::RenderRecord>,
 }
 
 pub(crate) struct FigureEvidence {
@@ -61,13 +67,14 @@ impl Engine {
     pub(crate) async fn gather_evidence(
         &self,
         report: &Arc<Report>,
+        render: Option<&RenderResult>,
         timing: &mut ReportTiming,
     ) -> Evidence {
         let timed = |started: Instant| started.elapsed();
         let (figures, sources) = futures::join!(
             async {
                 let t = Instant::now();
-                let r = self.figure_evidence(report).await;
+                let r = self.figure_evidence(report, render).await;
                 (r, timed(t))
             },
             async {
@@ -89,6 +96,8 @@ impl Engine {
             iq,
             sources,
             fetch,
+            unrendered: render.map(|r| r.unrendered.clone()).unwrap_or_default(),
+            render: render.map(|r| crate::render::render_record(report, r)),
         }
     }
 
@@ -100,13 +109,14 @@ impl Engine {
     async fn figure_evidence(
         &self,
         report: &Arc<Report>,
+        render: Option<&RenderResult>,
     ) -> ((Vec<FigureEvidence>, IqResult), Option<std::time::Duration>) {
         let limits = self.settings.image_limits.clone();
         let bytes: Vec<Result<Arc<Vec<u8>>, FigureFailure>> = join_all(
             report
                 .figures
                 .iter()
-                .map(|f| self.figure_bytes(report, f, &limits)),
+                .map(|f| self.figure_bytes(report, f, &limits, render)),
         )
         .await
         .into_iter()
@@ -182,7 +192,20 @@ impl Engine {
         report: &Report,
         figure: &Figure,
         limits: &ImageLimits,
+        render: Option<&RenderResult>,
     ) -> Result<Vec<u8>, FigureFailure> {
+        if figure.render.is_some() {
+            // A chart the browser drew: its PNG is in memory.
+            return render
+                .and_then(|r| r.pngs.get(&figure.content))
+                .map(|b| b.as_ref().clone())
+                .ok_or_else(|| {
+                    FigureFailure::Unavailable(format!(
+                        "rendered chart {} has no image in this run",
+                        figure.content
+                    ))
+                });
+        }
         let content = figure.content.trim();
         if content.is_empty() {
             return Err(FigureFailure::Broken("empty image path".into()));

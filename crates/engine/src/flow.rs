@@ -105,6 +105,12 @@ impl Engine {
         let records = match loaded {
             Err(error) => self.failed_records(job, task, &error),
             Ok(report) => {
+                // Charts drawn by script: rendered (or found in the render cache)
+                // before anything reads the figures.
+                let (report, render) = match self.renderer.render_report(&report).await {
+                    Some((rendered, result)) => (rendered, Some(result)),
+                    None => (report, None),
+                };
                 let extractor = Extractor {
                     rubrics: &self.rubrics,
                     mode: self.settings.mode,
@@ -113,7 +119,9 @@ impl Engine {
                 };
                 let (report, extraction_usage) = extractor.extract_with_judge(report, &label).await;
                 let report = Arc::new(report);
-                let evidence = self.gather_evidence(&report, &mut timing).await;
+                let evidence = self
+                    .gather_evidence(&report, render.as_ref(), &mut timing)
+                    .await;
                 let judging = Instant::now();
                 let runs = (1..=self.settings.runs).map(|run| {
                     let report = report.clone();

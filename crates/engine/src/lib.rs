@@ -14,9 +14,13 @@
 //! - [`record`]: the records written and read back ([`record::ReportRecord`],
 //!   [`record::UnitRecord`], metric files);
 //! - the seams tests substitute: [`Pages`] (network), [`FigureOps`] (images),
-//!   [`ReportLoader`] (parsing), [`Progress`] (the progress bar).
+//!   [`ReportLoader`] (parsing), [`Progress`] (the progress bar);
+//! - [`Renderer`] ([`render`]): charts drawn by script, rendered in a headless
+//!   browser (through `tvir-browser`) or found in the render cache.
 //!
-//! Data flow, per report: **plan** ([`plan`]: the units of each rubric, from its
+//! Data flow, per report: **render** ([`render`]: only for a report whose charts a
+//! script draws; the report is parsed again with those charts as figures) ->
+//! **plan** ([`plan`]: the units of each rubric, from its
 //! declarations alone) -> **run** ([`flow`] loads the report and gathers
 //! [`evidence`] once; [`run`] judges each sample's units in dependency order
 //! through [`judging`], with caption revision, fact de-duplication and optional
@@ -44,6 +48,7 @@ pub mod output;
 pub mod pages;
 pub mod plan;
 pub mod record;
+pub mod render;
 pub mod run;
 pub mod score;
 pub mod settings;
@@ -56,7 +61,8 @@ pub use engine::{Engine, ReportLoader};
 pub use figure_ops::{FigureOps, ImagePipeline};
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use outcome::PENDING_REASON;
-pub use pages::{FigureFailure, Pages};
+pub use pages::{FigureFailure, Pages, ResourceBytes, ResourceFailure};
+pub use render::{BrowserChoice, RenderSettings, Renderer};
 pub use score::{rescore, IqWeights, ScoreOptions};
 pub use settings::{EvalSettings, ExtractionMode, JudgeMode, RevisionScope};
 pub use stats::{NoProgress, Progress, RunStats};

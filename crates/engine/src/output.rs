@@ -186,11 +186,36 @@ pub fn write_report_json(
     record: &ReportRecord,
     timing: Option<&super::timing::ReportTiming>,
 ) -> Result<(), OutputError> {
-    let path = report_dir(out, record).join("report.json");
+    let dir = report_dir(out, record);
+    write_rendered_figures(&dir, record)?;
+    let path = dir.join("report.json");
     match timing {
         Some(timing) => write_json(&path, &Timed { record, timing }),
         None => write_json(&path, record),
     }
+}
+
+/// The PNG of every chart the suite rendered, under `figures/` beside
+/// `report.json`, as its record names it.
+fn write_rendered_figures(dir: &Path, record: &ReportRecord) -> Result<(), OutputError> {
+    let Some(render) = &record.render else {
+        return Ok(());
+    };
+    for chart in &render.charts {
+        let Some(bytes) = &chart.bytes else {
+            continue;
+        };
+        let path = dir.join(&chart.png);
+        let err = |source| OutputError {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(err)?;
+        }
+        std::fs::write(&path, bytes.as_slice()).map_err(err)?;
+    }
+    Ok(())
 }
 
 /// `timing.json` beside a report's `report.json`: wall and CPU time by stage, the

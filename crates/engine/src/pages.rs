@@ -20,6 +20,45 @@ pub trait Pages: Send + Sync {
                 .map(|r| r.map_err(|e| FigureFailure::Broken(format!("broken link: {e}")))),
         )
     }
+
+    /// Raw bytes and content type of a script, style sheet or font a rendered page
+    /// loads. By default none is available.
+    fn resource<'a>(
+        &'a self,
+        url: &'a str,
+        accept: &'a str,
+    ) -> BoxFuture<'a, Result<ResourceBytes, ResourceFailure>> {
+        let _ = accept;
+        Box::pin(async move {
+            Err(ResourceFailure::Failed(format!(
+                "{url}: no resource fetcher in this run"
+            )))
+        })
+    }
+}
+
+/// A resource's bytes and content type.
+pub type ResourceBytes = (Vec<u8>, Option<String>);
+
+/// Why a page's script, style sheet or font was not given to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceFailure {
+    /// Offline and not in the cache: the remedy is `tvir cache put URL FILE`.
+    Missing(String),
+    /// Refused by the address rules (loopback, private, link-local, bad scheme).
+    Refused(String),
+    /// The fetch failed (HTTP error, too large, network).
+    Failed(String),
+}
+
+impl ResourceFailure {
+    pub fn reason(&self) -> &str {
+        match self {
+            ResourceFailure::Missing(r)
+            | ResourceFailure::Refused(r)
+            | ResourceFailure::Failed(r) => r,
+        }
+    }
 }
 
 /// Why a figure has no usable bytes.
@@ -36,6 +75,19 @@ pub enum FigureFailure {
 impl Pages for Fetcher {
     fn page<'a>(&'a self, url: &'a str) -> BoxFuture<'a, PageOutcome> {
         Box::pin(Fetcher::page(self, url))
+    }
+    fn resource<'a>(
+        &'a self,
+        url: &'a str,
+        accept: &'a str,
+    ) -> BoxFuture<'a, Result<ResourceBytes, ResourceFailure>> {
+        Box::pin(Fetcher::resource(self, url, accept).map(|r| {
+            r.map_err(|e| match &e {
+                tvir_sources::FetchError::Offline { .. } => ResourceFailure::Missing(e.to_string()),
+                tvir_sources::FetchError::Refused { .. } => ResourceFailure::Refused(e.to_string()),
+                _ => ResourceFailure::Failed(e.to_string()),
+            })
+        }))
     }
     fn image_bytes<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, String>> {
         Box::pin(Fetcher::image_bytes(self, url).map(|r| r.map_err(|e| e.to_string())))

@@ -142,6 +142,21 @@ impl Engine {
                     json!({}),
                 );
             }
+            // Charts a script draws that were not rendered: no valid figure is not
+            // the report's fault.
+            if let (false, Some(u)) = (any_valid, ctx.ev.unrendered.first()) {
+                let reason = format!(
+                    "no valid figure; {} chart(s) drawn by script not evaluated: {}",
+                    ctx.ev.unrendered.len(),
+                    u.reason
+                );
+                return self.unit_from(
+                    &rubric.id,
+                    unit.into(),
+                    Outcome::Skipped(reason),
+                    json!({}),
+                );
+            }
             if !any_valid {
                 return self.rule_unit(
                     &rubric.id,
@@ -402,6 +417,14 @@ impl Engine {
         if rubric.needs(InputKind::FigureImage) {
             inputs.figure_image = e.data_uri.clone();
         }
+        if rubric.needs(InputKind::ChartData) {
+            inputs.chart_data = Some(
+                f.chart_data
+                    .as_ref()
+                    .map(|d| d.to_string())
+                    .unwrap_or_default(),
+            );
+        }
         let caption = f
             .caption
             .as_deref()
@@ -501,7 +524,11 @@ fn no_task_reason(label: &str) -> String {
 }
 
 fn figure_detail(f: &Figure) -> Value {
-    json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption})
+    let mut d = json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption});
+    if let (Some(render), Value::Object(m)) = (&f.render, &mut d) {
+        m.insert("render".into(), json!(render));
+    }
+    d
 }
 
 fn cited_sources(

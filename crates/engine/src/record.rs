@@ -155,6 +155,48 @@ pub struct ReportRecord {
     /// existed).
     #[serde(default)]
     pub extraction: Option<tvir_report::Extraction>,
+    /// What the render stage did for charts drawn by script (absent when the
+    /// report needs no browser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<RenderRecord>,
+}
+
+/// The `render` block of `report.json`: how a report's script-drawn charts were
+/// rendered and where each one's picture is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RenderRecord {
+    /// `rendered`, `cached` (no browser started for it), `unavailable` (no
+    /// browser: its charts are not evaluated) or `failed` (the page crashed or hung).
+    pub status: String,
+    /// Why charts are missing, with the remedy.
+    pub reason: Option<String>,
+    /// The browser version the pictures come from.
+    pub browser: Option<String>,
+    /// Each rendered chart, in figure order.
+    pub charts: Vec<RenderedChartRecord>,
+    /// Charts expected that no figure stands for (`line`, `what`, `reason`).
+    pub unrendered: Vec<serde_json::Value>,
+    /// Notes of the render (timeouts, dialogs, refused or missing resources).
+    pub notes: Vec<String>,
+}
+
+/// One rendered chart of a report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RenderedChartRecord {
+    /// The figure's unit name (`figure:N`).
+    pub unit: String,
+    /// The figure's `content` (document and element).
+    pub content: String,
+    pub library: String,
+    /// The PNG the judges saw, relative to this `report.json` (`figures/chart-N.png`).
+    pub png: String,
+    pub width: u32,
+    pub height: u32,
+    /// The chart's data as read from its library.
+    pub chart_data: Option<serde_json::Value>,
+    /// The PNG bytes, written by the output stage (not serialised).
+    #[serde(skip)]
+    pub bytes: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 /// Metric name of the unit recording that a report could not be read at all; its

@@ -73,6 +73,7 @@ impl Engine {
             n_figures: report.map_or(0, |r| r.figures.len()),
             error: None,
             extraction: report.map(|r| r.extraction.clone()),
+            render: None,
         }
     }
 
@@ -87,7 +88,8 @@ impl Engine {
         label: &str,
     ) -> ReportRecord {
         let sample = run - 1;
-        let record = self.empty_record(job, task, run, Some(report));
+        let mut record = self.empty_record(job, task, run, Some(report));
+        record.render = ev.render.clone();
         let blank_edits = report
             .figures
             .iter()
@@ -124,6 +126,7 @@ impl Engine {
             units.extend(group);
         }
         units.extend(self.not_evaluated_markers().await);
+        units.extend(self.unrendered_units(ev).into_iter().map(|u| (u, None)));
         units.extend(iq_units.into_iter().map(|u| (u, None)));
         self.finish_record(record, units)
     }
@@ -271,6 +274,35 @@ impl Engine {
             }
         }
         units
+    }
+
+    /// One unit per chart drawn by script that was not rendered, in every figure-
+    /// and chart-level metric: skipped (no browser) or failed (a library missing
+    /// offline, a page that failed), never scored.
+    fn unrendered_units(&self, ev: &Evidence) -> Vec<UnitRecord> {
+        let mut out = Vec::new();
+        for rubric in self.rubrics.rubrics().filter(|r| r.is_metric()) {
+            if !matches!(rubric.unit, UnitKind::Figure | UnitKind::Chart) {
+                continue;
+            }
+            for (k, u) in ev.unrendered.iter().enumerate() {
+                out.push(UnitRecord {
+                    metric: rubric.id.clone(),
+                    unit: format!("{}{}", crate::render::UNRENDERED_UNIT, k + 1),
+                    status: if u.skipped {
+                        UnitStatus::Skipped
+                    } else {
+                        UnitStatus::Failed
+                    },
+                    reason: Some(u.reason.clone()),
+                    score: None,
+                    answer: None,
+                    justification: None,
+                    detail: json!({"line": u.candidate.line, "what": u.candidate.what}),
+                });
+            }
+        }
+        out
     }
 
     /// The record of a sample from all its units: units in metric-file order, the

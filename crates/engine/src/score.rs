@@ -250,7 +250,19 @@ pub fn rescore_owned(
     let cq = metrics
         .get(CHART_QUALITY)
         .and_then(|m: &MetricRecord| m.score);
-    let fq = figure_quality(out.n_images, out.n_charts, iq.score, cq);
+    let mut fq = figure_quality(out.n_images, out.n_charts, iq.score, cq);
+    // Charts drawn by script that were not rendered count in FQ too: without their
+    // CQ there is no FQ (never a 0 for a chart we could not show).
+    if let Some(u) = out
+        .units
+        .iter()
+        .find(|u| u.metric == CHART_QUALITY && u.unit.starts_with(crate::render::UNRENDERED_UNIT))
+    {
+        fq.score = None;
+        fq.status = MetricStatus::NotEvaluated;
+        fq.coverage = 0.0;
+        fq.note = u.reason.clone();
+    }
     metrics.insert(IMAGE_QUALITY.to_string(), iq);
     metrics.insert(FIGURE_QUALITY.to_string(), fq);
     set_aggregates(&mut out, &metrics, opts);

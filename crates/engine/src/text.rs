@@ -92,6 +92,8 @@ mod tests {
                 let s = text.find(c).unwrap();
                 s..s + c.len()
             }),
+            render: None,
+            chart_data: None,
         }
     }
 

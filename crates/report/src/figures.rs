@@ -12,6 +12,7 @@ use super::blocks::{inline_text, Block, BlockKind, Inline, LineIndex};
 use super::citations::{flatten, Glued, Resolved, Resolver};
 use super::cues::{is_decorative, CAPTION_LINE};
 use super::model::{Figure, FigureKind, PseudoVisual, StructuralError};
+use super::render_map::RenderMap;
 use super::urls::is_web_url;
 
 /// A standalone caption (orphan check) needs an explicit separator after the number.
@@ -204,6 +205,8 @@ pub(crate) struct FigureInput<'a> {
     pub root: &'a Path,
     pub ref_blocks: &'a HashSet<usize>,
     pub resolver: &'a Resolver,
+    /// Charts a browser drew (their placeholder images name them).
+    pub renders: Option<&'a RenderMap>,
 }
 
 /// An image element: src, alt, span, declared width and height.
@@ -256,7 +259,9 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                 } => Some((src.clone(), alt.clone(), span.clone(), *width, *height)),
                 _ => None,
             })
-            .filter(|(src, alt, _, w, h)| !is_decorative(src, alt, *w, *h))
+            .filter(|(src, alt, _, w, h)| {
+                src.starts_with(super::render_map::RENDERED_SRC) || !is_decorative(src, alt, *w, *h)
+            })
             .collect();
         if images.is_empty() {
             continue;
@@ -489,14 +494,28 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                 context = Some(c);
             }
         }
-        let kind = figure_kind(
-            &p.src,
-            &p.alt,
-            caption_text.as_deref().or(caption.as_deref()),
-        );
+        let rendered = input.renders.and_then(|m| m.lookup(&p.src));
+        let kind = match rendered {
+            Some(_) => FigureKind::Chart,
+            None => figure_kind(
+                &p.src,
+                &p.alt,
+                caption_text.as_deref().or(caption.as_deref()),
+            ),
+        };
         let line = input.lines.line_of(p.span.start);
+        let (content, render, chart_data) = match rendered {
+            Some(r) => (
+                r.content.clone(),
+                Some("browser".to_string()),
+                r.chart_data.clone(),
+            ),
+            None => (p.src, None, None),
+        };
         scan.figures.push(Figure {
-            content: p.src,
+            content,
+            render,
+            chart_data,
             kind,
             caption,
             context,
@@ -617,7 +636,7 @@ fn figure_errors(input: &FigureInput<'_>, scan: &mut FigureScan) {
                 line: Some(f.line),
                 reason: "image element with an empty path".into(),
             });
-        } else if let Some(p) = local_path(input.root, &f.content) {
+        } else if let Some(p) = local_path(input.root, &f.content).filter(|_| f.render.is_none()) {
             if !p.is_file() {
                 scan.completeness.push(StructuralError {
                     code: "missing_image_file".into(),

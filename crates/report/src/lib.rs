@@ -50,6 +50,8 @@ mod markdown;
 pub mod model;
 pub mod output;
 mod references;
+pub mod render;
+mod render_map;
 mod urls;
 
 pub use language::detect_language;
@@ -84,17 +86,46 @@ pub fn load(path: &Path) -> Result<Report, ReportError> {
 /// Parse report text that is already in memory. `path` names the report in
 /// messages; `root` is where relative figure paths resolve.
 pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> Report {
+    parse_inner(text, format, path, root, None)
+}
+
+/// [`parse_str`] after a browser rendered the report's [`render::RenderPlan`]: every
+/// chart in `renders` (by the offset of its anchor element) is a figure of kind
+/// `chart` with `render: "browser"`, at the place its element stands, captioned and
+/// placed in context exactly as an `<img>` there would be (its configured title as
+/// the caption of last resort). Deterministic like [`parse_str`].
+pub fn parse_rendered(
+    text: &str,
+    format: SourceFormat,
+    path: &Path,
+    root: &Path,
+    renders: &render::RenderMap,
+) -> Report {
+    parse_inner(text, format, path, root, Some(renders))
+}
+
+fn parse_inner(
+    text: &str,
+    format: SourceFormat,
+    path: &Path,
+    root: &Path,
+    renders: Option<&render::RenderMap>,
+) -> Report {
     // A `.md` whose content is an HTML page is read as the page it is.
     let format = match format {
         SourceFormat::Markdown if html::looks_like_document(text) => SourceFormat::Html,
         f => f,
     };
-    let blocks = match format {
-        SourceFormat::Markdown => {
-            markdown::split_line_paragraphs(markdown::blocks_from_markdown_with_html(text), text)
-        }
-        SourceFormat::Html => html::blocks_from_document(text),
+    let mut blocks = match format {
+        SourceFormat::Markdown => markdown::split_line_paragraphs(
+            markdown::blocks_from_markdown_with_html(text, renders),
+            text,
+        ),
+        SourceFormat::Html => html::blocks_from_document(text, renders),
     };
+    if let Some(map) = renders {
+        render_map::apply(&mut blocks, map);
+    }
     let lines = LineIndex::new(text);
     let mut refscan = references::scan(&blocks, text, &lines, format == SourceFormat::Html);
     let body: Vec<usize> = (0..blocks.len())
@@ -139,6 +170,7 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
         root,
         ref_blocks: &refscan.ref_blocks,
         resolver: &resolver,
+        renders,
     });
     let mut excluded: HashSet<usize> = refscan.ref_blocks.clone();
     excluded.extend(figscan.non_fact_blocks.iter().copied());

@@ -11,11 +11,12 @@ use regex::Regex;
 
 use crate::blocks::{Block, BlockKind, Inline};
 use crate::html;
+use crate::render_map::RenderMap;
 
 /// The Markdown options real reports need: GFM tables, footnotes, strikethrough.
 /// Smart punctuation, math, sub/superscript and wiki links would rewrite ordinary
 /// report text, so they stay off.
-fn markdown_options() -> Options {
+pub(crate) fn markdown_options() -> Options {
     let mut o = Options::empty();
     o.insert(Options::ENABLE_TABLES);
     o.insert(Options::ENABLE_FOOTNOTES);
@@ -37,7 +38,7 @@ static FENCE_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 /// rest of the report, reference list included, becomes code. Such a line closes
 /// its fence here: the markers after it are blanked with spaces, so every byte
 /// offset stays where it was.
-fn close_cited_fences(text: &str) -> Cow<'_, str> {
+pub(crate) fn close_cited_fences(text: &str) -> Cow<'_, str> {
     if !text.contains("```") && !text.contains("~~~") {
         return Cow::Borrowed(text);
     }
@@ -125,6 +126,7 @@ struct MdBuilder<'a> {
     in_table_head: bool,
     code: Option<(String, Range<usize>, String)>,
     html: Option<(String, Range<usize>)>,
+    renders: Option<&'a RenderMap>,
 }
 
 impl<'a> MdBuilder<'a> {
@@ -247,7 +249,7 @@ impl<'a> MdBuilder<'a> {
                     let (raw, span) = self.html.take().unwrap_or_default();
                     self.flush();
                     let base = span.start;
-                    let mut blocks = html::blocks_from_fragment(&raw, base, self.text);
+                    let mut blocks = html::blocks_from_fragment(&raw, base, self.renders);
                     for b in &mut blocks {
                         b.footnote = self.footnote.clone();
                     }
@@ -471,7 +473,7 @@ impl<'a> MdBuilder<'a> {
 
 /// Parse Markdown into leaf blocks. HTML blocks inside it go through the HTML front
 /// end with their offsets kept.
-pub(crate) fn blocks_from_markdown(text: &str) -> Vec<Block> {
+pub(crate) fn blocks_from_markdown(text: &str, renders: Option<&RenderMap>) -> Vec<Block> {
     let text = &*close_cited_fences(text);
     let parser = Parser::new_ext(text, markdown_options()).into_offset_iter();
     let mut builder = MdBuilder {
@@ -488,6 +490,7 @@ pub(crate) fn blocks_from_markdown(text: &str) -> Vec<Block> {
         in_table_head: false,
         code: None,
         html: None,
+        renders,
     };
     for (event, range) in TextMergeWithOffset::new(parser) {
         builder.event(event, range);
@@ -702,7 +705,7 @@ fn matching_close(text: &str, start: usize, name: &str) -> Option<usize> {
 /// blank line followed by indented markup (deeply indented page layouts pasted into
 /// a `.md`): each runs from its opening line to the end of the line holding its
 /// matching close tag. Fenced code is left alone.
-fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
+pub(crate) fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut fence: Option<&str> = None;
     let mut pos = 0;
@@ -741,10 +744,13 @@ fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
 /// Blocks of a Markdown report, with HTML blocks that indentation would break read
 /// as HTML: those regions are blanked (newlines kept, so offsets hold) for the
 /// Markdown parser and parsed by the HTML front end instead.
-pub(crate) fn blocks_from_markdown_with_html(text: &str) -> Vec<Block> {
+pub(crate) fn blocks_from_markdown_with_html(
+    text: &str,
+    renders: Option<&RenderMap>,
+) -> Vec<Block> {
     let regions = indented_html_regions(text);
     if regions.is_empty() {
-        return blocks_from_markdown(text);
+        return blocks_from_markdown(text, renders);
     }
     let mut blanked = text.as_bytes().to_vec();
     for r in &regions {
@@ -756,9 +762,13 @@ pub(crate) fn blocks_from_markdown_with_html(text: &str) -> Vec<Block> {
     }
     // Only ASCII spaces replaced whole multi-byte sequences, so this stays UTF-8.
     let blanked = String::from_utf8(blanked).unwrap_or_default();
-    let mut blocks = blocks_from_markdown(&blanked);
+    let mut blocks = blocks_from_markdown(&blanked, renders);
     for r in regions {
-        blocks.extend(html::blocks_from_fragment(&text[r.clone()], r.start, text));
+        blocks.extend(html::blocks_from_fragment(
+            &text[r.clone()],
+            r.start,
+            renders,
+        ));
     }
     blocks.sort_by_key(|b| b.span.start);
     blocks
@@ -775,7 +785,7 @@ mod tests {
     #[test]
     fn a_fence_closed_with_a_citation_closes() {
         let md = "Intro [1].\n\n```bash\nrm -rf x\n``` [2]\n\nAfter the code [3].\n\n~~~\ny\n~~~【4】\n\nEnd.\n";
-        let blocks = blocks_from_markdown(md);
+        let blocks = blocks_from_markdown(md, None);
         let k = kinds(&blocks);
         assert_eq!(
             k.iter().filter(|k| k.starts_with("Code")).count(),
@@ -791,7 +801,7 @@ mod tests {
         assert!(blocks.iter().any(|b| b.plain_text() == "End."));
         // Text after a fence that is not markers keeps CommonMark's reading.
         let md = "```\ncode\n``` not a marker\nstill code\n```\n";
-        let blocks = blocks_from_markdown(md);
+        let blocks = blocks_from_markdown(md, None);
         assert_eq!(blocks.len(), 1, "{:?}", kinds(&blocks));
         assert!(matches!(close_cited_fences(md), Cow::Borrowed(_)));
     }
@@ -799,7 +809,7 @@ mod tests {
     #[test]
     fn paragraphs_lists_and_tables_become_leaf_blocks() {
         let md = "# T\n\nA para [1].\n\n- one\n- two\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
-        let blocks = blocks_from_markdown(md);
+        let blocks = blocks_from_markdown(md, None);
         let k = kinds(&blocks);
         assert_eq!(k[0], "Heading(1)");
         assert_eq!(k[1], "Paragraph");
@@ -814,7 +824,7 @@ mod tests {
     #[test]
     fn inline_html_anchor_and_image_and_sup() {
         let md = "Text <a href=\"#ref1\">[1]</a> and <sup>2</sup> <img src=\"a.png\" alt=\"x\" width=\"1\">.\n";
-        let blocks = blocks_from_markdown(md);
+        let blocks = blocks_from_markdown(md, None);
         assert_eq!(blocks.len(), 1);
         let b = &blocks[0];
         assert!(b.plain_text().contains("[1]"));
@@ -831,7 +841,7 @@ mod tests {
     #[test]
     fn loose_list_item_keeps_its_paragraph() {
         let md = "- first item\n\n- second item\n";
-        let blocks = blocks_from_markdown(md);
+        let blocks = blocks_from_markdown(md, None);
         assert_eq!(blocks.len(), 2);
         assert!(matches!(blocks[0].kind, BlockKind::ListItem { .. }));
         assert_eq!(blocks[1].plain_text(), "second item");

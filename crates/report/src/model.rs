@@ -69,6 +69,14 @@ pub struct Figure {
     /// Byte range of the caption text in [`Report::text`] (inside `<figcaption>` or
     /// the caption line), used to replace it with a revised caption in place.
     pub caption_span: Option<Range<usize>>,
+    /// `browser` for a chart a script drew, rendered by the suite (`content` then
+    /// names the document and element: `report.html#sales`); absent for a
+    /// picture file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<String>,
+    /// A rendered chart's series, labels and title as read from its library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_data: Option<serde_json::Value>,
 }
 
 /// A visual drawn only when the report is viewed (Mermaid, a script-drawn chart) or a

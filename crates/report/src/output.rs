@@ -43,6 +43,12 @@ pub struct FigureOut {
     pub context: Option<String>,
     pub ref_idxs: Vec<String>,
     pub line: usize,
+    /// Additive: `browser` for a chart the suite rendered (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub render: Option<String>,
+    /// Additive: a rendered chart's data as read from its library.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chart_data: Option<serde_json::Value>,
 }
 
 impl ParseOutput {
@@ -78,6 +84,8 @@ impl ParseOutput {
                     context: f.context.clone(),
                     ref_idxs: f.ref_idxs.clone(),
                     line: f.line,
+                    render: f.render.clone(),
+                    chart_data: f.chart_data.clone(),
                 })
                 .collect(),
             structural_errors: r.structural_errors.clone(),

@@ -37,6 +37,9 @@ pub struct UnitInputs {
     pub figure_image: Option<String>,
     pub caption: Option<String>,
     pub context: Option<String>,
+    /// A rendered chart's data as JSON text (`chart_data`); empty when the figure
+    /// has none.
+    pub chart_data: Option<String>,
 }
 
 /// Why a judge answer was not accepted.
@@ -458,6 +461,7 @@ fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
         "sources": if needs(InputKind::Sources) { sources } else { Vec::new() },
         "caption": needs(InputKind::Caption).then(|| inputs.caption.clone()),
         "context": needs(InputKind::Context).then(|| inputs.context.clone()),
+        "chart_data": needs(InputKind::ChartData).then(|| inputs.chart_data.clone()),
         "has_image": needs(InputKind::FigureImage) && inputs.figure_image.is_some(),
     })
 }
@@ -544,6 +548,7 @@ pub(super) fn check_template(rubric: &Rubric, template: &str) -> Result<(), Rubr
         figure_image: Some("data:image/png;base64,".into()),
         caption: Some("c".into()),
         context: Some("x".into()),
+        chart_data: Some("{}".into()),
     };
     render(rubric, template, &placeholder).map(|_| ())
 }
@@ -580,6 +585,7 @@ pub fn build_request(
             InputKind::FigureImage => inputs.figure_image.is_some(),
             InputKind::Caption => inputs.caption.is_some(),
             InputKind::Context => inputs.context.is_some(),
+            InputKind::ChartData => inputs.chart_data.is_some(),
         };
         if !present {
             return Err(missing(&format!("{input:?}")));

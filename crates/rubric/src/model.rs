@@ -52,7 +52,7 @@ impl UnitKind {
             UnitKind::FactPair => &[Fact, OtherFact],
             UnitKind::Window => &[ReportText, Sources],
             UnitKind::Figure | UnitKind::Chart | UnitKind::Image => {
-                &[FigureImage, Caption, Context, Sources]
+                &[FigureImage, Caption, Context, Sources, ChartData]
             }
         }
     }
@@ -142,6 +142,9 @@ pub enum InputKind {
     FigureImage,
     Caption,
     Context,
+    /// A rendered chart's series, labels and title as read from its chart library
+    /// (JSON text; empty for a picture file or a library that exposes none).
+    ChartData,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

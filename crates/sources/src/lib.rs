@@ -21,6 +21,7 @@ pub mod extract;
 pub mod html_scan;
 pub mod http;
 pub mod options;
+mod resources;
 pub mod select;
 pub mod sources_file;
 

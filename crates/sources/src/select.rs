@@ -112,6 +112,8 @@ mod tests {
             alt: None,
             span: 0..1,
             caption_span: None,
+            render: None,
+            chart_data: None,
         }
     }
 

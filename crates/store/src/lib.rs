@@ -3,7 +3,8 @@
 //! queries live beside their owner: [`judge_cache`] for the judge client,
 //! [`adaptations`] for what the judge client learnt about each server, [`batch`] for
 //! Batch API bookkeeping, [`pages`] for the source fetcher, [`figure_facts`] for the
-//! eval pipeline's image analyses by content hash.
+//! eval pipeline's image analyses by content hash, [`resources`] for the raw bytes of
+//! scripts, styles and fonts rendered pages load, [`renders`] for rendered charts.
 //!
 //! The bottom of the workspace: it must never depend on anything of the suite, so
 //! every stage can use it. Rows are plain data; what they mean stays with their owners.
@@ -13,6 +14,8 @@ pub mod batch;
 pub mod figure_facts;
 pub mod judge_cache;
 pub mod pages;
+pub mod renders;
+pub mod resources;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -90,6 +93,8 @@ impl Store {
             conn.pragma_update(None, "user_version", 1).map_err(wrap)?;
         }
         batch::init_schema(&conn).map_err(wrap)?;
+        resources::init_schema(&conn).map_err(wrap)?;
+        renders::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

@@ -580,6 +580,13 @@ impl HtmlWalker<'_> {
                 _ => {}
             }
         }
+        // Charts a browser drew inside the `<figure>` are its pictures.
+        if let (Some(map), Some(fs)) = (self.renders, fig_span.as_ref()) {
+            let abs = self.loc.abs(fs.clone());
+            for at in map.anchors_in(&abs) {
+                images.extend(map.inlines(at, at..at));
+            }
+        }
         if images.is_empty() {
             if let Some(c) = chart {
                 // A script-drawn chart in a `<figure>`: listed, with the figure's line.

@@ -14,6 +14,7 @@ use std::ops::Range;
 use scraper::{ElementRef, Html};
 
 use super::blocks::Block;
+use super::render_map::RenderMap;
 pub(crate) use element::{parse_dimension, parse_tag_attrs};
 use page::PageInfo;
 use walk::HtmlWalker;
@@ -129,7 +130,12 @@ impl Locator<'_> {
 }
 
 /// Blocks of an HTML fragment that starts at byte `base` of the report text.
-pub(crate) fn blocks_from_fragment(raw: &str, base: usize, _full: &str) -> Vec<Block> {
+/// With `renders`, charts a browser drew there become figures.
+pub(crate) fn blocks_from_fragment(
+    raw: &str,
+    base: usize,
+    renders: Option<&RenderMap>,
+) -> Vec<Block> {
     let doc = Html::parse_fragment(raw);
     let mut walker = HtmlWalker {
         loc: Locator {
@@ -142,13 +148,15 @@ pub(crate) fn blocks_from_fragment(raw: &str, base: usize, _full: &str) -> Vec<B
         page: PageInfo::of(doc.root_element()),
         ref_heading: None,
         ref_container: 0,
+        renders,
     };
     walker.walk_children(doc.root_element());
     walker.blocks
 }
 
 /// Blocks of a whole HTML report.
-pub(crate) fn blocks_from_document(text: &str) -> Vec<Block> {
+/// With `renders`, charts a browser drew there become figures.
+pub(crate) fn blocks_from_document(text: &str, renders: Option<&RenderMap>) -> Vec<Block> {
     let doc = Html::parse_document(text);
     let mut walker = HtmlWalker {
         loc: Locator {
@@ -161,6 +169,7 @@ pub(crate) fn blocks_from_document(text: &str) -> Vec<Block> {
         page: PageInfo::of(doc.root_element()),
         ref_heading: None,
         ref_container: 0,
+        renders,
     };
     let root = doc.root_element();
     match root
@@ -221,7 +230,7 @@ mod tests {
     #[test]
     fn figure_fragment_gives_caption_span() {
         let raw = "<figure>\n  <img src=\"images/a.png\" alt=\"A\">\n  <figcaption id=\"fig1\">Figure 1: A thing. Source: <a href=\"#ref2\">[2]</a></figcaption>\n</figure>";
-        let blocks = blocks_from_fragment(raw, 100, "");
+        let blocks = blocks_from_fragment(raw, 100, None);
         assert_eq!(blocks.len(), 1);
         let BlockKind::Figure {
             caption,
@@ -247,7 +256,7 @@ mod tests {
     #[test]
     fn document_headings_paragraphs_lists_tables() {
         let doc = "<html><head><title>x</title></head><body><h1>Title</h1><p>Para <sup>3</sup>.</p><ul><li>one</li><li>two</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table></body></html>";
-        let blocks = blocks_from_document(doc);
+        let blocks = blocks_from_document(doc, None);
         let kinds: Vec<_> = blocks.iter().map(|b| format!("{:?}", b.kind)).collect();
         assert_eq!(kinds[0], "Heading(1)");
         assert_eq!(kinds[1], "Paragraph");

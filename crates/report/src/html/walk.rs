@@ -31,6 +31,8 @@ pub(super) struct HtmlWalker<'a> {
     pub(super) ref_heading: Option<u8>,
     /// Depth of reference-section containers (`<section id="sources">`) around the walk.
     pub(super) ref_container: usize,
+    /// Charts a browser drew, by anchor offset (a re-parse after rendering).
+    pub(super) renders: Option<&'a crate::render_map::RenderMap>,
 }
 
 pub(super) fn first_text_snippet(inlines: &[Inline]) -> Option<String> {

@@ -1,0 +1,680 @@
+//! The render stage (between parse and judging): a report whose charts a script
+//! draws is shown in a headless browser ([`tvir_browser`]), and each chart found in
+//! the live page becomes a figure of kind `chart` through
+//! [`tvir_report::parse_rendered`], with its PNG held in memory for the image stages
+//! and the judges.
+//!
+//! - **Cache first.** A render is stored (tvir-store `renders`) under the hash of the
+//!   served page, the browser version and the viewport, plus the bytes of every
+//!   file and resource the page used. The browser version is remembered by
+//!   executable path, size and modification time, so a warm re-run starts no
+//!   browser and spawns no `--version`.
+//! - **One browser per run**, started on the first cache miss, shared by every
+//!   report (the browser bounds the pages rendered at once), ended by
+//!   [`Renderer::close`] when the run ends (and by the browser crate's own guards
+//!   on a crash).
+//! - **Resources** (scripts, styles, fonts of public hosts) come through
+//!   [`crate::Pages::resource`]: the fetcher's address rules, size caps and
+//!   persistent cache; `--offline` is cache only.
+//! - **No browser, no zero**: without one, the report's charts stay pseudo-visuals
+//!   and become `not_evaluated` units with the reason and the remedy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::pages::{Pages, ResourceFailure};
+use tvir_browser::{
+    Browser, BrowserConfig, ChartData, PageRequest, RequestOutcome, RequestRecord, Resource,
+    ResourceKind, ResourceProvider, Viewport,
+};
+use tvir_report::render::{Candidate, RenderMap, RenderPlan, RenderedFigure};
+use tvir_report::Report;
+use tvir_store::Store;
+
+/// Prefix of the unit name of a chart drawn by script that was not rendered
+/// (`script_chart:K`, K counting those charts in the report).
+pub const UNRENDERED_UNIT: &str = "script_chart:";
+
+/// The remedy named wherever a chart could not be rendered for want of a browser.
+pub const NO_BROWSER_REMEDY: &str =
+    "install Chromium (e.g. `apt-get install chromium`) or pass --browser PATH";
+
+/// Where the run's browser comes from (resolved by the command line:
+/// `--browser`, `TVIR_BROWSER`, `tvir.toml`, then `PATH`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserChoice {
+    Executable(PathBuf),
+    /// No browser in this run: why, with the remedy.
+    Unavailable(String),
+}
+
+/// How the render stage runs.
+#[derive(Debug, Clone)]
+pub struct RenderSettings {
+    pub browser: BrowserChoice,
+    /// Pages rendered at the same time.
+    pub max_pages: usize,
+    /// Time limit for one attempt at one page.
+    pub page_budget: Duration,
+}
+
+impl RenderSettings {
+    pub fn new(browser: BrowserChoice) -> Self {
+        Self {
+            browser,
+            max_pages: 2,
+            page_budget: Duration::from_secs(20),
+        }
+    }
+}
+
+/// A render as stored in the cache and used by a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StoredRender {
+    pub charts: Vec<StoredChart>,
+    pub requests: Vec<RequestRecord>,
+    pub notes: Vec<String>,
+    pub failure: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredChart {
+    pub library: String,
+    pub anchor: Option<usize>,
+    pub frame: Option<String>,
+    pub selector: String,
+    /// The PNG, base64 (standard alphabet).
+    pub png: String,
+    pub width: u32,
+    pub height: u32,
+    pub data: ChartData,
+}
+
+/// What the render stage made of one report.
+#[derive(Debug, Clone, Default)]
+pub struct RenderResult {
+    /// `rendered`, `cached`, `unavailable` (no browser) or `failed` (the page
+    /// crashed or hung twice).
+    pub status: String,
+    pub reason: Option<String>,
+    /// Browser version the charts were rendered with.
+    pub browser: Option<String>,
+    /// PNG bytes of each rendered chart, by the figure `content` naming it.
+    pub pngs: BTreeMap<String, Arc<Vec<u8>>>,
+    /// Library, size and data of each rendered chart, by figure `content`.
+    pub charts: BTreeMap<String, (String, u32, u32)>,
+    /// Charts expected that no figure stands for, each with why: skipped (no
+    /// browser) or failed (missing library, page failure).
+    pub unrendered: Vec<Unrendered>,
+    pub requests: Vec<RequestRecord>,
+    pub notes: Vec<String>,
+}
+
+/// A chart the report was expected to show that was not rendered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unrendered {
+    pub candidate: Candidate,
+    /// Skipped (not our failure to judge: no browser) rather than failed.
+    pub skipped: bool,
+    pub reason: String,
+}
+
+/// Counters of the render stage (the warm re-run test asserts on them).
+#[derive(Debug, Default)]
+pub struct RenderCounters {
+    pub browser_starts: AtomicUsize,
+    pub version_probes: AtomicUsize,
+    pub pages_rendered: AtomicUsize,
+    pub cache_hits: AtomicUsize,
+    pub charts: AtomicUsize,
+    /// Charts not rendered for want of a browser, and the reports holding them.
+    pub skipped_charts: AtomicUsize,
+    pub skipped_reports: AtomicUsize,
+}
+
+enum BrowserState {
+    NotStarted,
+    Running(Arc<Browser>),
+    Failed(String),
+}
+
+/// The run's render stage: settings, cache, the lazily started browser, counters.
+pub struct Renderer {
+    settings: RenderSettings,
+    store: Option<Store>,
+    pages: Option<Arc<dyn Pages>>,
+    version: tokio::sync::OnceCell<Result<String, String>>,
+    browser: tokio::sync::Mutex<BrowserState>,
+    pub counters: RenderCounters,
+    said: AtomicBool,
+}
+
+impl Renderer {
+    /// `store` keeps renders across runs (None: this process only); `pages` gives
+    /// the pages their scripts, styles and fonts.
+    pub fn new(
+        settings: RenderSettings,
+        store: Option<Store>,
+        pages: Option<Arc<dyn Pages>>,
+    ) -> Self {
+        Self {
+            settings,
+            store,
+            pages,
+            version: tokio::sync::OnceCell::new(),
+            browser: tokio::sync::Mutex::new(BrowserState::NotStarted),
+            counters: RenderCounters::default(),
+            said: AtomicBool::new(false),
+        }
+    }
+
+    /// Why charts are not rendered in this run, if they are not.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        match &self.settings.browser {
+            BrowserChoice::Unavailable(r) => Some(r),
+            BrowserChoice::Executable(_) => None,
+        }
+    }
+
+    /// End the browser, if one was started. Called when the run ends (on error too).
+    pub async fn close(&self) {
+        let state = std::mem::replace(&mut *self.browser.lock().await, BrowserState::NotStarted);
+        if let BrowserState::Running(b) = state {
+            match Arc::try_unwrap(b) {
+                Ok(browser) => browser.close().await,
+                // Still held by a render in flight: dropping the last handle ends it.
+                Err(shared) => drop(shared),
+            }
+        }
+    }
+
+    /// Render `report` when it needs a browser: the re-parsed report (its charts
+    /// as figures) and what the stage did; None when nothing in it needs one.
+    pub async fn render_report(&self, report: &Report) -> Option<(Report, RenderResult)> {
+        let plan = tvir_report::render::render_plan(report)?;
+        let exe = match &self.settings.browser {
+            BrowserChoice::Unavailable(reason) => {
+                return Some((report.clone(), self.skipped(&plan, reason)));
+            }
+            BrowserChoice::Executable(p) => p.clone(),
+        };
+        let version = match self.version(&exe).await {
+            Ok(v) => v,
+            Err(e) => return Some((report.clone(), self.skipped(&plan, &e))),
+        };
+        let (stored, from_cache) = match self.cached(report, &plan, &version).await {
+            Some(hit) => {
+                self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                (hit, true)
+            }
+            None => match self.render_fresh(report, &plan, &version, &exe).await {
+                Ok(r) => (r, false),
+                Err(e) => return Some((report.clone(), self.skipped(&plan, &e))),
+            },
+        };
+        Some(self.apply(report, &plan, stored, from_cache, version))
+    }
+
+    /// Every candidate of `plan` skipped for `reason` (said once per run).
+    fn skipped(&self, plan: &RenderPlan, reason: &str) -> RenderResult {
+        let n = plan.candidates.len();
+        if n > 0 {
+            self.counters.skipped_charts.fetch_add(n, Ordering::Relaxed);
+            self.counters
+                .skipped_reports
+                .fetch_add(1, Ordering::Relaxed);
+            if !self.said.swap(true, Ordering::Relaxed) {
+                tracing::warn!("charts drawn by script are not evaluated in this run: {reason}");
+            }
+        }
+        RenderResult {
+            status: "unavailable".into(),
+            reason: Some(reason.to_string()),
+            unrendered: plan
+                .candidates
+                .iter()
+                .map(|c| Unrendered {
+                    candidate: c.clone(),
+                    skipped: true,
+                    reason: format!("chart drawn by script not rendered: {reason}"),
+                })
+                .collect(),
+            ..RenderResult::default()
+        }
+    }
+
+    /// The browser's version, from the store when this executable (path, size,
+    /// modification time) was asked before.
+    async fn version(&self, exe: &Path) -> Result<String, String> {
+        self.version
+            .get_or_init(|| async {
+                let meta = std::fs::metadata(exe)
+                    .map_err(|e| format!("browser {}: {e}; {NO_BROWSER_REMEDY}", exe.display()))?;
+                let size = meta.len() as i64;
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs() as i64);
+                let name = exe.display().to_string();
+                if let Some(store) = &self.store {
+                    if let Ok(Some(v)) =
+                        store.with_conn(|c| tvir_store::renders::get_version(c, &name, size, mtime))
+                    {
+                        return Ok(v);
+                    }
+                }
+                self.counters.version_probes.fetch_add(1, Ordering::Relaxed);
+                let exe2 = exe.to_path_buf();
+                let v = tokio::task::spawn_blocking(move || tvir_browser::browser_version(&exe2))
+                    .await
+                    .map_err(|e| format!("browser version: {e}"))?
+                    .map_err(|e| format!("{e}; {NO_BROWSER_REMEDY}"))?;
+                if let Some(store) = &self.store {
+                    let _ = store
+                        .with_conn(|c| tvir_store::renders::put_version(c, &name, size, mtime, &v));
+                }
+                Ok(v)
+            })
+            .await
+            .clone()
+    }
+
+    /// The key of the served page: its bytes and entry, the browser, the viewport.
+    fn page_key(&self, plan: &RenderPlan, version: &str) -> String {
+        let v: Viewport = tvir_browser::VIEWPORT;
+        let mut h = Sha256::new();
+        h.update(b"tvir-render 1\n");
+        h.update(version.as_bytes());
+        h.update(format!("\n{}x{}@{}\n", v.width, v.height, v.scale).as_bytes());
+        h.update(plan.entry.as_bytes());
+        h.update(b"\n");
+        h.update(plan.html.as_bytes());
+        hex::encode(h.finalize())
+    }
+
+    /// The render key: the page key plus the current content of what it used.
+    async fn render_key(&self, page_key: &str, root: &Path, used: &[Used]) -> Option<String> {
+        let mut h = Sha256::new();
+        h.update(page_key.as_bytes());
+        for u in used {
+            let digest = match u.kind.as_str() {
+                "folder" => folder_file_hash(root, &u.url)?,
+                _ => {
+                    let pages = self.pages.as_ref()?;
+                    let (body, _) = pages.resource(&u.url, "*/*").await.ok()?;
+                    hex::encode(Sha256::digest(&body))
+                }
+            };
+            h.update(b"\n");
+            h.update(u.url.as_bytes());
+            h.update(b"\0");
+            h.update(digest.as_bytes());
+        }
+        Some(hex::encode(h.finalize()))
+    }
+
+    async fn cached(
+        &self,
+        report: &Report,
+        plan: &RenderPlan,
+        version: &str,
+    ) -> Option<StoredRender> {
+        let store = self.store.as_ref()?;
+        let page_key = self.page_key(plan, version);
+        let used = store
+            .with_conn(|c| tvir_store::renders::get_used(c, &page_key))
+            .ok()??;
+        let used: Vec<Used> = serde_json::from_str(&used).ok()?;
+        let key = self.render_key(&page_key, &report.root, &used).await?;
+        let json = store
+            .with_conn(|c| tvir_store::renders::get_render(c, &key))
+            .ok()??;
+        serde_json::from_str(&json).ok()
+    }
+
+    async fn browser(&self, exe: &Path) -> Result<Arc<Browser>, String> {
+        let mut state = self.browser.lock().await;
+        match &*state {
+            BrowserState::Running(b) => return Ok(b.clone()),
+            BrowserState::Failed(e) => return Err(e.clone()),
+            BrowserState::NotStarted => {}
+        }
+        let mut cfg = BrowserConfig::new(exe.to_path_buf());
+        cfg.max_pages = self.settings.max_pages.max(1);
+        cfg.page_budget = self.settings.page_budget;
+        self.counters.browser_starts.fetch_add(1, Ordering::Relaxed);
+        match Browser::start(cfg).await {
+            Ok(b) => {
+                let b = Arc::new(b);
+                *state = BrowserState::Running(b.clone());
+                Ok(b)
+            }
+            Err(e) => {
+                let why = format!("{e}; {NO_BROWSER_REMEDY}");
+                *state = BrowserState::Failed(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    async fn render_fresh(
+        &self,
+        report: &Report,
+        plan: &RenderPlan,
+        version: &str,
+        exe: &Path,
+    ) -> Result<StoredRender, String> {
+        let browser = self.browser(exe).await?;
+        let resources = Arc::new(PageResources {
+            pages: self.pages.clone(),
+            failures: Mutex::new(Vec::new()),
+        });
+        let render = browser
+            .render(PageRequest {
+                root: report.root.clone(),
+                entry: plan.entry.clone(),
+                entry_override: Some(plan.html.as_bytes().to_vec()),
+                resources: resources.clone(),
+            })
+            .await;
+        self.counters.pages_rendered.fetch_add(1, Ordering::Relaxed);
+        use base64::Engine as _;
+        let mut stored = StoredRender {
+            charts: render
+                .charts
+                .into_iter()
+                .map(|c| StoredChart {
+                    png: base64::engine::general_purpose::STANDARD.encode(&c.png),
+                    library: c.library,
+                    anchor: c.anchor,
+                    frame: c.frame,
+                    selector: c.selector,
+                    width: c.width,
+                    height: c.height,
+                    data: c.data,
+                })
+                .collect(),
+            requests: render.requests,
+            notes: render.notes,
+            failure: render.failure,
+        };
+        let failures = resources
+            .failures
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default();
+        for (url, f) in &failures {
+            if let ResourceFailure::Missing(_) = f {
+                stored.notes.push(format!(
+                    "{url}: not in the cache (offline); seed it with `tvir cache put {url} FILE`"
+                ));
+            } else {
+                stored.notes.push(f.reason().to_string());
+            }
+        }
+        // Only a complete render is kept: a page that failed, or whose resources
+        // were missing or failed for reasons of this run, is rendered again next time.
+        let transient = failures
+            .iter()
+            .any(|(_, f)| !matches!(f, ResourceFailure::Refused(_)));
+        if let (Some(store), None, false) = (&self.store, &stored.failure, transient) {
+            let used: Vec<Used> = stored
+                .requests
+                .iter()
+                .filter_map(|r| match &r.outcome {
+                    RequestOutcome::ServedFromFolder => Some(Used {
+                        url: r.url.clone(),
+                        kind: "folder".into(),
+                    }),
+                    RequestOutcome::Provided { .. } => Some(Used {
+                        url: r.url.clone(),
+                        kind: "resource".into(),
+                    }),
+                    RequestOutcome::Refused { .. } => None,
+                })
+                .collect();
+            let page_key = self.page_key(plan, version);
+            if let Some(key) = self.render_key(&page_key, &report.root, &used).await {
+                if let (Ok(used), Ok(json)) =
+                    (serde_json::to_string(&used), serde_json::to_string(&stored))
+                {
+                    if let Err(e) = store
+                        .with_conn(|c| tvir_store::renders::put(c, &page_key, &used, &key, &json))
+                    {
+                        tracing::warn!("render cache: {e}");
+                    }
+                }
+            }
+        }
+        Ok(stored)
+    }
+
+    /// The report re-parsed with the charts of `stored`, and the stage's result.
+    fn apply(
+        &self,
+        report: &Report,
+        plan: &RenderPlan,
+        stored: StoredRender,
+        from_cache: bool,
+        version: String,
+    ) -> (Report, RenderResult) {
+        use base64::Engine as _;
+        let mut map = RenderMap::default();
+        let mut result = RenderResult {
+            status: if from_cache { "cached" } else { "rendered" }.into(),
+            browser: Some(version),
+            requests: stored.requests.clone(),
+            notes: stored.notes.clone(),
+            ..RenderResult::default()
+        };
+        let mut seen = std::collections::HashSet::new();
+        for c in &stored.charts {
+            let Some(at) = c.anchor else {
+                continue;
+            };
+            let doc = c.frame.clone().unwrap_or_else(|| plan.entry.clone());
+            // `report.html#sales` for `#sales`, `charts/x.html#div > svg` otherwise.
+            let element = c.selector.strip_prefix('#').unwrap_or(&c.selector);
+            let mut content = format!("{doc}#{element}");
+            let mut k = 2;
+            while !seen.insert(content.clone()) {
+                content = format!("{doc}#{element} ({k})");
+                k += 1;
+            }
+            let Ok(png) = base64::engine::general_purpose::STANDARD.decode(&c.png) else {
+                continue;
+            };
+            result.pngs.insert(content.clone(), Arc::new(png));
+            result
+                .charts
+                .insert(content.clone(), (c.library.clone(), c.width, c.height));
+            map.charts.entry(at).or_default().push(RenderedFigure {
+                content,
+                // A caption the page shows next to a chart in a frame: the report's
+                // own text cannot give it.
+                caption: c.frame.as_ref().and(c.data.caption.clone()),
+                title: c.data.title.clone(),
+                chart_data: serde_json::to_value(&c.data).ok(),
+            });
+        }
+        self.counters
+            .charts
+            .fetch_add(result.pngs.len(), Ordering::Relaxed);
+        let mut parsed = tvir_report::parse_rendered(
+            &report.text,
+            report.format,
+            &report.path,
+            &report.root,
+            &map,
+        );
+        parsed.warnings = report.warnings.clone();
+        parsed.warnings.extend(
+            stored
+                .notes
+                .iter()
+                .map(|n| format!("{}: rendering: {n}", report.path.display())),
+        );
+        let missing: Vec<String> = stored
+            .notes
+            .iter()
+            .filter(|n| n.contains("tvir cache put"))
+            .cloned()
+            .collect();
+        let drawn = parsed.figures.iter().filter(|f| f.render.is_some()).count();
+        let short = plan.candidates.len().saturating_sub(drawn);
+        if let Some(failure) = &stored.failure {
+            result.status = "failed".into();
+            result.reason = Some(failure.clone());
+            result.unrendered = plan
+                .candidates
+                .iter()
+                .map(|c| Unrendered {
+                    candidate: c.clone(),
+                    skipped: false,
+                    reason: format!("the page could not be rendered: {failure}"),
+                })
+                .collect();
+        } else if short > 0 && !missing.is_empty() {
+            // Fewer charts than expected and libraries missing: the charts that
+            // needed them fail with the addresses and the remedy.
+            let reason = format!("chart library not available: {}", missing.join("; "));
+            result.reason = Some(reason.clone());
+            result.unrendered = plan
+                .candidates
+                .iter()
+                .rev()
+                .take(short)
+                .rev()
+                .map(|c| Unrendered {
+                    candidate: c.clone(),
+                    skipped: false,
+                    reason: reason.clone(),
+                })
+                .collect();
+        }
+        (parsed, result)
+    }
+}
+
+/// One file or resource a page used, as listed in the cache.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Used {
+    url: String,
+    /// `folder` (a file of the report folder) or `resource` (through the fetcher).
+    kind: String,
+}
+
+/// SHA-256 of a file of the report folder a page request named (its URL path,
+/// relative to the folder); `missing` when there is none.
+fn folder_file_hash(root: &Path, url: &str) -> Option<String> {
+    let path = match url::Url::parse(url) {
+        Ok(u) if u.scheme() == "file" => u.to_file_path().ok()?,
+        Ok(u) => root.join(percent_decode(u.path().trim_start_matches('/'))),
+        Err(_) => root.join(url.trim_start_matches('/')),
+    };
+    let root = std::fs::canonicalize(root).ok()?;
+    Some(match std::fs::canonicalize(&path) {
+        Ok(p) if p.starts_with(&root) => match std::fs::read(&p) {
+            Ok(bytes) => hex::encode(Sha256::digest(&bytes)),
+            Err(_) => "unreadable".into(),
+        },
+        _ => "missing".into(),
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_string())
+}
+
+/// The resources of one page: through [`Pages::resource`], every failure noted.
+struct PageResources {
+    pages: Option<Arc<dyn Pages>>,
+    failures: Mutex<Vec<(String, ResourceFailure)>>,
+}
+
+impl ResourceProvider for PageResources {
+    fn fetch<'a>(
+        &'a self,
+        url: &'a str,
+        kind: ResourceKind,
+    ) -> BoxFuture<'a, Result<Resource, String>> {
+        Box::pin(async move {
+            let accept = match kind {
+                ResourceKind::Script => "application/javascript,text/javascript,*/*;q=0.5",
+                ResourceKind::Stylesheet => "text/css,*/*;q=0.5",
+                ResourceKind::Font => "font/woff2,font/woff,font/ttf,*/*;q=0.5",
+            };
+            let result = match &self.pages {
+                Some(p) => p.resource(url, accept).await,
+                None => Err(ResourceFailure::Missing(format!(
+                    "{url}: no network in this run"
+                ))),
+            };
+            match result {
+                Ok((body, content_type)) => Ok(Resource { body, content_type }),
+                Err(f) => {
+                    let reason = match &f {
+                        ResourceFailure::Missing(r) => {
+                            format!("{r}; seed it with `tvir cache put {url} FILE`")
+                        }
+                        other => other.reason().to_string(),
+                    };
+                    if let Ok(mut log) = self.failures.lock() {
+                        log.push((url.to_string(), f));
+                    }
+                    Err(reason)
+                }
+            }
+        })
+    }
+}
+
+/// The `render` block of a record: each rendered chart with its unit name, PNG
+/// path (written beside `report.json`) and data.
+pub(crate) fn render_record(report: &Report, r: &RenderResult) -> crate::record::RenderRecord {
+    let charts = report
+        .figures
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.render.is_some())
+        .map(|(i, f)| {
+            let (library, width, height) = r.charts.get(&f.content).cloned().unwrap_or_default();
+            crate::record::RenderedChartRecord {
+                unit: format!("figure:{}", i + 1),
+                content: f.content.clone(),
+                library,
+                png: format!("figures/chart-{}.png", i + 1),
+                width,
+                height,
+                chart_data: f.chart_data.clone(),
+                bytes: r.pngs.get(&f.content).cloned(),
+            }
+        })
+        .collect();
+    crate::record::RenderRecord {
+        status: r.status.clone(),
+        reason: r.reason.clone(),
+        browser: r.browser.clone(),
+        charts,
+        unrendered: r
+            .unrendered
+            .iter()
+            .map(
+                |u| json!({"line": u.candidate.line, "what": u.candidate.what, "reason": u.reason}),
+            )
+            .collect(),
+        notes: r.notes.clone(),
+    }
+}

@@ -1,0 +1,413 @@
+//! Charts drawn by script, end to end through the `tvir` binary and the mock judge
+//! (issue 23): our own HTML report with a Chart.js, an ECharts and a Plotly chart
+//! and a D3 chart file shown in an `<iframe>`. With Chromium and the chart
+//! libraries (seeded into the cache with `tvir cache put` from `TVIR_CHART_LIBS`,
+//! made by `scripts/fetch_chart_libs.sh`), each chart is a figure judged by CQ, FCQ,
+//! FCI and CSC and counted in FQ, its PNG written under `figures/`; a second run
+//! with the same cache starts no browser; offline with an empty cache the charts
+//! fail with the library's address and the remedy. Without a browser the charts are
+//! not evaluated, and a report whose only visuals they are gets no VA.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::cli::{describe, output_async, tvir_command};
+use serde_json::Value;
+use tvir_testing::mock_judge::{MockConfig, MockJudge};
+
+const CHART_JS: &str = "https://cdn.jsdelivr.net/npm/chart.js@4.6.1/dist/chart.umd.min.js";
+const ECHARTS: &str = "https://cdn.jsdelivr.net/npm/echarts@5.6.0/dist/echarts.min.js";
+const PLOTLY: &str = "https://cdn.plot.ly/plotly-2.35.3.min.js";
+const D3: &str = "https://cdn.jsdelivr.net/npm/d3@7";
+
+fn report_html() -> String {
+    format!(
+        r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Rooftop solar briefing</title>
+<script src="{CHART_JS}"></script>
+<script src="{ECHARTS}"></script>
+<script src="{PLOTLY}"></script>
+</head><body>
+<h1>Rooftop solar: five years of growth</h1>
+<p>Installed rooftop capacity in the city rose from 40 MW in 2019 to 130 MW in 2023 [1].</p>
+<figure>
+  <div style="width:640px;height:360px"><canvas id="capacity"></canvas></div>
+  <figcaption>Figure 1: Installed rooftop capacity by year, MW. Source: [1]</figcaption>
+</figure>
+<p>The installed cost per watt fell by about a third over the same years [2].</p>
+<div id="cost" style="width:640px;height:360px"></div>
+<p class="caption">Figure 2: Installed cost per watt, USD [2]</p>
+<p>Most new systems are on detached houses, followed by commercial roofs [1].</p>
+<div id="share" style="width:640px;height:360px"></div>
+<p class="caption">Figure 3: New systems by building type, 2023 [1]</p>
+<p>Permits per month follow the seasons, with a summer peak [2].</p>
+<iframe src="charts/permits.html" style="width:680px;height:400px;border:0"></iframe>
+<p class="caption">Figure 4: Permits issued per month, 2023 [2]</p>
+<p>The city energy office should expect growth to continue at a slower pace.</p>
+<h2>References</h2>
+<ol>
+<li id="ref1">City energy office, Rooftop solar dashboard. https://example.org/solar/capacity</li>
+<li id="ref2">Regional permits and cost survey. https://example.org/solar/cost</li>
+</ol>
+<script>
+new Chart(document.getElementById('capacity'), {{
+  type: 'bar',
+  data: {{ labels: ['2019','2020','2021','2022','2023'],
+          datasets: [{{ label: 'Capacity (MW)', data: [40, 58, 77, 101, 130] }}] }},
+  options: {{ animation: false, responsive: true, maintainAspectRatio: false,
+             plugins: {{ title: {{ display: true, text: 'Installed capacity' }} }} }}
+}});
+echarts.init(document.getElementById('cost')).setOption({{
+  title: {{ text: 'Installed cost per watt' }},
+  xAxis: {{ type: 'category', data: ['2019','2020','2021','2022','2023'] }},
+  yAxis: {{ type: 'value' }},
+  series: [{{ name: 'USD/W', type: 'line', data: [3.1, 2.9, 2.6, 2.3, 2.1] }}]
+}});
+Plotly.newPlot('share', [{{ type: 'bar', x: ['Detached', 'Commercial', 'Apartment'], y: [62, 27, 11], name: 'Share' }}],
+  {{ title: {{ text: 'New systems by building type' }} }}, {{ staticPlot: true }});
+</script>
+</body></html>
+"#
+    )
+}
+
+fn permits_html() -> String {
+    format!(
+        r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><script src="{D3}"></script></head><body>
+<div id="chart"></div>
+<script>
+const data = [12, 14, 20, 26, 31, 35, 37, 33, 27, 21, 15, 11];
+const w = 640, h = 360, m = 30;
+const svg = d3.select('#chart').append('svg').attr('width', w).attr('height', h);
+const x = d3.scaleBand().domain(d3.range(12)).range([m, w - m]).padding(0.1);
+const y = d3.scaleLinear().domain([0, 40]).range([h - m, m]);
+svg.selectAll('rect').data(data).enter().append('rect')
+  .attr('x', (d, i) => x(i)).attr('y', d => y(d))
+  .attr('width', x.bandwidth()).attr('height', d => h - m - y(d)).attr('fill', '#4a7');
+svg.append('g').attr('transform', `translate(0,${{h - m}})`).call(d3.axisBottom(x));
+svg.append('g').attr('transform', `translate(${{m}},0)`).call(d3.axisLeft(y));
+</script>
+</body></html>
+"#
+    )
+}
+
+/// A charts-only report (no `<img>`), its task and the text of its two sources.
+fn fixture(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let report = dir.join("reports/sysA/solar1");
+    std::fs::create_dir_all(report.join("charts")).unwrap();
+    std::fs::write(report.join("report.html"), report_html()).unwrap();
+    std::fs::write(report.join("charts/permits.html"), permits_html()).unwrap();
+    let tasks = dir.join("tasks.json");
+    std::fs::write(
+        &tasks,
+        r#"[{"id": "solar1", "query": "Brief the city on rooftop solar growth with charts.",
+            "checklist": {"Trends": ["Does the report describe capacity growth?"]}}]"#,
+    )
+    .unwrap();
+    let sources = dir.join("sources.jsonl");
+    std::fs::write(
+        &sources,
+        "{\"url\": \"https://example.org/solar/capacity\", \"text\": \"Installed rooftop capacity: 40 MW in 2019, 58 MW in 2020, 77 MW in 2021, 101 MW in 2022 and 130 MW in 2023. Detached houses hold 62 percent of new systems, commercial roofs 27 percent, apartments 11 percent.\"}\n\
+         {\"url\": \"https://example.org/solar/cost\", \"text\": \"Installed cost fell from 3.1 USD per watt in 2019 to 2.1 USD per watt in 2023. Permits peak in July at 37 per month and bottom out in December at 11.\"}\n",
+    )
+    .unwrap();
+    (dir.join("reports"), tasks, sources)
+}
+
+/// `tvir eval` of the fixture judged by `mock`, offline, with `cache`.
+fn eval(
+    dir: &Path,
+    out: &Path,
+    cache: &Path,
+    mock: &MockJudge,
+    extra: &[&str],
+) -> std::process::Command {
+    let (reports, tasks, sources) = (
+        dir.join("reports"),
+        dir.join("tasks.json"),
+        dir.join("sources.jsonl"),
+    );
+    let mut cmd = tvir_command();
+    cmd.env_remove("TVIR_BROWSER")
+        .args(["eval", "--reports"])
+        .arg(reports)
+        .arg("--tasks")
+        .arg(tasks)
+        .arg("--out")
+        .arg(out)
+        .args([
+            "--base-url",
+            &mock.base_url(),
+            "--judge-model",
+            "mock-model",
+            "--cache",
+        ])
+        .arg(cache)
+        .args(["--offline", "--sources"])
+        .arg(sources)
+        .args(["--assume-vision", "--quiet"])
+        .args(extra);
+    cmd
+}
+
+fn report_json(out: &Path) -> Value {
+    let path = out.join("sysA/solar1/mock-model/report.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn units<'a>(record: &'a Value, metric: &str) -> Vec<&'a Value> {
+    record["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["metric"] == metric)
+        .collect()
+}
+
+/// The chart libraries: `TVIR_CHART_LIBS`, else `chart-libs` in the target folder.
+fn chart_libs() -> Option<PathBuf> {
+    let dir = std::env::var_os("TVIR_CHART_LIBS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("chart-libs"))
+        })
+        .unwrap_or_else(|| common::repo().join("target/chart-libs"));
+    dir.join("manifest.tsv").is_file().then_some(dir)
+}
+
+fn chromium() -> Option<PathBuf> {
+    tvir_browser::find_browser(
+        std::env::var_os("TVIR_BROWSER")
+            .map(PathBuf::from)
+            .as_deref(),
+    )
+    .ok()
+}
+
+/// Seed `cache` with every library of the manifest our pages load, through
+/// `tvir cache put` (the path an offline user takes).
+fn seed(cache: &Path, libs: &Path) {
+    let manifest = std::fs::read_to_string(libs.join("manifest.tsv")).unwrap();
+    for line in manifest.lines() {
+        let Some((url, file)) = line.split_once('\t') else {
+            continue;
+        };
+        if ![CHART_JS, ECHARTS, PLOTLY, D3].contains(&url) {
+            continue;
+        }
+        let out = tvir_command()
+            .args(["cache", "put", url])
+            .arg(libs.join(file))
+            .arg("--cache")
+            .arg(cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_browser_the_charts_are_not_evaluated_and_va_is_null() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out = dir.path().join("out");
+    let cache = dir.path().join("cache.sqlite");
+    let run = output_async(eval(dir.path(), &out, &cache, &mock, &["--no-browser"])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // Said once for the run, not once per chart.
+    let notes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("not evaluated: --no-browser"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{stdout}");
+    assert!(notes[0].contains("4 chart(s)"), "{stdout}");
+    let r = report_json(&out);
+    assert_eq!(r["render"]["status"], "unavailable");
+    assert!(
+        r["va"].is_null(),
+        "a charts-only report has no VA without a browser"
+    );
+    for m in [
+        "chart_quality",
+        "figure_caption_quality",
+        "figure_context_integration",
+        "chart_source_consistency",
+    ] {
+        let metric = &r["metrics"][m];
+        assert_eq!(metric["status"], "not_evaluated", "{m}: {metric}");
+        assert!(metric["score"].is_null(), "{m}");
+        let u = units(&r, m);
+        assert_eq!(u.len(), 4, "{m}: one unit per chart");
+        for unit in u {
+            assert_eq!(unit["status"], "skipped");
+            assert!(unit["unit"].as_str().unwrap().starts_with("script_chart:"));
+            assert!(
+                unit["reason"].as_str().unwrap().contains("--browser"),
+                "{unit}"
+            );
+        }
+    }
+    for m in ["figure_quality", "multimodal_composition"] {
+        assert!(
+            r["metrics"][m]["score"].is_null(),
+            "{m} must not be 0: {}",
+            r["metrics"][m]
+        );
+    }
+    assert_eq!(mock.metric_count("chart_quality"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rendered_charts_are_judged_written_and_cached() {
+    let Some(_browser) = chromium() else {
+        println!("skipped: no Chromium");
+        return;
+    };
+    let Some(libs) = chart_libs() else {
+        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let cache = dir.path().join("cache.sqlite");
+    seed(&cache, &libs);
+    let mock = MockJudge::start(MockConfig::default()).await;
+
+    let out1 = dir.path().join("out1");
+    let run = output_async(eval(dir.path(), &out1, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(stdout.contains("1 browser start(s)"), "{stdout}");
+    let r = report_json(&out1);
+    assert_eq!(r["render"]["status"], "rendered", "{}", r["render"]);
+    let charts = r["render"]["charts"].as_array().unwrap();
+    let mut libraries: Vec<&str> = charts
+        .iter()
+        .map(|c| c["library"].as_str().unwrap())
+        .collect();
+    libraries.sort();
+    assert_eq!(
+        libraries,
+        ["chartjs", "d3", "echarts", "plotly"],
+        "{}",
+        r["render"]
+    );
+    assert_eq!(r["n_charts"], 4);
+    for c in charts {
+        let unit = c["unit"].as_str().unwrap();
+        let png = out1
+            .join("sysA/solar1/mock-model")
+            .join(c["png"].as_str().unwrap());
+        let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+        assert!(bytes.starts_with(b"\x89PNG"), "{} is no PNG", png.display());
+        if c["library"] != "d3" {
+            assert!(
+                c["chart_data"]["series"]
+                    .as_array()
+                    .is_some_and(|s| !s.is_empty()),
+                "{c}"
+            );
+        }
+        for m in [
+            "chart_quality",
+            "figure_caption_quality",
+            "figure_context_integration",
+            "chart_source_consistency",
+        ] {
+            let judged = units(&r, m).into_iter().find(|u| u["unit"] == unit);
+            let judged = judged.unwrap_or_else(|| panic!("{m} has no unit {unit}"));
+            assert_eq!(judged["status"], "scored", "{m} {unit}: {judged}");
+            assert!(
+                judged["answer"].is_object(),
+                "{m} {unit} was not judged: {judged}"
+            );
+        }
+    }
+    for m in [
+        "chart_quality",
+        "figure_quality",
+        "figure_caption_quality",
+        "figure_context_integration",
+        "chart_source_consistency",
+    ] {
+        assert_eq!(
+            r["metrics"][m]["status"], "evaluated",
+            "{m}: {}",
+            r["metrics"][m]
+        );
+    }
+    assert_eq!(r["metrics"]["figure_quality"]["item_count"], 4);
+    assert!(r["va"].is_number());
+    // Captions come from the page: the figcaption and the caption lines.
+    let fcq = units(&r, "figure_caption_quality");
+    assert!(fcq.iter().any(|u| u["detail"]["caption"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("Figure 1:"))));
+
+    // Warm re-run: the render cache answers, no browser starts.
+    let out2 = dir.path().join("out2");
+    let run = output_async(eval(dir.path(), &out2, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        stdout.contains("(0 pages rendered, 1 from the render cache, 0 browser start(s))"),
+        "{stdout}"
+    );
+    let r2 = report_json(&out2);
+    assert_eq!(r2["render"]["status"], "cached");
+    assert_eq!(r2["render"]["charts"], r["render"]["charts"]);
+    assert!(out2
+        .join("sysA/solar1/mock-model/figures/chart-1.png")
+        .is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_with_an_empty_cache_the_charts_fail_with_the_url_and_the_remedy() {
+    let Some(_browser) = chromium() else {
+        println!("skipped: no Chromium");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out = dir.path().join("out");
+    let cache = dir.path().join("empty.sqlite");
+    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let r = report_json(&out);
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 4, "{}", r["render"]);
+    for u in cq {
+        assert_eq!(u["status"], "failed", "{u}");
+        let reason = u["reason"].as_str().unwrap();
+        assert!(reason.contains("tvir cache put"), "{reason}");
+        assert!(
+            reason.contains(CHART_JS) || reason.contains(ECHARTS),
+            "{reason}"
+        );
+    }
+    assert!(r["metrics"]["chart_quality"]["score"].is_null());
+    assert!(r["metrics"]["figure_quality"]["score"].is_null());
+}

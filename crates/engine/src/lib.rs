@@ -36,6 +36,7 @@ pub mod evidence;
 pub mod extract;
 pub mod figure_ops;
 pub mod figures;
+pub mod fit;
 pub mod flow;
 pub mod input;
 pub mod judging;
@@ -51,12 +52,15 @@ pub mod stats;
 pub mod text;
 pub mod timing;
 
-pub use dedup::DedupMode;
+pub use dedup::{DedupKeep, DedupMode};
 pub use engine::{Engine, ReportLoader};
 pub use figure_ops::{FigureOps, ImagePipeline};
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use outcome::PENDING_REASON;
 pub use pages::{FigureFailure, Pages};
 pub use score::{rescore, IqWeights, ScoreOptions};
-pub use settings::{EvalSettings, ExtractionMode, JudgeMode, RevisionScope};
+pub use settings::{
+    EvalSettings, ExtractionMode, ImageSize, JudgeMode, RevisionScope, UnreadableSources,
+    IMAGE_SAFETY_MAX_SIDE,
+};
 pub use stats::{NoProgress, Progress, RunStats};

@@ -436,8 +436,10 @@ fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
         .sources
         .iter()
         .map(|s| {
+            // Shown as given: the engine fits pages to `max_source_chars`, the
+            // run's caps and the judge's context window, and records each cut.
             json!({"idx": s.idx, "url": s.url, "title": s.title,
-                   "text": truncate_chars(&s.text, rubric.max_source_chars),
+                   "text": s.text,
                    "available": !s.text.trim().is_empty()})
         })
         .collect();

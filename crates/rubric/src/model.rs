@@ -296,7 +296,9 @@ pub struct Rubric {
     /// `no_source_text`, `no_valid_figure`.
     #[serde(default)]
     pub rules: BTreeMap<String, f64>,
-    /// Longest source text (characters) sent per cited reference.
+    /// Longest source text (characters) sent per cited reference; absent = the
+    /// whole page. The engine cuts a longer page by its one rule (the passages
+    /// closest to the claim) and records the cut in the unit.
     pub max_source_chars: Option<usize>,
     /// Longest report text (characters) sent to report-level judges.
     pub max_report_chars: Option<usize>,

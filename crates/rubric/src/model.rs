@@ -323,6 +323,10 @@ pub struct Rubric {
     /// `revised_text` waits for caption revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<TextSource>,
+    /// How this rubric compares with the reference evaluator, element by element
+    /// (`[[fidelity]]` rows; `docs/fidelity.md` is generated from them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelity: Vec<crate::fidelity::FidelityRow>,
 }
 
 impl Rubric {
@@ -439,6 +443,10 @@ impl Rubric {
         }
         if let Some((k, _)) = self.rules.iter().find(|(_, v)| !in_unit(**v)) {
             return Err(format!("rule `{k}` score must lie in [0, 1]"));
+        }
+        for (i, row) in self.fidelity.iter().enumerate() {
+            row.check()
+                .map_err(|m| format!("[[fidelity]] row {} ({}): {m}", i + 1, row.element))?;
         }
         Ok(())
     }

@@ -7,8 +7,9 @@
 //!
 //! - [`Engine`]: what a run shares (rubrics, judge, pages, settings, counters);
 //!   [`Engine::evaluate_each`] / [`Engine::evaluate_all`] run a list of jobs;
-//! - [`EvalSettings`] with [`JudgeMode`], [`DedupMode`], [`RevisionScope`],
-//!   [`ExtractionMode`] and [`ScoreOptions`]: what a run is asked to do;
+//! - [`EvalSettings`] with [`JudgeMode`], [`DedupMode`], [`DedupKeep`],
+//!   [`RevisionScope`], [`ImageSize`], [`UnreadableSources`], [`ExtractionMode`] and
+//!   [`ScoreOptions`]: what a run is asked to do;
 //! - [`ReportJob`] and [`Task`] ([`input`]): a report found on disk and the
 //!   benchmark task it answers;
 //! - [`record`]: the records written and read back ([`record::ReportRecord`],
@@ -20,7 +21,8 @@
 //! declarations alone) -> **run** ([`flow`] loads the report and gathers
 //! [`evidence`] once; [`run`] judges each sample's units in dependency order
 //! through [`judging`], with caption revision, fact de-duplication and optional
-//! judge [`extract`]ion as named steps) -> **score** ([`score::rescore`]: every
+//! judge [`extract`]ion as named steps; cited pages shown whole, or cut by [`fit`]'s
+//! one recorded rule when a cap or the judge's context window forces it) -> **score** ([`score::rescore`]: every
 //! number from the stored answers, as `tvir ablate` recomputes them) -> **write**
 //! ([`output`]).
 //!

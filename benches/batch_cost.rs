@@ -451,10 +451,20 @@ fn part3(rt: &tokio::runtime::Runtime) {
             ..EvalSettings::default()
         };
         let asked = record_with(rt, None, &corpus, long_generated_page, settings);
-        let cs = asked
+        let cs_asked: Vec<&Asked> = asked
             .iter()
             .filter(|a| a.request.metric == "citation_support")
+            .collect();
+        let cs = cs_asked.len();
+        let cs_tokens: u64 = cs_asked
+            .iter()
+            .map(|a| estimate_request(&a.request, None).prompt_tokens)
+            .sum();
+        let cut = cs_asked
+            .iter()
+            .filter(|a| prompt_text(&a.request, false).contains("characters omitted"))
             .count();
+        println!("{name}: citation support prompts {cs_tokens} tokens in all, {cut} of {cs} showing a cut page");
         let live = totals(&asked);
         let batch = totals(&batch_order(asked));
         println!("{name}: {} requests ({cs} citation support), {} input tokens, {} prefix-cacheable in batch order", live.requests, live.input, batch.cacheable);

@@ -152,7 +152,9 @@ fn known_answer(r: &JudgeRequest) -> Result<Value, JudgeError> {
         "factual_logical_consistency" => {
             json!({"justification": "f", "issues": ["x", "y", "z"], "total_issues": 3})
         }
-        "multimodal_composition" => json!({"justification": "m", "scores": dims(&MC, &[7, 8])}),
+        // Balanced topic, two sub-types of each kind: variety band 7-8.
+        "multimodal_composition" => json!({"justification": "m", "topic_category": "balanced",
+            "image_subtypes": 2, "chart_subtypes": 2, "scores": dims(&MC, &[7, 8])}),
         "chart_quality" => {
             json!({"justification": "c", "scores": dims(&CQ, &[1, 1, 1, 1, 1, 1, 1, 1, 0, 0])})
         }

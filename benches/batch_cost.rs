@@ -35,7 +35,13 @@
 //! validate every result line into the cache, then a second pass that reads every
 //! answer back. Reports the process's CPU time (user + system, mock included).
 //!
-//! Run: `scripts/batch_cost.sh` (or `cargo bench --bench batch_cost`).
+//! Part 3 (needs `TVIR_CORPUS_DIR`; issue 27): the same report with 40,000-44,000
+//! character pages, before (pages cut at 12,000 characters, figures at 1,024 px)
+//! and after (whole pages, then figures at original size): requests, input
+//! tokens, and the bill live, batch and batch + prefix cache.
+//!
+//! Run: `scripts/batch_cost.sh` (or `cargo bench --bench batch_cost`);
+//! `BATCH_COST_PARTS=3` runs part 3 alone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -128,11 +134,21 @@ const WORDS: &[&str] = &[
 
 /// 8-12 KB of text for `url`, the same every run.
 fn generated_page(url: &str) -> String {
+    generated_page_of(url, 8 * 1024, 4 * 1024)
+}
+
+/// 40,000-44,000 characters of text for `url` (issue 27's long pages).
+fn long_generated_page(url: &str) -> String {
+    generated_page_of(url, 40_000, 4_000)
+}
+
+/// `base` to `base + spread` bytes of text for `url`, the same every run.
+fn generated_page_of(url: &str, base: usize, spread: u64) -> String {
     let mut h: u64 = 1469598103934665603;
     for b in url.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
     }
-    let target = 8 * 1024 + (h % (4 * 1024)) as usize;
+    let target = base + (h % spread) as usize;
     let mut s = String::with_capacity(target + 64);
     let mut sentence = 0;
     while s.len() < target {
@@ -235,6 +251,16 @@ fn cost(prices: &PriceTable, model: &str, t: &Totals, batch: bool, cache: bool) 
 }
 
 fn record(rt: &tokio::runtime::Runtime, prompts: Option<&Path>, corpus: &Path) -> Vec<Asked> {
+    record_with(rt, prompts, corpus, generated_page, EvalSettings::default())
+}
+
+fn record_with(
+    rt: &tokio::runtime::Runtime,
+    prompts: Option<&Path>,
+    corpus: &Path,
+    page: fn(&str) -> String,
+    settings: EvalSettings,
+) -> Vec<Asked> {
     let rubrics = Arc::new(RubricSet::load(None, prompts).expect("prompt templates"));
     let tasks = load_tasks(&corpus.join("tvir-query.json")).expect("task file");
     let task = tasks.get("000001").cloned();
@@ -243,8 +269,8 @@ fn record(rt: &tokio::runtime::Runtime, prompts: Option<&Path>, corpus: &Path) -
     let engine = Engine::new(
         rubrics,
         Some(judge.clone() as Arc<dyn Judge>),
-        Some(Arc::new(stubs::TextPages(generated_page))),
-        EvalSettings::default(),
+        Some(Arc::new(stubs::TextPages(page))),
+        settings,
     );
     let jobs = jobs.into_iter().map(|j| (j, task.clone())).collect();
     rt.block_on(engine.evaluate_all(jobs, &|_| {}));
@@ -388,6 +414,75 @@ fn part1(rt: &tokio::runtime::Runtime) {
     }
 }
 
+/// Issue 27, requirement 2: the bill of TVIR's sample report with 40,000-character
+/// pages, before (every page cut at 12,000 characters, figures at 1,024 px) and
+/// after (whole pages; then also figures at their original size), live, batch and
+/// batch + prefix cache, with the shipped prompts.
+fn part3(rt: &tokio::runtime::Runtime) {
+    use tvir_engine::ImageSize;
+    let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
+        eprintln!("part 3 skipped: TVIR_CORPUS_DIR not set");
+        return;
+    };
+    let prices = PriceTable::shipped();
+    let scenarios = [
+        (
+            "before: pages cut at 12,000 chars, figures 1,024 px",
+            Some(12_000),
+            ImageSize::MaxSide(1024),
+        ),
+        (
+            "after: whole pages, figures 1,024 px",
+            None,
+            ImageSize::MaxSide(1024),
+        ),
+        (
+            "after: whole pages, figures original size",
+            None,
+            ImageSize::Original,
+        ),
+    ];
+    println!("\nissue 27: TVIR's sample report with 40,000-44,000-character pages");
+    let mut rows = Vec::new();
+    for (name, source_chars, image_size) in scenarios {
+        let settings = EvalSettings {
+            source_chars,
+            image_size,
+            ..EvalSettings::default()
+        };
+        let asked = record_with(rt, None, &corpus, long_generated_page, settings);
+        let cs_asked: Vec<&Asked> = asked
+            .iter()
+            .filter(|a| a.request.metric == "citation_support")
+            .collect();
+        let cs = cs_asked.len();
+        let cs_tokens: u64 = cs_asked
+            .iter()
+            .map(|a| estimate_request(&a.request, None).prompt_tokens)
+            .sum();
+        let cut = cs_asked
+            .iter()
+            .filter(|a| prompt_text(&a.request, false).contains("characters omitted"))
+            .count();
+        println!("{name}: citation support prompts {cs_tokens} tokens in all, {cut} of {cs} showing a cut page");
+        let live = totals(&asked);
+        let batch = totals(&batch_order(asked));
+        println!("{name}: {} requests ({cs} citation support), {} input tokens, {} prefix-cacheable in batch order", live.requests, live.input, batch.cacheable);
+        rows.push((name, live, batch));
+    }
+    for model in ["gpt-4.1", "gpt-4.1-mini", "gpt-4o"] {
+        println!("\n{model}: scenario | live USD (prompt cache as sent) | batch USD | batch + prefix cache USD");
+        for (name, live, batch) in &rows {
+            println!(
+                "{model}: {name} | {:.4} | {:.4} | {:.4}",
+                cost(&prices, model, live, false, true),
+                cost(&prices, model, batch, true, false),
+                cost(&prices, model, batch, true, true)
+            );
+        }
+    }
+}
+
 fn cpu_seconds() -> f64 {
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct we own.
@@ -485,6 +580,16 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    part1(&rt);
-    part2(&rt);
+    // BATCH_COST_PARTS selects parts (default "1,2,3").
+    let parts = std::env::var("BATCH_COST_PARTS").unwrap_or_else(|_| "1,2,3".into());
+    let want = |p: &str| parts.split(',').any(|x| x.trim() == p);
+    if want("1") {
+        part1(&rt);
+    }
+    if want("2") {
+        part2(&rt);
+    }
+    if want("3") {
+        part3(&rt);
+    }
 }

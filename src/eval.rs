@@ -14,8 +14,9 @@ use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use tvir_engine::record::ReportRecord;
 use tvir_engine::timing::{self, ReportTiming};
 use tvir_engine::{
-    discover, load_tasks, match_task, DedupMode, Engine, EvalSettings, ExtractionMode, JudgeMode,
-    Pages, Progress, ReportJob, RevisionScope, ScoreOptions, Task,
+    discover, load_tasks, match_task, DedupKeep, DedupMode, Engine, EvalSettings, ExtractionMode,
+    ImageSize, JudgeMode, Pages, Progress, ReportJob, RevisionScope, ScoreOptions, Task,
+    UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 use tvir_engine::{output, RunStats};
 use tvir_judge::batch::BatchEngine;
@@ -116,18 +117,36 @@ pub struct EvalOptions {
     /// Fact de-duplication: pre-filter (default), judge-all (reference), off.
     #[arg(long, value_enum, default_value_t = DedupArg::Prefilter)]
     pub dedup: DedupArg,
+    /// Which facts duplicate pairs drop: reference (the later member of every
+    /// duplicate pair, as the reference evaluator) or first-kept (only a fact that
+    /// duplicates an earlier kept fact).
+    #[arg(long, value_enum, default_value_t = DedupKeepArg::Reference)]
+    pub dedup_keep: DedupKeepArg,
     /// Keep the original captions for the report-level judges.
     #[arg(long)]
     pub no_caption_revision: bool,
-    /// Judges that read revised captions: paper (IA, MC) or reference (also WQ, ADB, FLC).
-    #[arg(long, value_enum, default_value_t = RevisionScopeArg::Paper)]
+    /// Judges that read revised captions: reference (IA, MC, WQ, ADB, FLC: the
+    /// reference evaluator's code, the default) or paper (IA and MC).
+    #[arg(long, value_enum, default_value_t = RevisionScopeArg::Reference)]
     pub revision_scope: RevisionScopeArg,
     /// Count failed units as 0 instead of leaving them out of the mean.
     #[arg(long)]
     pub failed_as_zero: bool,
-    /// Longest side (pixels) of figures sent to vision judges.
-    #[arg(long, default_value_t = 1024)]
-    pub judge_image_max_side: u32,
+    /// Pixel size of figures sent to vision judges: original (as the reference
+    /// evaluator; long side still bounded at 8,000 px) or N (long side at most N).
+    #[arg(long, value_name = "original|N", default_value = "original", value_parser = parse_image_size)]
+    pub image_size: ImageSize,
+    /// Longest text (characters) shown per cited page; 0 = whole pages (the
+    /// default). A page longer than the cap, or than the judge's known context
+    /// window allows, is cut to the passages closest to the claim, recorded in the
+    /// unit's `source_cuts`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub source_chars: usize,
+    /// Chart-Source Consistency when every cited page of a chart is unreadable:
+    /// zero (METRICS.md, the default) or judge (asked with the empty evidence, as
+    /// the reference evaluator does).
+    #[arg(long, value_enum, default_value_t = CscUnreadableArg::Zero)]
+    pub csc_unreadable: CscUnreadableArg,
     /// Who extracts references and facts: rules (the parser), judge (the judge for
     /// every report), auto (the judge only for reports whose parse the self-check
     /// calls suspect). Default: auto when a judge is configured, else rules.
@@ -164,12 +183,61 @@ impl From<DedupArg> for DedupMode {
     }
 }
 
+/// `--dedup-keep`: [`DedupKeep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DedupKeepArg {
+    /// Drop the later member of every duplicate pair (the reference evaluator).
+    Reference,
+    /// Drop a fact only when it duplicates an earlier fact that is kept.
+    FirstKept,
+}
+
+impl From<DedupKeepArg> for DedupKeep {
+    fn from(a: DedupKeepArg) -> Self {
+        match a {
+            DedupKeepArg::Reference => DedupKeep::Reference,
+            DedupKeepArg::FirstKept => DedupKeep::FirstKept,
+        }
+    }
+}
+
+/// `--csc-unreadable`: [`UnreadableSources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CscUnreadableArg {
+    /// Settled at 0 without a call (METRICS.md).
+    Zero,
+    /// Asked with the empty evidence (the reference evaluator).
+    Judge,
+}
+
+impl From<CscUnreadableArg> for UnreadableSources {
+    fn from(a: CscUnreadableArg) -> Self {
+        match a {
+            CscUnreadableArg::Zero => UnreadableSources::Zero,
+            CscUnreadableArg::Judge => UnreadableSources::Judge,
+        }
+    }
+}
+
+/// `--image-size original|N` (N >= 1 pixels, at most the safety bound).
+fn parse_image_size(s: &str) -> Result<ImageSize, String> {
+    if s.eq_ignore_ascii_case("original") {
+        return Ok(ImageSize::Original);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if (1..=IMAGE_SAFETY_MAX_SIDE).contains(&n) => Ok(ImageSize::MaxSide(n)),
+        _ => Err(format!(
+            "expected `original` or a long side in pixels from 1 to {IMAGE_SAFETY_MAX_SIDE}"
+        )),
+    }
+}
+
 /// `--revision-scope`: [`RevisionScope`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RevisionScopeArg {
-    /// IA and MC (the paper).
+    /// IA and MC (the paper's wording).
     Paper,
-    /// IA, MC, WQ, ADB and FLC (the reference evaluator).
+    /// IA, MC, WQ, ADB and FLC (the reference evaluator's code).
     Reference,
 }
 
@@ -371,9 +439,12 @@ pub(crate) fn render_line(renderer: &tvir_engine::Renderer) -> String {
 fn settings_json(settings: &EvalSettings, runs: u32) -> serde_json::Value {
     json!({
         "judge_model": settings.judge_model, "runs": runs, "mode": settings.mode,
-        "dedup": settings.dedup, "caption_revision": settings.caption_revision,
+        "dedup": settings.dedup, "dedup_keep": settings.dedup_keep,
+        "caption_revision": settings.caption_revision,
         "revision_scope": settings.revision_scope, "score": settings.score,
-        "extraction": settings.extraction,
+        "extraction": settings.extraction, "image_size": settings.image_size,
+        "source_chars": settings.source_chars.unwrap_or(0),
+        "csc_unreadable": settings.csc_unreadable,
     })
 }
 
@@ -651,9 +722,12 @@ fn eval_settings(
         report_parallelism: args.concurrency.clamp(4, 32),
         mode,
         dedup: args.dedup.into(),
+        dedup_keep: args.dedup_keep.into(),
         caption_revision: !args.no_caption_revision,
         revision_scope: args.revision_scope.into(),
-        judge_image_max_side: args.judge_image_max_side,
+        image_size: args.image_size,
+        source_chars: (args.source_chars > 0).then_some(args.source_chars),
+        csc_unreadable: args.csc_unreadable.into(),
         extraction,
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
@@ -855,6 +929,14 @@ fn print_judge_line(
             failed_units,
             stats.spend_usd()
         ),
+    }
+    let cuts = stats.source_cuts.load(Relaxed);
+    if cuts > 0 {
+        println!(
+            "{cuts} cited pages were shown cut (--source-chars, a rubric's max_source_chars or \
+             the judge's context window), to the passages closest to the claim; each cut is \
+             listed in its unit's detail.source_cuts and counted in the metric's note"
+        );
     }
 }
 

@@ -152,7 +152,9 @@ fn known_answer(r: &JudgeRequest) -> Result<Value, JudgeError> {
         "factual_logical_consistency" => {
             json!({"justification": "f", "issues": ["x", "y", "z"], "total_issues": 3})
         }
-        "multimodal_composition" => json!({"justification": "m", "scores": dims(&MC, &[7, 8])}),
+        // Balanced topic, two sub-types of each kind: variety band 7-8.
+        "multimodal_composition" => json!({"justification": "m", "topic_category": "balanced",
+            "image_subtypes": 2, "chart_subtypes": 2, "scores": dims(&MC, &[7, 8])}),
         "chart_quality" => {
             json!({"justification": "c", "scores": dims(&CQ, &[1, 1, 1, 1, 1, 1, 1, 1, 0, 0])})
         }
@@ -529,16 +531,17 @@ fn caption_revision_reaches_ia_and_mc_and_broken_figures_are_blanked() {
         );
         assert!(t.contains("Revenue by year [1]"), "good caption kept");
     }
-    // Paper scope: WQ reads the original captions; every judge sees the broken path blanked.
-    assert!(wq.contains("A photo") && !wq.contains("REVISED"));
+    // Reference scope (the default): WQ, ADB and FLC read the revised text too;
+    // every judge sees the broken path blanked.
+    assert!(wq.contains("REVISED PHOTO CAPTION"));
     for t in [&ia, &mc, &wq] {
         assert!(!t.contains("images/broken.png") && t.contains("images/photo.png"));
     }
 
-    // Reference scope: WQ, ADB and FLC read the revised text too.
+    // Paper scope: WQ reads the original captions.
     let judge = ScriptedJudge::new(known_answer);
     let s = EvalSettings {
-        revision_scope: RevisionScope::Reference,
+        revision_scope: RevisionScope::Paper,
         ..settings()
     };
     run(
@@ -546,7 +549,8 @@ fn caption_revision_reaches_ia_and_mc_and_broken_figures_are_blanked() {
         &fx.root,
         Some(task()),
     );
-    assert!(user_text(&judge.requests("writing_quality")[0]).contains("REVISED PHOTO CAPTION"));
+    let wq = user_text(&judge.requests("writing_quality")[0]);
+    assert!(wq.contains("A photo") && !wq.contains("REVISED"));
 
     // Turned off: IA reads the original caption.
     let judge = ScriptedJudge::new(known_answer);
@@ -826,7 +830,7 @@ fn chart_without_usable_source_scores_zero_without_a_call() {
 }
 
 #[test]
-fn missing_task_fails_ia_adb_and_mc_with_a_reason() {
+fn missing_task_fails_ia_and_adb_with_a_reason() {
     let fx = full_fixture();
     let judge = ScriptedJudge::new(known_answer);
     let r = run(
@@ -834,11 +838,12 @@ fn missing_task_fails_ia_adb_and_mc_with_a_reason() {
         &fx.root,
         None,
     );
-    for m in [
-        "instruction_alignment",
-        "analytical_depth_breadth",
-        "multimodal_composition",
-    ] {
+    // MC reads the report alone (as the reference evaluator), so it needs no task.
+    assert_eq!(
+        r.metrics["multimodal_composition"].status,
+        MetricStatus::Evaluated
+    );
+    for m in ["instruction_alignment", "analytical_depth_breadth"] {
         assert_eq!(r.metrics[m].status, MetricStatus::NotEvaluated, "{m}");
         let u = r.units.iter().find(|u| u.metric == m).unwrap();
         assert!(u.reason.as_deref().unwrap().contains("no task"), "{m}");

@@ -18,6 +18,19 @@ pub enum DedupMode {
     Off,
 }
 
+/// Which facts a set of duplicate pairs drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DedupKeep {
+    /// The reference evaluator: every fact that is the later member of a
+    /// duplicate pair is dropped, even when the earlier member was itself dropped
+    /// (A~B and B~C with A and C distinct keep A only).
+    Reference,
+    /// A fact is dropped only when it duplicates an earlier fact that is kept
+    /// (the same chain keeps A and C).
+    FirstKept,
+}
+
 /// What the pre-filter concluded about a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PairCall {
@@ -165,15 +178,22 @@ pub fn candidate_pairs(cited: &[Vec<String>]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// Keep-first resolution: walking facts in order, a fact is dropped when it is a
-/// duplicate of an earlier fact that is itself kept. Returns, per fact, the index of
-/// the kept fact it duplicates (None for kept facts).
-pub fn resolve(n: usize, duplicates: &BTreeSet<(usize, usize)>) -> Vec<Option<usize>> {
+/// Keep-first resolution, walking facts in order. Under [`DedupKeep::FirstKept`] a
+/// fact is dropped when it duplicates an earlier fact that is itself kept; under
+/// [`DedupKeep::Reference`] when it duplicates any earlier fact. Returns, per fact,
+/// the kept fact it is merged into (through the earlier member's own merge when
+/// that one was dropped), None for kept facts.
+pub fn resolve(
+    n: usize,
+    duplicates: &BTreeSet<(usize, usize)>,
+    keep: DedupKeep,
+) -> Vec<Option<usize>> {
     let mut dup_of: Vec<Option<usize>> = vec![None; n];
     for j in 0..n {
         for i in 0..j {
-            if dup_of[i].is_none() && duplicates.contains(&(i, j)) {
-                dup_of[j] = Some(i);
+            let anchor_ok = keep == DedupKeep::Reference || dup_of[i].is_none();
+            if anchor_ok && duplicates.contains(&(i, j)) {
+                dup_of[j] = Some(dup_of[i].unwrap_or(i));
                 break;
             }
         }
@@ -267,9 +287,27 @@ mod tests {
     }
 
     #[test]
-    fn resolution_keeps_first_and_ignores_dropped_anchors() {
+    fn first_kept_resolution_ignores_dropped_anchors() {
         // 1 dup of 0; 2 dup of 1 only (1 is dropped, so 2 is kept).
         let d: BTreeSet<_> = [(0, 1), (1, 2)].into_iter().collect();
-        assert_eq!(resolve(3, &d), vec![None, Some(0), None]);
+        assert_eq!(
+            resolve(3, &d, DedupKeep::FirstKept),
+            vec![None, Some(0), None]
+        );
+    }
+
+    #[test]
+    fn reference_resolution_drops_every_later_member() {
+        // The same chain: the reference drops 2 as well, merged into 0 through 1.
+        let d: BTreeSet<_> = [(0, 1), (1, 2)].into_iter().collect();
+        assert_eq!(
+            resolve(3, &d, DedupKeep::Reference),
+            vec![None, Some(0), Some(0)]
+        );
+        // Without a chain both rules agree: the earlier member is kept.
+        let d: BTreeSet<_> = [(0, 2), (1, 3)].into_iter().collect();
+        for keep in [DedupKeep::Reference, DedupKeep::FirstKept] {
+            assert_eq!(resolve(4, &d, keep), vec![None, None, Some(0), Some(1)]);
+        }
     }
 }

@@ -56,7 +56,7 @@ impl Engine {
         let slots = Arc::new(Semaphore::new(settings.concurrency.max(1)));
         let figure_ops = Arc::new(ImagePipeline::new(
             settings.image_limits.clone(),
-            settings.judge_image_max_side,
+            settings.image_size.max_side(),
             None,
         ));
         let figure_facts = figure_ops.facts.clone();
@@ -100,7 +100,7 @@ impl Engine {
     pub fn with_figure_store(mut self, store: tvir_store::Store) -> Self {
         let ops = ImagePipeline::new(
             self.settings.image_limits.clone(),
-            self.settings.judge_image_max_side,
+            self.settings.image_size.max_side(),
             Some(store),
         );
         self.figure_facts = ops.facts.clone();

@@ -125,7 +125,7 @@ impl Engine {
         let n = report.figures.len();
         let figures_report = report.clone();
         let want_ref = self.settings.mode != JudgeMode::NoJudge;
-        let max_side = self.settings.judge_image_max_side;
+        let max_side = self.settings.image_size.max_side();
         let ops = self.figure_ops.clone();
         let work = move || {
             use rayon::prelude::*;

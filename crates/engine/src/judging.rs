@@ -13,7 +13,7 @@ use crate::record::{UnitRecord, UnitStatus, UsageRecord};
 use crate::settings::JudgeMode;
 use tvir_judge::{JudgeError, JudgeRequest};
 use tvir_rubric::{
-    build_request, justification, validate_answer, RequestLabel, Rubric, UnitInputs,
+    band_note, build_request, justification, validate_answer, RequestLabel, Rubric, UnitInputs,
 };
 
 impl Engine {
@@ -181,6 +181,21 @@ impl Engine {
         };
         let usage = match outcome {
             Outcome::Answer { value, usage } => {
+                // A banded score outside its band (MC variety) is scored at the band's
+                // nearest end; the unit says so.
+                let note = self
+                    .rubrics
+                    .get(metric)
+                    .ok()
+                    .and_then(|r| band_note(r, &value));
+                if let Some(note) = note {
+                    if rec.detail.is_null() {
+                        rec.detail = Value::Object(Default::default());
+                    }
+                    if let Value::Object(m) = &mut rec.detail {
+                        m.insert("band".into(), Value::String(note));
+                    }
+                }
                 rec.justification = justification(&value);
                 rec.answer = Some(value);
                 Some(usage)

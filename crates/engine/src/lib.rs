@@ -7,8 +7,9 @@
 //!
 //! - [`Engine`]: what a run shares (rubrics, judge, pages, settings, counters);
 //!   [`Engine::evaluate_each`] / [`Engine::evaluate_all`] run a list of jobs;
-//! - [`EvalSettings`] with [`JudgeMode`], [`DedupMode`], [`RevisionScope`],
-//!   [`ExtractionMode`] and [`ScoreOptions`]: what a run is asked to do;
+//! - [`EvalSettings`] with [`JudgeMode`], [`DedupMode`], [`DedupKeep`],
+//!   [`RevisionScope`], [`ImageSize`], [`UnreadableSources`], [`ExtractionMode`] and
+//!   [`ScoreOptions`]: what a run is asked to do;
 //! - [`ReportJob`] and [`Task`] ([`input`]): a report found on disk and the
 //!   benchmark task it answers;
 //! - [`record`]: the records written and read back ([`record::ReportRecord`],
@@ -24,7 +25,8 @@
 //! declarations alone) -> **run** ([`flow`] loads the report and gathers
 //! [`evidence`] once; [`run`] judges each sample's units in dependency order
 //! through [`judging`], with caption revision, fact de-duplication and optional
-//! judge [`extract`]ion as named steps) -> **score** ([`score::rescore`]: every
+//! judge [`extract`]ion as named steps; cited pages shown whole, or cut by [`fit`]'s
+//! one recorded rule when a cap or the judge's context window forces it) -> **score** ([`score::rescore`]: every
 //! number from the stored answers, as `tvir ablate` recomputes them) -> **write**
 //! ([`output`]).
 //!
@@ -40,6 +42,7 @@ pub mod evidence;
 pub mod extract;
 pub mod figure_ops;
 pub mod figures;
+pub mod fit;
 pub mod flow;
 pub mod input;
 pub mod judging;
@@ -56,7 +59,7 @@ pub mod stats;
 pub mod text;
 pub mod timing;
 
-pub use dedup::DedupMode;
+pub use dedup::{DedupKeep, DedupMode};
 pub use engine::{Engine, ReportLoader};
 pub use figure_ops::{FigureOps, ImagePipeline};
 pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
@@ -64,5 +67,8 @@ pub use outcome::PENDING_REASON;
 pub use pages::{FigureFailure, Pages, ResourceBytes, ResourceFailure};
 pub use render::{BrowserChoice, RenderSettings, Renderer};
 pub use score::{rescore, IqWeights, ScoreOptions};
-pub use settings::{EvalSettings, ExtractionMode, JudgeMode, RevisionScope};
+pub use settings::{
+    EvalSettings, ExtractionMode, ImageSize, JudgeMode, RevisionScope, UnreadableSources,
+    IMAGE_SAFETY_MAX_SIDE,
+};
 pub use stats::{NoProgress, Progress, RunStats};

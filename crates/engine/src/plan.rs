@@ -13,7 +13,7 @@
 //! | (skipped) | figure, chart, image | the figure was not fetched in this run: the unit is skipped, not scored |
 //! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
-//! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read |
+//! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read (the second case only under `--csc-unreadable zero`, the default) |
 //! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
 //! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
 //!
@@ -30,9 +30,11 @@ use std::collections::BTreeMap;
 
 use crate::engine::Engine;
 use crate::evidence::{Evidence, FigureEvidence};
+use crate::fit::{SourceCut, UnitLabel};
 use crate::input::Task;
 use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
 use crate::record::{UnitRecord, UsageRecord};
+use crate::settings::UnreadableSources;
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
@@ -308,9 +310,13 @@ impl Engine {
                     sources: canonical_order(sources),
                     ..Default::default()
                 };
-                let outcome = self
-                    .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
-                    .await;
+                let at = UnitLabel {
+                    report: ctx.label,
+                    unit: &unit,
+                    sample: ctx.sample,
+                };
+                let (outcome, cuts) = self.ask_with_sources(rubric, inputs, &f.fact, at).await;
+                record_cuts(&mut detail, &cuts);
                 (i, self.unit_from(&rubric.id, unit, outcome, detail))
             }
         };
@@ -473,7 +479,11 @@ impl Engine {
             if let Value::Object(m) = &mut detail {
                 m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
             }
-            if settle
+            // `--csc-unreadable judge`: the judge is asked with the empty evidence,
+            // as the reference evaluator does.
+            let settle_unreadable =
+                settle && self.settings.csc_unreadable == UnreadableSources::Zero;
+            if settle_unreadable
                 && ctx.ev.sources.is_some()
                 && sources.iter().all(|s| s.text.trim().is_empty())
             {
@@ -485,9 +495,21 @@ impl Engine {
             }
             inputs.sources = canonical_order(sources);
         }
-        let outcome = self
-            .ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
-            .await;
+        let at = UnitLabel {
+            report: ctx.label,
+            unit: &unit,
+            sample: ctx.sample,
+        };
+        let outcome = if rubric.needs(InputKind::Sources) {
+            // The claim the pages are fitted around: the caption.
+            let claim = inputs.caption.clone().unwrap_or_default();
+            let (outcome, cuts) = self.ask_with_sources(rubric, inputs, &claim, at).await;
+            record_cuts(&mut detail, &cuts);
+            outcome
+        } else {
+            self.ask(rubric, &inputs, ctx.label, &unit, ctx.sample)
+                .await
+        };
         let revision = match (&outcome, &rubric.revision) {
             (Outcome::Answer { value, .. }, Some(spec)) => {
                 let low = dimension_scores(rubric, value)
@@ -516,6 +538,14 @@ impl Engine {
             return ((rec, usage), revision);
         }
         (self.unit_from(&rubric.id, unit, outcome, detail), revision)
+    }
+}
+
+/// A unit's cut pages, in its details (`source_cuts`: page, characters before and
+/// after, rule, cause); nothing when every page was shown whole.
+fn record_cuts(detail: &mut Value, cuts: &[SourceCut]) {
+    if let (Value::Object(m), false) = (detail, cuts.is_empty()) {
+        m.insert("source_cuts".into(), json!(cuts));
     }
 }
 

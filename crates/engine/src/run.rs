@@ -475,7 +475,7 @@ impl Engine {
         Dedup {
             units,
             pending: false,
-            dup_of: dedup::resolve(facts.len(), &duplicates),
+            dup_of: dedup::resolve(facts.len(), &duplicates, self.settings.dedup_keep),
             decisions,
         }
     }

@@ -171,6 +171,20 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
         });
         (mean(&values), MetricStatus::Evaluated, note)
     };
+    // Cut pages are never silent: the note counts the units that saw one.
+    let cut = units
+        .iter()
+        .filter(|u| {
+            u.detail
+                .get("source_cuts")
+                .is_some_and(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+        })
+        .count();
+    let note = match (note, cut) {
+        (note, 0) => note,
+        (None, n) => Some(cut_note(n, item_count)),
+        (Some(text), n) => Some(format!("{text}; {}", cut_note(n, item_count))),
+    };
     MetricRecord {
         score,
         status,
@@ -181,6 +195,10 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
         coverage,
         note,
     }
+}
+
+fn cut_note(cut: usize, of: usize) -> String {
+    format!("{cut} of {of} units saw cited pages cut to fit (detail.source_cuts)")
 }
 
 /// Per-unit score of a judged unit from its stored answer or rule.

@@ -2,7 +2,7 @@
 //! data, below every part of the engine, so the extraction and run modules can
 //! both read it without naming each other.
 
-use crate::dedup::DedupMode;
+use crate::dedup::{DedupKeep, DedupMode};
 use crate::score::ScoreOptions;
 use tvir_images::ImageLimits;
 
@@ -34,10 +34,60 @@ pub enum JudgeMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RevisionScope {
-    /// IA and MC (the paper).
+    /// IA and MC (the paper's wording).
     Paper,
-    /// IA, MC, WQ, ADB and FLC (the reference evaluator).
+    /// IA, MC, WQ, ADB and FLC (the reference evaluator's code; the default).
     Reference,
+}
+
+/// What a chart whose cited pages all came back unreadable scores under a rubric
+/// declaring the `no_usable_source` rule (CSC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnreadableSources {
+    /// Settled by the rule without a call (METRICS.md: "chart without usable cited
+    /// source -> 0"; the default).
+    Zero,
+    /// Asked anyway, with the empty evidence, as the reference evaluator does.
+    Judge,
+}
+
+/// The pixel size of figures sent to vision judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageSize {
+    /// As the figure is (the reference evaluator), up to [`IMAGE_SAFETY_MAX_SIDE`].
+    Original,
+    /// Long side at most this many pixels (never upscaled).
+    MaxSide(u32),
+}
+
+/// The hard bound on the long side of a figure sent to a judge under
+/// `--image-size original` (a named departure: the reference sends any size;
+/// providers refuse or shrink larger images anyway, e.g. Anthropic's 8,000 px).
+pub const IMAGE_SAFETY_MAX_SIDE: u32 = 8000;
+
+impl ImageSize {
+    /// The long-side bound the encoder applies.
+    pub fn max_side(self) -> u32 {
+        match self {
+            ImageSize::Original => IMAGE_SAFETY_MAX_SIDE,
+            ImageSize::MaxSide(n) => n.clamp(1, IMAGE_SAFETY_MAX_SIDE),
+        }
+    }
+
+    /// `original` or the number, as the run manifest records it.
+    pub fn name(self) -> String {
+        match self {
+            ImageSize::Original => "original".into(),
+            ImageSize::MaxSide(n) => n.to_string(),
+        }
+    }
+}
+
+impl serde::Serialize for ImageSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -51,11 +101,18 @@ pub struct EvalSettings {
     pub report_parallelism: usize,
     pub mode: JudgeMode,
     pub dedup: DedupMode,
+    /// Which member of a duplicate chain is dropped.
+    pub dedup_keep: DedupKeep,
     pub caption_revision: bool,
     pub revision_scope: RevisionScope,
     pub image_limits: ImageLimits,
-    /// Longest side of figures sent to vision judges.
-    pub judge_image_max_side: u32,
+    /// Pixel size of figures sent to vision judges.
+    pub image_size: ImageSize,
+    /// Longest text (characters) shown per cited page; None = whole (the page is
+    /// still cut to fit the judge's context window when that is known).
+    pub source_chars: Option<usize>,
+    /// CSC when every cited page is unreadable.
+    pub csc_unreadable: UnreadableSources,
     pub score: ScoreOptions,
     /// Who extracts references and facts: the parser, the judge, or the judge for
     /// suspect parses only.
@@ -71,10 +128,13 @@ impl Default for EvalSettings {
             report_parallelism: 8,
             mode: JudgeMode::Judge,
             dedup: DedupMode::Prefilter,
+            dedup_keep: DedupKeep::Reference,
             caption_revision: true,
-            revision_scope: RevisionScope::Paper,
+            revision_scope: RevisionScope::Reference,
             image_limits: ImageLimits::default(),
-            judge_image_max_side: 1024,
+            image_size: ImageSize::Original,
+            source_chars: None,
+            csc_unreadable: UnreadableSources::Zero,
             score: ScoreOptions::default(),
             extraction: ExtractionMode::Rules,
         }

@@ -20,6 +20,10 @@ pub struct RunStats {
     pub est_prompt_tokens: AtomicU64,
     pub est_completion_tokens: AtomicU64,
     pub est_cost_micro_usd: AtomicU64,
+    /// Cited pages shown to a judge cut (by `--source-chars`, a rubric's
+    /// `max_source_chars` or the judge's context window); each cut is recorded in
+    /// its unit's `detail.source_cuts`.
+    pub source_cuts: AtomicU64,
     /// Batch mode: units waiting for a batch wave (their own request, or one they
     /// depend on). A run with pending units is not complete.
     pub pending: AtomicU64,

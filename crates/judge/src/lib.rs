@@ -249,6 +249,13 @@ impl JudgeClient {
         self.inner.set_image_resolver(resolver);
     }
 
+    /// Prompt tokens `request` may take within the judge model's context window,
+    /// once the window is known (an overflow reply of this run, or one an earlier
+    /// run stored unless `relearn`); None before.
+    pub fn prompt_budget(&self, request: &JudgeRequest) -> Option<u64> {
+        self.inner.prompt_budget(request)
+    }
+
     /// Wait until every cache row and journal line queued so far is on disk. Also
     /// done when the last clone is dropped; call it when you need the files earlier
     /// (e.g. before reading the journal while the client lives on).

@@ -30,6 +30,14 @@ pub trait Judge: Send + Sync {
         false
     }
 
+    /// Prompt tokens `request` may take to fit the judge model's context window
+    /// (the window less the request's answer limit), when the window is known: an
+    /// overflow reply of this run or a stored one of an earlier run named it.
+    /// `None` when it is not known.
+    fn prompt_budget(&self, _request: &JudgeRequest) -> Option<u64> {
+        None
+    }
+
     /// `Some(reason)` when the judge cannot read images: every vision metric is then
     /// not evaluated with that reason. `None` when it can (or cannot tell).
     fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
@@ -71,6 +79,10 @@ impl Judge for ClientJudge {
     fn set_image_resolver(&self, resolver: crate::ImageResolver) -> bool {
         self.client.set_image_resolver(resolver);
         true
+    }
+
+    fn prompt_budget(&self, request: &JudgeRequest) -> Option<u64> {
+        JudgeClient::prompt_budget(&self.client, request)
     }
 
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {

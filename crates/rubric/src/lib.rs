@@ -12,6 +12,7 @@
 //! parser: a rubric sees a unit's inputs, not where they came from.
 
 mod engine;
+pub mod fidelity;
 mod model;
 
 pub use engine::*;

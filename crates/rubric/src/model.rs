@@ -156,6 +156,93 @@ pub struct Dimension {
     /// What the judge should look at for this dimension.
     #[serde(default)]
     pub guide: String,
+    /// What each score band means, best band first (`{ band = "9-10", says = "..." }`);
+    /// when given, the bands tile the scale.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<Anchor>,
+}
+
+/// One score band of a dimension and what earns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    /// `"LOW-HIGH"` (inclusive) or a single value.
+    pub band: String,
+    pub says: String,
+}
+
+impl Anchor {
+    /// The band's inclusive bounds.
+    pub fn bounds(&self) -> Option<(i64, i64)> {
+        let (lo, hi) = match self.band.split_once('-') {
+            Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
+            None => {
+                let v = self.band.trim().parse().ok()?;
+                (v, v)
+            }
+        };
+        (lo <= hi).then_some((lo, hi))
+    }
+}
+
+/// A dimension whose band is fixed by counts the judge reports (MC variety): the
+/// judge fills a class field and count fields before its scores; the first rule
+/// whose conditions hold gives the band; a score outside it is moved to the band's
+/// nearest end ([`crate::band_of`], [`crate::band_note`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BandRule {
+    /// The dimension key the rule bands.
+    pub dimension: String,
+    /// Answer field holding the class (one of `classes`).
+    pub class_field: String,
+    pub class_description: String,
+    pub classes: Vec<String>,
+    /// Integer answer fields (0..=`max_count`), in the order the judge fills them.
+    pub counts: Vec<CountField>,
+    pub max_count: u64,
+    /// Per class, the count field that is its dominant kind (classes without an
+    /// entry have none).
+    #[serde(default)]
+    pub dominant: BTreeMap<String, String>,
+    /// Tried in order; the first whose conditions all hold gives the band.
+    pub rules: Vec<BandCase>,
+}
+
+/// An integer field the judge fills for a [`BandRule`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountField {
+    pub name: String,
+    pub description: String,
+}
+
+/// One case of a [`BandRule`]: conditions (all must hold; an absent one always
+/// holds) and the band `[low, high]` they give.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BandCase {
+    /// The class is one of these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<String>>,
+    /// Exactly this many count fields are above 0 (kinds present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<u64>,
+    /// Every count field is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each_at_least: Option<u64>,
+    /// The largest count field is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_at_least: Option<u64>,
+    /// The class's dominant count field is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dominant_at_least: Option<u64>,
+    /// The sum of the count fields is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_at_least: Option<u64>,
+    pub band: [i64; 2],
+    /// The case in words, as the prompt states it.
+    pub says: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +290,9 @@ pub enum AnswerSpec {
         min: i64,
         max: i64,
         dimensions: Vec<Dimension>,
+        /// A dimension banded by counts the judge reports (MC variety).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        band_rule: Option<BandRule>,
     },
     /// A count of issues (with the issues listed); per-unit score =
     /// table(count) / scale.
@@ -299,7 +389,9 @@ pub struct Rubric {
     /// `no_source_text`, `no_valid_figure`.
     #[serde(default)]
     pub rules: BTreeMap<String, f64>,
-    /// Longest source text (characters) sent per cited reference.
+    /// Longest source text (characters) sent per cited reference; absent = the
+    /// whole page. The engine cuts a longer page by its one rule (the passages
+    /// closest to the claim) and records the cut in the unit.
     pub max_source_chars: Option<usize>,
     /// Longest report text (characters) sent to report-level judges.
     pub max_report_chars: Option<usize>,
@@ -324,6 +416,10 @@ pub struct Rubric {
     /// `revised_text` waits for caption revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<TextSource>,
+    /// How this rubric compares with the reference evaluator, element by element
+    /// (`[[fidelity]]` rows; `docs/fidelity.md` is generated from them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelity: Vec<crate::fidelity::FidelityRow>,
 }
 
 impl Rubric {
@@ -365,10 +461,17 @@ impl Rubric {
                 min,
                 max,
                 dimensions,
+                band_rule,
                 ..
             } => {
                 if dimensions.is_empty() {
                     return Err("dimensions answer needs at least one dimension".into());
+                }
+                for d in dimensions {
+                    check_anchors(&d.key, &d.anchors, *min, *max)?;
+                }
+                if let Some(rule) = band_rule {
+                    check_band_rule(rule, dimensions, *min, *max)?;
                 }
                 if !(0 <= *min && min < max) {
                     return Err(format!(
@@ -440,6 +543,10 @@ impl Rubric {
         }
         if let Some((k, _)) = self.rules.iter().find(|(_, v)| !in_unit(**v)) {
             return Err(format!("rule `{k}` score must lie in [0, 1]"));
+        }
+        for (i, row) in self.fidelity.iter().enumerate() {
+            row.check()
+                .map_err(|m| format!("[[fidelity]] row {} ({}): {m}", i + 1, row.element))?;
         }
         Ok(())
     }
@@ -546,6 +653,88 @@ impl Rubric {
     pub fn is_vision(&self) -> bool {
         self.needs(InputKind::FigureImage)
     }
+}
+
+/// Anchors, when given, tile `min..=max` without gaps or overlaps.
+fn check_anchors(key: &str, anchors: &[Anchor], min: i64, max: i64) -> Result<(), String> {
+    if anchors.is_empty() {
+        return Ok(());
+    }
+    let mut bounds = Vec::new();
+    for a in anchors {
+        let b = a.bounds().ok_or_else(|| {
+            format!(
+                "dimension `{key}`: anchor band `{}` is not LOW-HIGH",
+                a.band
+            )
+        })?;
+        bounds.push(b);
+    }
+    bounds.sort_unstable();
+    let mut next = min;
+    for (lo, hi) in bounds {
+        if lo != next {
+            return Err(format!(
+                "dimension `{key}`: anchors must tile {min}..={max}; a band should start at {next}"
+            ));
+        }
+        next = hi + 1;
+    }
+    if next != max + 1 {
+        return Err(format!(
+            "dimension `{key}`: anchors must tile {min}..={max}; they end at {}",
+            next - 1
+        ));
+    }
+    Ok(())
+}
+
+/// A band rule names a dimension and known count fields, its bands lie on the
+/// scale, and some case matches every class and every combination of counts.
+fn check_band_rule(rule: &BandRule, dims: &[Dimension], min: i64, max: i64) -> Result<(), String> {
+    if !dims.iter().any(|d| d.key == rule.dimension) {
+        return Err(format!("band_rule names no dimension `{}`", rule.dimension));
+    }
+    if rule.classes.is_empty() || rule.counts.is_empty() || rule.max_count == 0 {
+        return Err("band_rule needs classes, count fields and max_count >= 1".into());
+    }
+    for (class, field) in &rule.dominant {
+        if !rule.classes.contains(class) || !rule.counts.iter().any(|c| &c.name == field) {
+            return Err(format!(
+                "band_rule dominant `{class}` = `{field}` names an unknown class or count"
+            ));
+        }
+    }
+    for case in &rule.rules {
+        let [lo, hi] = case.band;
+        if !(min <= lo && lo <= hi && hi <= max) {
+            return Err(format!(
+                "band_rule band {lo}-{hi} is not inside {min}..={max}"
+            ));
+        }
+        if let Some(c) = case
+            .classes
+            .iter()
+            .flatten()
+            .find(|c| !rule.classes.contains(c))
+        {
+            return Err(format!("band_rule case names an unknown class `{c}`"));
+        }
+    }
+    // Exhaustive: every class with every count combination up to a small bound.
+    let n = rule.counts.len() as u32;
+    let top = rule.max_count.min(6) + 1;
+    for class in &rule.classes {
+        for combo in 0..top.pow(n) {
+            let counts: Vec<u64> = (0..n).map(|i| combo / top.pow(i) % top).collect();
+            if crate::engine::band_case(rule, class, &counts).is_none() {
+                return Err(format!(
+                    "band_rule: no case matches class `{class}` with counts {counts:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `path:LINE` for the first line of `text` that sets `key` (`key = ...`), or

@@ -104,6 +104,20 @@ pub fn put_overflow(conn: &Connection, o: &StoredOverflow) -> rusqlite::Result<(
     Ok(())
 }
 
+/// The smallest context window (tokens) any stored overflow reply of (base URL,
+/// model) named: what an earlier run learnt about the model's window.
+pub fn known_window(
+    conn: &Connection,
+    base_url: &str,
+    model: &str,
+) -> rusqlite::Result<Option<u32>> {
+    conn.prepare_cached(
+        "SELECT MIN(context_window) FROM judge_overflows
+         WHERE base_url = ?1 AND model = ?2 AND context_window IS NOT NULL",
+    )?
+    .query_row(params![base_url, model], |row| row.get(0))
+}
+
 /// Forget everything learnt about (base URL, model): `--relearn-judge`.
 pub fn forget(conn: &Connection, base_url: &str, model: &str) -> rusqlite::Result<()> {
     conn.execute(
@@ -258,11 +272,22 @@ mod tests {
                     get_overflow(c, "http://127.0.0.1:8080/v1", "m", "k2")?,
                     None
                 );
+                // The window an earlier run learnt: the smallest one named.
+                let mut wider = o.clone();
+                wider.key = "k3".into();
+                wider.context_window = Some(32768);
+                put_overflow(c, &wider)?;
+                assert_eq!(
+                    known_window(c, "http://127.0.0.1:8080/v1", "m")?,
+                    Some(16384)
+                );
+                assert_eq!(known_window(c, "http://127.0.0.1:8080/v1", "m2")?, None);
                 forget(c, "http://127.0.0.1:8080/v1", "m")?;
                 assert_eq!(
                     get_overflow(c, "http://127.0.0.1:8080/v1", "m", "k1")?,
                     None
                 );
+                assert_eq!(known_window(c, "http://127.0.0.1:8080/v1", "m")?, None);
                 assert_eq!(get(c, "http://127.0.0.1:8080/v1", "m")?, None);
                 Ok(())
             })

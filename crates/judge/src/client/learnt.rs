@@ -23,6 +23,13 @@ impl Inner {
             }
             return;
         }
+        match store
+            .with_conn(|conn| stored::known_window(conn, &self.server_key, &self.config.model))
+        {
+            Ok(Some(w)) => self.learn_window(w),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("reading the judge's known context window failed: {e}"),
+        }
         let row = match store
             .with_conn(|conn| stored::get(conn, &self.server_key, &self.config.model))
         {

@@ -90,6 +90,9 @@ pub(crate) struct Inner {
     vision_detail: Mutex<Option<(bool, String)>>,
     /// Base URL as the adaptations table keys it.
     server_key: String,
+    /// The model's context window in tokens (0: unknown), as an overflow reply of
+    /// this run or a stored one of an earlier run named it.
+    pub(crate) window: std::sync::atomic::AtomicU32,
     /// Set by the first refusal that no request of this run can get past (a wrong
     /// key, an unknown model or endpoint): later units fail without a call.
     unusable: std::sync::OnceLock<String>,
@@ -217,6 +220,7 @@ impl Inner {
             vision_detail: Mutex::new(None),
             server_key: server_key(&config.base_url),
             unusable: std::sync::OnceLock::new(),
+            window: std::sync::atomic::AtomicU32::new(0),
             store,
             http,
             endpoint,
@@ -225,6 +229,27 @@ impl Inner {
         };
         inner.restore_learnt();
         Ok(inner)
+    }
+
+    /// Remember the context window an overflow reply named (the smallest seen).
+    pub(crate) fn learn_window(&self, window: u32) {
+        use std::sync::atomic::Ordering;
+        let _ = self
+            .window
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                (w == 0 || window < w).then_some(window)
+            });
+    }
+
+    /// Prompt tokens a request may take: the known context window less its answer
+    /// limit and the fitting margin; None while the window is unknown.
+    pub(crate) fn prompt_budget(&self, request: &JudgeRequest) -> Option<u64> {
+        let window = self.window.load(std::sync::atomic::Ordering::Relaxed);
+        (window > 0).then(|| {
+            u64::from(window)
+                .saturating_sub(u64::from(self.token_limit(request)))
+                .saturating_sub(u64::from(super::context::FIT_MARGIN))
+        })
     }
 
     /// `--max-tokens`, else the rubric's limit for this metric, else none.
@@ -440,6 +465,9 @@ impl Inner {
                 let reason = err.to_string();
                 if let CallError::ContextOverflow { prompt, window, .. } = &err {
                     self.remember_overflow(&key, *prompt, *window, &reason);
+                    if let Some(w) = window {
+                        self.learn_window(*w);
+                    }
                 }
                 let cost = self.prices.cost(&self.config.model, &report.usage);
                 outcome.error = Some(reason.clone());

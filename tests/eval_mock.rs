@@ -104,3 +104,27 @@ async fn mock_judge_end_to_end_then_resume_from_cache_byte_identical() {
     );
     mock.shutdown().await;
 }
+
+/// The mock's schema-derived answer is a valid answer for every built-in rubric (the
+/// MC band fields included), so the end-to-end tests keep scoring every metric.
+#[test]
+fn the_mock_answer_validates_against_every_builtin_schema() {
+    use tvir_rubric::{band_note, schema, unit_score, validate_answer, RubricSet};
+    use tvir_testing::mock_judge::default_answer;
+    let set = RubricSet::builtin().unwrap();
+    for rubric in set.rubrics() {
+        let answer = default_answer(&schema(rubric, 3));
+        validate_answer(rubric, &answer, 3)
+            .unwrap_or_else(|e| panic!("{}: {e}: {answer}", rubric.id));
+        if rubric.is_metric() && rubric.id != "instruction_alignment" {
+            assert!(unit_score(rubric, &answer).is_ok(), "{}", rubric.id);
+        }
+    }
+    // MC: the first class and zero counts give the band 1-2; the mock's variety 10
+    // is scored as 2, and the unit says so.
+    let mc = set.get("multimodal_composition").unwrap();
+    let answer = default_answer(&schema(mc, 0));
+    assert_eq!(answer["image_subtypes"], 0);
+    assert_eq!(unit_score(mc, &answer).unwrap(), 12.0 / 20.0);
+    assert!(band_note(mc, &answer).unwrap().contains("scored as 2"));
+}

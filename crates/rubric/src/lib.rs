@@ -11,10 +11,12 @@
 //! and prompt files). It must never depend on the engine, the fetcher or the
 //! parser: a rubric sees a unit's inputs, not where they came from.
 
+mod band;
 mod engine;
 pub mod fidelity;
 mod model;
 
+pub use band::{band_case, band_note, band_of};
 pub use engine::*;
 pub use model::*;
 

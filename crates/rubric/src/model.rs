@@ -727,7 +727,7 @@ fn check_band_rule(rule: &BandRule, dims: &[Dimension], min: i64, max: i64) -> R
     for class in &rule.classes {
         for combo in 0..top.pow(n) {
             let counts: Vec<u64> = (0..n).map(|i| combo / top.pow(i) % top).collect();
-            if crate::engine::band_case(rule, class, &counts).is_none() {
+            if crate::band::band_case(rule, class, &counts).is_none() {
                 return Err(format!(
                     "band_rule: no case matches class `{class}` with counts {counts:?}"
                 ));

@@ -161,6 +161,7 @@ pub fn fixture_inputs() -> UnitInputs {
         figure_image: Some("data:image/png;base64,AAAA".into()),
         caption: Some("FIXTURE-CAPTION: Figure 1. Revenue by year.".into()),
         context: Some("FIXTURE-CONTEXT: As Figure 1 shows, revenue rose.".into()),
+        chart_data: Some(r#"{"title":"FIXTURE-CHART-DATA","labels":["2022","2023"]}"#.into()),
     }
 }
 

@@ -23,13 +23,14 @@
 //! It must never depend on any other crate of the suite (report model, fetcher, cache,
 //! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
 
+mod capture;
 pub mod libs;
 mod process;
 mod render;
 mod serve;
 
 pub use process::kill_all;
-pub use render::{MAX_CHARTS_PER_PAGE, MAX_SHOT_SIDE};
+pub use render::MAX_CHARTS_PER_PAGE;
 pub use serve::{MAX_FOLDER_FILE, ORIGIN};
 
 use std::path::{Path, PathBuf};
@@ -53,9 +54,11 @@ pub struct Viewport {
 
 /// The one fixed viewport: 1280×900 CSS px at scale 1. A chart sized by the viewport
 /// (`height: 60vh`, a responsive canvas) therefore has the same size on every run and
-/// machine; screenshots of charts below the fold use `captureBeyondViewport` with these
-/// fixed metrics, so a tall page is never rendered through a tall window that would
-/// stretch viewport-sized charts.
+/// machine. The window keeps this size while charts are captured: each chart is
+/// scrolled into view and only its visible pixels are taken (`captureBeyondViewport`
+/// would make Chromium resize the page around the shot, and responsive charts redraw
+/// or move meanwhile). A chart larger than the viewport is cut to its visible part,
+/// noted in [`PageRender::notes`].
 pub const VIEWPORT: Viewport = Viewport {
     width: 1280,
     height: 900,

@@ -1,7 +1,7 @@
 //! One page in the running browser: a fresh browser context and tab, every request
 //! intercepted and answered (`serve`), the entry loaded within a budget, chart
 //! animations finished (`js/finish.js`), charts found in the live page (`js/detect.js`),
-//! each chart's box captured as PNG at the fixed viewport. A busy script is stopped with
+//! each chart scrolled into the fixed viewport and its box captured as PNG (`capture`). A busy script is stopped with
 //! `Runtime.terminateExecution`; a crash or hang fails the attempt (the caller retries
 //! once in a fresh tab).
 
@@ -36,6 +36,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::capture;
 use crate::serve::{self, Route};
 use crate::{
     ChartData, ChartSeries, PageRequest, RenderedChart, RequestOutcome, RequestRecord, Viewport,
@@ -46,8 +47,6 @@ const HOOKS_JS: &str = include_str!("../js/hooks.js");
 const FINISH_JS: &str = include_str!("../js/finish.js");
 const DETECT_JS: &str = include_str!("../js/detect.js");
 
-/// Largest side of a chart screenshot, CSS px (a taller element is cut to it; noted).
-pub const MAX_SHOT_SIDE: f64 = 4000.0;
 /// Most charts captured per page.
 pub const MAX_CHARTS_PER_PAGE: usize = 200;
 /// Most requests recorded per page (later ones are still answered).
@@ -562,8 +561,6 @@ struct DetectedChart {
     frame: Option<String>,
     anchor: Option<f64>,
     selector: String,
-    #[serde(rename = "box")]
-    bbox: BoxRect,
     #[serde(default)]
     visible: bool,
     title: Option<String>,
@@ -574,14 +571,6 @@ struct DetectedChart {
     #[serde(default)]
     truncated: bool,
     caption: Option<String>,
-}
-
-#[derive(Deserialize, Debug, Clone, Copy)]
-struct BoxRect {
-    x: f64,
-    y: f64,
-    width: f64,
-    height: f64,
 }
 
 #[derive(Deserialize, Debug)]
@@ -625,18 +614,71 @@ async fn detect(
     serde_json::from_value(v).map_err(|e| format!("chart list unreadable: {e}"))
 }
 
-/// Screenshot each visible chart's box (page coordinates, captureBeyondViewport so a
-/// chart below the fold is captured without resizing the viewport).
+/// Capture each chart without resizing the window (js/capture.js, src/capture.rs):
+/// finish the page's CSS animations, freeze charts whose box still grows, scroll each
+/// chart into the fixed viewport, hide fixed/sticky bars over it, re-measure, shoot the
+/// visible pixels (`captureBeyondViewport` off). A one-colour shot is redrawn and taken
+/// once more, then dropped as "captured blank". Charts in `display:none` panels (tabs)
+/// are shown one at a time after all others, shot, and hidden again.
 async fn shoot(
     page: &Page,
     log: &SharedLog,
     charts: Vec<DetectedChart>,
     vp: Viewport,
 ) -> Result<Vec<RenderedChart>, String> {
-    let mut out = Vec::new();
+    let _ = vp;
     let total = charts.len();
-    for c in charts.into_iter().take(MAX_CHARTS_PER_PAGE) {
-        if !c.visible {
+    let charts: Vec<DetectedChart> = charts.into_iter().take(MAX_CHARTS_PER_PAGE).collect();
+    let step = |v: serde_json::Value| eval(page, capture::op(v), true, Duration::from_secs(10));
+    if let Err(e) = step(serde_json::json!({"op": "prepare"})).await {
+        note(log, format!("finishing the page's CSS animations: {e}"));
+    }
+    let (visible, hidden): (Vec<_>, Vec<_>) = charts.into_iter().partition(|c| c.visible);
+    let list: Vec<_> = visible
+        .iter()
+        .map(|c| serde_json::json!([c.frame, c.selector]))
+        .collect();
+    if !list.is_empty() {
+        match step(serde_json::json!({"op": "growth", "charts": list, "waitMs": 200})).await {
+            Ok(v) => {
+                for g in v["grown"].as_array().into_iter().flatten() {
+                    let Some(c) = g["index"].as_u64().and_then(|i| visible.get(i as usize)) else {
+                        continue;
+                    };
+                    note(
+                        log,
+                        format!(
+                            "{} chart {} kept growing (from {}x{} px within 200 ms): frozen and drawn at {}x{} px",
+                            c.library, c.selector, g["from"][0], g["from"][1], g["to"][0], g["to"][1]
+                        ),
+                    );
+                }
+            }
+            Err(e) => note(log, format!("growth check: {e}")),
+        }
+    }
+    let mut out = Vec::new();
+    for c in visible {
+        if let Some(r) = shoot_one(page, log, c, "").await? {
+            out.push(r);
+        }
+    }
+    for c in hidden {
+        let shown =
+            step(serde_json::json!({"op": "reveal", "frame": c.frame, "selector": c.selector}))
+                .await
+                .unwrap_or_default();
+        let big = |k: &str| shown[k].as_f64().unwrap_or(0.0) >= 40.0;
+        if shown["shown"].as_bool() == Some(true) && big("width") && big("height") {
+            let r = shoot_one(page, log, c, " (in a hidden panel, shown for the shot)").await;
+            let _ = step(serde_json::json!({"op": "unreveal"})).await;
+            if let Some(r) = r? {
+                out.push(r);
+            }
+        } else {
+            if shown["shown"].as_bool() == Some(true) {
+                let _ = step(serde_json::json!({"op": "unreveal"})).await;
+            }
             note(
                 log,
                 format!(
@@ -644,78 +686,7 @@ async fn shoot(
                     c.library, c.selector
                 ),
             );
-            continue;
         }
-        let b = c.bbox;
-        // Whole CSS pixels: the PNG has the element's rounded size.
-        let x = b.x.max(0.0).round();
-        let y = b.y.max(0.0).round();
-        let mut w = b.width.round().max(1.0);
-        let mut h = b.height.round().max(1.0);
-        if w > MAX_SHOT_SIDE || h > MAX_SHOT_SIDE {
-            note(
-                log,
-                format!(
-                    "{} chart {} is over {MAX_SHOT_SIDE} px: cut",
-                    c.library, c.selector
-                ),
-            );
-            w = w.min(MAX_SHOT_SIDE);
-            h = h.min(MAX_SHOT_SIDE);
-        }
-        let params = CaptureScreenshotParams {
-            format: Some(CaptureScreenshotFormat::Png),
-            clip: Some(ClipViewport {
-                x,
-                y,
-                width: w,
-                height: h,
-                scale: 1.0,
-            }),
-            capture_beyond_viewport: Some(true),
-            from_surface: Some(true),
-            ..Default::default()
-        };
-        let shot = tokio::time::timeout(Duration::from_secs(10), page.execute(params))
-            .await
-            .map_err(|_| "page hung: screenshot took over 10 s".to_string())?
-            .map_err(|e| format!("screenshot: {e}"))?;
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(AsRef::<str>::as_ref(&shot.result.data))
-            .map_err(|e| format!("screenshot data: {e}"))?;
-        let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
-        let _ = vp;
-        let data = ChartData {
-            library: c.library.clone(),
-            chart_type: c.chart_type.clone(),
-            title: c.title.clone(),
-            labels: c
-                .labels
-                .iter()
-                .map(|l| l.clone().unwrap_or_default())
-                .collect(),
-            series: c
-                .series
-                .iter()
-                .map(|s| ChartSeries {
-                    name: s.name.clone(),
-                    values: s.values.clone(),
-                    total: s.n.max(s.values.len()),
-                })
-                .collect(),
-            truncated: c.truncated,
-            caption: c.caption.clone(),
-        };
-        out.push(RenderedChart {
-            library: c.library,
-            anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
-            frame: c.frame,
-            selector: c.selector,
-            png,
-            width: pw,
-            height: ph,
-            data,
-        });
     }
     if total > MAX_CHARTS_PER_PAGE {
         note(
@@ -724,6 +695,140 @@ async fn shoot(
         );
     }
     Ok(out)
+}
+
+/// Place and shoot one chart; a blank shot is redrawn and taken once more. Ok(None)
+/// when it cannot be captured (noted); Err when the browser fails.
+async fn shoot_one(
+    page: &Page,
+    log: &SharedLog,
+    c: DetectedChart,
+    how: &str,
+) -> Result<Option<RenderedChart>, String> {
+    let at = serde_json::json!({"frame": c.frame, "selector": c.selector});
+    let step = |name: &str| {
+        let mut v = at.clone();
+        v["op"] = name.into();
+        eval(page, capture::op(v), true, Duration::from_secs(10))
+    };
+    let mut png = Vec::new();
+    for attempt in 0..2 {
+        if attempt == 1 {
+            let _ = step("redraw").await;
+        }
+        let placed = match step("place").await {
+            Ok(v) => serde_json::from_value::<capture::Placed>(v).unwrap_or_default(),
+            Err(e) => {
+                note(
+                    log,
+                    format!("{} chart {}{how}: not placed: {e}", c.library, c.selector),
+                );
+                return Ok(None);
+            }
+        };
+        let clip = placed.found.then(|| capture::clip(&placed)).flatten();
+        let Some(clip) = clip else {
+            let _ = eval(
+                page,
+                capture::op(serde_json::json!({"op": "restore"})),
+                true,
+                Duration::from_secs(5),
+            )
+            .await;
+            note(
+                log,
+                format!(
+                    "{} chart {}{how}: gone or outside the page when captured",
+                    c.library, c.selector
+                ),
+            );
+            return Ok(None);
+        };
+        if clip.cut {
+            note(
+                log,
+                format!(
+                    "{} chart {}{how} is {}x{} px, larger than the {}x{} viewport: cut to its visible part",
+                    c.library, c.selector, placed.width.round(), placed.height.round(), placed.vw, placed.vh
+                ),
+            );
+        }
+        let params = CaptureScreenshotParams {
+            format: Some(CaptureScreenshotFormat::Png),
+            clip: Some(ClipViewport {
+                x: clip.x,
+                y: clip.y,
+                width: clip.width,
+                height: clip.height,
+                scale: 1.0,
+            }),
+            capture_beyond_viewport: Some(false),
+            from_surface: Some(true),
+            ..Default::default()
+        };
+        let shot = tokio::time::timeout(Duration::from_secs(10), page.execute(params)).await;
+        let _ = eval(
+            page,
+            capture::op(serde_json::json!({"op": "restore"})),
+            true,
+            Duration::from_secs(5),
+        )
+        .await;
+        let shot = shot
+            .map_err(|_| "page hung: screenshot took over 10 s".to_string())?
+            .map_err(|e| format!("screenshot: {e}"))?;
+        png = base64::engine::general_purpose::STANDARD
+            .decode(AsRef::<str>::as_ref(&shot.result.data))
+            .map_err(|e| format!("screenshot data: {e}"))?;
+        if !capture::is_one_colour(&png) {
+            break;
+        }
+        if attempt == 1 {
+            note(
+                log,
+                format!(
+                    "{} chart {}{how}: captured blank (one colour) twice: no figure",
+                    c.library, c.selector
+                ),
+            );
+            return Ok(None);
+        }
+    }
+    if !how.is_empty() {
+        note(log, format!("{} chart {}{how}", c.library, c.selector));
+    }
+    let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
+    let data = ChartData {
+        library: c.library.clone(),
+        chart_type: c.chart_type.clone(),
+        title: c.title.clone(),
+        labels: c
+            .labels
+            .iter()
+            .map(|l| l.clone().unwrap_or_default())
+            .collect(),
+        series: c
+            .series
+            .iter()
+            .map(|s| ChartSeries {
+                name: s.name.clone(),
+                values: s.values.clone(),
+                total: s.n.max(s.values.len()),
+            })
+            .collect(),
+        truncated: c.truncated,
+        caption: c.caption.clone(),
+    };
+    Ok(Some(RenderedChart {
+        library: c.library,
+        anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
+        frame: c.frame,
+        selector: c.selector,
+        png,
+        width: pw,
+        height: ph,
+        data,
+    }))
 }
 
 /// Width and height from a PNG's IHDR.

@@ -1,0 +1,200 @@
+// capture.js — evaluated (awaiting its promise) between detect.js and each screenshot. The window
+// is never resized: each chart is scrolled into the fixed viewport and the screenshot clips the
+// visible pixels (captureBeyondViewport off), because a resize makes responsive pages redraw or
+// move their charts while the picture is taken. One entry point, `op` picks the step:
+//   {op:'prepare'}                        finish the page's CSS animations/transitions, instant scrolling
+//   {op:'growth', charts:[[frame,sel]..]} measure twice ~200 ms apart; freeze the boxes still growing
+//                                         (see freeze), at most the viewport
+//   {op:'place', frame, selector}         scroll the chart into view, hide fixed/sticky bars over it,
+//                                         return its box in page coordinates of the top document
+//   {op:'restore'}                        show the bars hidden by 'place' again
+//   {op:'redraw', frame, selector}        ask the chart's library to draw it again (blank shot)
+//   {op:'reveal', frame, selector}        show the display:none ancestors of a chart (tab panels)
+//   {op:'unreveal'}                       put them back
+(async function tvirCapture(op) {
+  'use strict';
+  var T = window.__tvirCapture || (window.__tvirCapture = { hidden: [], revealed: [] });
+  function frames() { return new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(function () { r(); }); }); }); }
+  function sleep(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
+  function framePath(w) {
+    var href = String(w.location.href), base = location.origin + '/';
+    if (href.indexOf(base) === 0) { try { return decodeURIComponent(href.slice(base.length).split(/[?#]/)[0]); } catch (e) { return href.slice(base.length); } }
+    return href.slice(0, 500);
+  }
+  // Every same-origin document with its offset from the top viewport: [{win, host, off:{x,y}}].
+  function docs() {
+    var out = [];
+    (function walk(win, host, off) {
+      out.push({ win: win, host: host, off: off });
+      var list; try { list = win.document.querySelectorAll('iframe, frame, embed, object'); } catch (e) { return; }
+      list.forEach(function (f) {
+        var cw = null;
+        try { var d = f.contentDocument || (f.getSVGDocument && f.getSVGDocument()) || null; cw = (d && d.defaultView) || f.contentWindow || null; if (cw) void cw.document.body; } catch (e) { return; }
+        if (!cw || !cw.document || !cw.document.body) return;
+        var r = f.getBoundingClientRect(), cs = win.getComputedStyle(f);
+        walk(cw, f, { x: off.x + r.left + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0),
+                      y: off.y + r.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0) });
+      });
+    })(window, null, { x: 0, y: 0 });
+    return out;
+  }
+  function find(frame, selector) {
+    var ds = docs();
+    for (var i = 0; i < ds.length; i++) {
+      var d = ds[i];
+      if ((frame == null && d.win === window) || (frame != null && d.win !== window && framePath(d.win) === frame)) {
+        var el = null; try { el = d.win.document.querySelector(selector); } catch (e) {}
+        if (el) return { el: el, d: d };
+      }
+    }
+    return null;
+  }
+  // Viewport rectangle of the element in the top window.
+  function rect(f) {
+    var off = f.d.host ? docs().filter(function (x) { return x.win === f.d.win; })[0].off : { x: 0, y: 0 };
+    var r = f.el.getBoundingClientRect();
+    return { left: r.left + off.x, top: r.top + off.y, width: r.width, height: r.height };
+  }
+  function finishAnimations() {
+    var n = 0;
+    docs().forEach(function (d) {
+      try {
+        d.win.document.getAnimations().forEach(function (a) {
+          try { a.finish(); n++; } catch (e) { try { a.cancel(); n++; } catch (e2) {} } // infinite ones cannot finish
+        });
+      } catch (e) {}
+    });
+    return n;
+  }
+  function instantScrolling() {
+    docs().forEach(function (d) {
+      try {
+        d.win.document.documentElement.style.setProperty('scroll-behavior', 'auto', 'important');
+        if (d.win.document.body) d.win.document.body.style.setProperty('scroll-behavior', 'auto', 'important');
+      } catch (e) {}
+    });
+  }
+  function chartjsOf(win, el) {
+    var C = win.Chart; if (!C) return null;
+    try { if (C.getChart) return C.getChart(el) || null; } catch (e) {}
+    if (C.instances) { var ks = Object.keys(C.instances); for (var i = 0; i < ks.length; i++) { var ch = C.instances[ks[i]]; if (ch && ch.canvas === el) return ch; } }
+    return null;
+  }
+  function redraw(f) {
+    var win = f.d.win, el = f.el;
+    try { var ch = chartjsOf(win, el); if (ch) { if (ch.resize) ch.resize(); ch.update(win.Chart.defaults && win.Chart.defaults.global ? 0 : 'none'); } } catch (e) {}
+    try { var ins = win.echarts && win.echarts.getInstanceByDom && win.echarts.getInstanceByDom(el); if (ins) ins.resize({ animation: { duration: 0 } }); } catch (e) {}
+    try { if (win.Highcharts && win.Highcharts.charts) win.Highcharts.charts.forEach(function (c) { if (c && c.renderTo === el) { c.reflow(); c.redraw(false); } }); } catch (e) {}
+    try { if (win.Plotly && win.Plotly.Plots && el.classList.contains('js-plotly-plot')) win.Plotly.Plots.resize(el); } catch (e) {}
+  }
+  // Stop a chart from resizing itself any further and have it drawn at a size that does not
+  // depend on when it was measured: a Chart.js chart at its width and its own aspect ratio
+  // (2, or 1 for round charts), others at the first measured size; never over the viewport.
+  function freeze(f, first) {
+    var el = f.el, win = f.d.win;
+    var ch = null; try { ch = chartjsOf(win, el); } catch (e) {}
+    var w = Math.round(Math.min(el.getBoundingClientRect().width, window.innerWidth)), h = first.height;
+    if (ch) { var ar = +(ch.options && ch.options.aspectRatio) || 2; h = w / ar; }
+    h = Math.round(Math.min(h, window.innerHeight));
+    if (ch) {
+      try { ch.options.responsive = false; if (ch.unbindEvents) ch.unbindEvents(); if (ch.bindEvents) ch.bindEvents(); } catch (e) {}
+      try { ch.resize(w, h); } catch (e) {}
+    }
+    ['width', 'height', 'max-width', 'max-height', 'min-width', 'min-height'].forEach(function (p) {
+      el.style.setProperty(p, (/width/.test(p) ? w : h) + 'px', 'important');
+    });
+    try { var ins = win.echarts && win.echarts.getInstanceByDom && win.echarts.getInstanceByDom(el); if (ins) ins.resize({ width: w, height: h }); } catch (e) {}
+    return { width: w, height: h };
+  }
+
+  if (op.op === 'prepare') {
+    instantScrolling();
+    var n = finishAnimations();
+    await frames();
+    return { finished: n };
+  }
+  if (op.op === 'growth') {
+    var found = op.charts.map(function (c) { return find(c[0], c[1]); });
+    var first = found.map(function (f) { return f ? rect(f) : null; });
+    await sleep(op.waitMs || 200); await frames();
+    var grown = [];
+    found.forEach(function (f, i) {
+      if (!f || !first[i]) return;
+      var r = rect(f);
+      if (r.height > first[i].height + 1 || r.width > first[i].width + 1) {
+        var to = freeze(f, first[i]);
+        grown.push({ index: i, from: [Math.round(first[i].width), Math.round(first[i].height)], to: [to.width, to.height] });
+      }
+    });
+    if (grown.length) await frames();
+    return { grown: grown };
+  }
+  if (op.op === 'place') {
+    var f = find(op.frame, op.selector);
+    if (!f) return { found: false };
+    var r0 = rect(f), vw = window.innerWidth, vh = window.innerHeight;
+    var tall = r0.height > vh, wide = r0.width > vw;
+    try { f.el.scrollIntoView({ block: tall ? 'start' : 'center', inline: wide ? 'start' : 'center', behavior: 'instant' }); } catch (e) { f.el.scrollIntoView(tall); }
+    await frames();
+    // Scrolling may start the page's own reveal animations (scroll-triggered fade-ins).
+    if (finishAnimations()) await frames();
+    var r = rect(f);
+    T.hidden = [];
+    docs().forEach(function (d) {
+      var all = d.win.document.body ? d.win.document.body.querySelectorAll('*') : [];
+      for (var i = 0; i < all.length && i < 20000; i++) {
+        var e = all[i];
+        if (e === f.el || e.contains(f.el) || f.el.contains(e)) continue;
+        var cs = d.win.getComputedStyle(e);
+        if (cs.position !== 'fixed' && cs.position !== 'sticky') continue;
+        var q = e.getBoundingClientRect();
+        var ql = q.left + d.off.x, qt = q.top + d.off.y;
+        if (ql < r.left + r.width && ql + q.width > r.left && qt < r.top + r.height && qt + q.height > r.top) {
+          T.hidden.push([e, e.style.getPropertyValue('visibility'), e.style.getPropertyPriority('visibility')]);
+          e.style.setProperty('visibility', 'hidden', 'important');
+        }
+      }
+    });
+    if (T.hidden.length) await frames();
+    r = rect(f);
+    return { found: true, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
+             scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length };
+  }
+  if (op.op === 'restore') {
+    T.hidden.forEach(function (h) { if (h[1]) h[0].style.setProperty('visibility', h[1], h[2]); else h[0].style.removeProperty('visibility'); });
+    T.hidden = [];
+    return true;
+  }
+  if (op.op === 'redraw') {
+    var g = find(op.frame, op.selector);
+    if (g) { redraw(g); await frames(); await sleep(100); await frames(); }
+    return !!g;
+  }
+  if (op.op === 'reveal') {
+    var h = find(op.frame, op.selector);
+    if (!h) return { shown: false };
+    T.revealed = [];
+    for (var e = h.el; e && e.nodeType === 1; e = e.parentElement) {
+      var cs = h.d.win.getComputedStyle(e);
+      if (cs.display === 'none') {
+        T.revealed.push([e, 'display', e.style.getPropertyValue('display'), e.style.getPropertyPriority('display')]);
+        e.style.setProperty('display', e.localName === 'canvas' || e.localName === 'svg' ? 'inline-block' : 'block', 'important');
+      }
+      if (cs.visibility === 'hidden') {
+        T.revealed.push([e, 'visibility', e.style.getPropertyValue('visibility'), e.style.getPropertyPriority('visibility')]);
+        e.style.setProperty('visibility', 'visible', 'important');
+      }
+    }
+    // Responsive charts learn their new size from a ResizeObserver, then draw a frame later.
+    await frames(); redraw(h); await frames(); finishAnimations(); await frames();
+    var rr = rect(h);
+    return { shown: T.revealed.length > 0, width: rr.width, height: rr.height };
+  }
+  if (op.op === 'unreveal') {
+    T.revealed.reverse().forEach(function (x) { if (x[2]) x[0].style.setProperty(x[1], x[2], x[3]); else x[0].style.removeProperty(x[1]); });
+    T.revealed = [];
+    await frames();
+    return true;
+  }
+  throw new Error('capture.js: unknown op ' + op.op);
+})

@@ -300,6 +300,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         &added_titles,
         costs,
     );
+    if mode == JudgeMode::Judge {
+        print_pages_line(&engine.page_watch.tally());
+    }
     print!("{}", suspect_lines(&evaluated.records));
     println!("{time_line}");
     println!("results: {}", inputs.out.display());
@@ -794,6 +797,18 @@ fn print_judge_line(
             failed_units,
             stats.spend_usd()
         ),
+    }
+}
+
+/// Cited pages read and not read, by reason; when no server answered any fetch,
+/// why the citation units failed and how to proceed (on stderr).
+fn print_pages_line(tally: &tvir_sources::PageTally) {
+    println!("{}", tally.line());
+    if let Some(why) = tally.no_network() {
+        eprintln!(
+            "{why}: the citation units that depend on them failed instead of scoring 0.\n{}",
+            tvir_sources::tally::NO_NETWORK_ADVICE
+        );
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Engine {
     pub timing: Arc<RunTiming>,
     /// Figure facts of the built-in image pipeline (reused vs computed counts).
     pub figure_facts: Arc<FactsMemo>,
+    /// Cited pages read and not read, and whether any server answered.
+    pub page_watch: Arc<crate::network::PageWatch>,
 }
 
 impl Engine {
@@ -65,6 +67,7 @@ impl Engine {
             images,
             judge_resolves,
             figure_facts,
+            page_watch: Arc::default(),
             timing: Arc::new(RunTiming::new(settings.concurrency.max(1))),
             rubrics,
             judge,

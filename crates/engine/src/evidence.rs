@@ -32,6 +32,10 @@ pub(crate) struct Evidence {
     /// By reference idx: how its page fetch ended (`ok`, `refused`, `blocked`,
     /// `failed`, `unavailable`, or `no_url` / `no_reference`) and why.
     pub(crate) fetch: BTreeMap<String, (String, Option<String>)>,
+    /// Set when this report's fetches reached no server and neither did any other
+    /// fetch of the run (see [`crate::network`]): "no network: N of N cited pages
+    /// could not be reached (...)".
+    pub(crate) no_network: Option<String>,
 }
 
 pub(crate) struct FigureEvidence {
@@ -80,15 +84,16 @@ impl Engine {
         let (sources, fetch_wall) = sources;
         timing.images = StageTime::new(images_wall, images_cpu);
         timing.fetch = StageTime::new(fetch_wall, None);
-        let (sources, fetch) = match sources {
-            Some((s, f)) => (Some(s), f),
-            None => (None, BTreeMap::new()),
+        let (sources, fetch, no_network) = match sources {
+            Some((s, f, n)) => (Some(s), f, n),
+            None => (None, BTreeMap::new(), None),
         };
         Evidence {
             figures,
             iq,
             sources,
             fetch,
+            no_network,
         }
     }
 
@@ -209,6 +214,7 @@ impl Engine {
     ) -> Option<(
         BTreeMap<String, SourceText>,
         BTreeMap<String, (String, Option<String>)>,
+        Option<String>,
     )> {
         if !self.judging() {
             return None;
@@ -234,6 +240,9 @@ impl Engine {
             .iter()
             .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
             .collect();
+        // This report's outcomes, for the run's page count and the no-network check.
+        let report_tally = std::sync::Mutex::new(tvir_sources::PageTally::default());
+        let watch = &self.page_watch;
         // URL -> (text, status, reason).
         let pages: BTreeMap<String, (String, String, Option<String>)> = match &self.pages {
             None => urls
@@ -245,23 +254,32 @@ impl Engine {
                 .collect(),
             Some(p) => {
                 futures::stream::iter(urls)
-                    .map(|u| async move {
-                        let page = p.page(&u).await;
-                        let status = page.status.as_str().to_string();
-                        let mut reason = page.reason;
-                        let text = if page.status == PageStatus::Ok {
-                            page.text
-                        } else {
-                            String::new()
-                        };
-                        if text.trim().is_empty() && reason.is_none() {
-                            reason = Some(if page.status == PageStatus::Ok {
-                                "the page has no readable text".to_string()
+                    .map(|u| {
+                        let report_tally = &report_tally;
+                        async move {
+                            watch.started();
+                            let page = p.page(&u).await;
+                            watch.finished(&page);
+                            report_tally
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .add(&page);
+                            let status = page.status.as_str().to_string();
+                            let mut reason = page.reason;
+                            let text = if page.status == PageStatus::Ok {
+                                page.text
                             } else {
-                                format!("fetch ended {status}")
-                            });
+                                String::new()
+                            };
+                            if text.trim().is_empty() && reason.is_none() {
+                                reason = Some(if page.status == PageStatus::Ok {
+                                    "the page has no readable text".to_string()
+                                } else {
+                                    format!("fetch ended {status}")
+                                });
+                            }
+                            (u, (text, status, reason))
                         }
-                        (u, (text, status, reason))
                     })
                     .buffer_unordered(16)
                     .collect()
@@ -303,7 +321,9 @@ impl Engine {
                 },
             );
         }
-        Some((texts, fetch))
+        let report_tally = report_tally.into_inner().unwrap_or_else(|p| p.into_inner());
+        let no_network = watch.no_network(&report_tally).await;
+        Some((texts, fetch, no_network))
     }
 }
 

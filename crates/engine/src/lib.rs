@@ -39,6 +39,7 @@ pub mod figures;
 pub mod flow;
 pub mod input;
 pub mod judging;
+pub mod network;
 pub mod outcome;
 pub mod output;
 pub mod pages;

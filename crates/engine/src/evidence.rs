@@ -49,9 +49,10 @@ pub(crate) struct FigureEvidence {
 }
 
 impl Evidence {
-    /// The audit of `sources` shown in unit details.
-    pub(crate) fn audit(&self, sources: &[SourceText]) -> Vec<Value> {
-        source_audit(sources, &self.fetch)
+    /// The audit of `sources` shown in unit details; `max_chars` is the rubric's
+    /// cut per source (what the judge is given).
+    pub(crate) fn audit(&self, sources: &[SourceText], max_chars: Option<usize>) -> Vec<Value> {
+        source_audit(sources, &self.fetch, max_chars)
     }
 }
 
@@ -401,12 +402,13 @@ fn iq_inputs<'h>(
         .unzip()
 }
 
-/// Each cited source as the unit details show it: its address, how much text it
-/// gave, and how its fetch ended (`ok`, `refused`, `blocked`, `failed`,
+/// Each cited source as the unit details show it: its address and title, how much
+/// text it gave and how much of it the judge was given, and how its fetch ended (`ok`, `refused`, `blocked`, `failed`,
 /// `unavailable`, `no_url`, `no_reference`) with the reason when it gave none.
 fn source_audit(
     sources: &[SourceText],
     fetch: &BTreeMap<String, (String, Option<String>)>,
+    max_chars: Option<usize>,
 ) -> Vec<Value> {
     sources
         .iter()
@@ -418,8 +420,14 @@ fn source_audit(
                     Some(format!("no reference [{}] in the report", s.idx)),
                 ),
             };
-            json!({"idx": s.idx, "url": s.url, "chars": s.text.chars().count(),
-                   "fetch": status, "reason": reason})
+            let chars = s.text.chars().count();
+            let judge_chars = if s.text.trim().is_empty() {
+                0
+            } else {
+                max_chars.map_or(chars, |m| chars.min(m))
+            };
+            json!({"idx": s.idx, "url": s.url, "title": s.title, "chars": chars,
+                   "judge_chars": judge_chars, "fetch": status, "reason": reason})
         })
         .collect()
 }

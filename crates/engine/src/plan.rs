@@ -274,7 +274,10 @@ impl Engine {
                                         "merged_duplicates": merged, "dedup": dedup.detail(i)});
                 if ctx.ev.sources.is_some() {
                     if let Value::Object(m) = &mut detail {
-                        m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                        m.insert(
+                            "sources".into(),
+                            json!(ctx.ev.audit(&sources, rubric.max_source_chars)),
+                        );
                     }
                     let unread = sources.iter().all(|s| s.text.trim().is_empty());
                     if let (true, Some(why)) = (unread, &ctx.ev.no_network) {
@@ -454,7 +457,10 @@ impl Engine {
             }
             let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
             if let Value::Object(m) = &mut detail {
-                m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                m.insert(
+                    "sources".into(),
+                    json!(ctx.ev.audit(&sources, rubric.max_source_chars)),
+                );
             }
             let unread =
                 ctx.ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty());

@@ -13,6 +13,8 @@
 #              PyPI into a throw-away virtualenv)
 #   CHECK_WHEEL_PROFILE  cargo profile of the build (default release; `dev` reuses a
 #              debug build for a quick check of this script)
+#   CHECK_WHEEL_FILE  check this wheel instead of building one (scripts/build_release.sh
+#              passes its manylinux wheel)
 #
 # The wheel is built with the release profile into the checkout's own target/, so
 # after `cargo build --release` (or the Quick start's `cargo run --release`) only the
@@ -33,6 +35,11 @@ esac
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$repo/Cargo.toml" | head -n 1)
 [ -n "$version" ] || fail "no version in $repo/Cargo.toml"
 
+if [ -n "${CHECK_WHEEL_FILE:-}" ]; then
+    [ -f "$CHECK_WHEEL_FILE" ] || fail "CHECK_WHEEL_FILE $CHECK_WHEEL_FILE is not a file"
+    mkdir -p "$work/dist"
+    cp "$CHECK_WHEEL_FILE" "$work/dist/"
+else
 step "maturin"
 maturin=${MATURIN:-}
 if [ -z "$maturin" ]; then
@@ -51,6 +58,7 @@ step "build the wheel ($profile profile, target/ of the checkout)"
 started=$(date +%s)
 (cd "$repo" && "$maturin" build --profile "$profile" --locked --out "$work/dist")
 echo "wheel built in $(($(date +%s) - started)) s"
+fi
 shopt -s nullglob
 wheels=("$work"/dist/tvir_eval-"$version"-*.whl)
 shopt -u nullglob

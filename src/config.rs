@@ -22,6 +22,7 @@
 //! max_tokens = 2048
 //! max_cost_usd = 20.0
 //! price_table = "my-prices.toml"   # relative to this file
+//! unreachable_secs = 20       # connection refused this long: the server is gone
 //! ```
 //!
 //! Other tables in `tvir.toml` belong to other parts of the suite and are ignored here.
@@ -210,6 +211,8 @@ pub struct JudgeSection {
     pub max_cost_usd: Option<f64>,
     pub price_table: Option<PathBuf>,
     pub assume_vision: Option<bool>,
+    /// Seconds of connection refusals after which the judge server is declared gone.
+    pub unreachable_secs: Option<f64>,
 }
 
 /// `[browser]` of `tvir.toml`: the Chromium that renders charts drawn by script.
@@ -383,6 +386,16 @@ pub fn resolve_judge_config(
             None => defaults.timeout,
         },
     };
+    let unreachable_window = match section.unreachable_secs {
+        Some(s) if s.is_finite() && s >= 0.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(ConfigError::Invalid {
+                setting: "unreachable_secs",
+                message: format!("{s} must be a non-negative number of seconds"),
+            })
+        }
+        None => defaults.unreachable_window,
+    };
     if section.max_attempts.is_some() && section.judge_retries.is_some() {
         return Err(ConfigError::Invalid {
             setting: "judge_retries",
@@ -452,6 +465,7 @@ pub fn resolve_judge_config(
         max_cost_usd,
         journal_path: flags.journal_path.clone(),
         price_table_path,
+        unreachable_window,
     })
 }
 

@@ -378,6 +378,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         &added_titles,
         costs,
     );
+    if mode == JudgeMode::Judge {
+        print_pages_line(&engine.page_watch.tally());
+    }
     print!("{}", suspect_lines(&evaluated.records));
     print!("{}", render_line(&renderer));
     println!("{time_line}");
@@ -936,6 +939,18 @@ fn print_judge_line(
             "{cuts} cited pages were shown cut (--source-chars, a rubric's max_source_chars or \
              the judge's context window), to the passages closest to the claim; each cut is \
              listed in its unit's detail.source_cuts and counted in the metric's note"
+        );
+    }
+}
+
+/// Cited pages read and not read, by reason; when no server answered any fetch,
+/// why the citation units failed and how to proceed (on stderr).
+fn print_pages_line(tally: &tvir_sources::PageTally) {
+    println!("{}", tally.line());
+    if let Some(why) = tally.no_network() {
+        eprintln!(
+            "{why}: the citation units that depend on them failed instead of scoring 0.\n{}",
+            tvir_sources::tally::NO_NETWORK_ADVICE
         );
     }
 }

@@ -11,7 +11,8 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use tvir_sources::{
-    cited_urls, normalize_url, remote_image_urls, FetchOptions, Fetcher, PageOrigin, PageStatus,
+    cited_urls, normalize_url, reason_group, remote_image_urls, FetchOptions, Fetcher, PageOrigin,
+    PageStatus, PageTally,
 };
 use tvir_store::Store;
 
@@ -76,6 +77,11 @@ struct Summary {
     success_rate: Option<f64>,
     failures: Vec<FailureGroup>,
     images: Option<ImageSummary>,
+    /// Pages read / not read by reason, as one line (also printed by `tvir eval`).
+    pages_line: String,
+    /// "no network: N of N cited pages could not be reached (...)" when no server
+    /// answered any fetch of this run.
+    no_network: Option<String>,
 }
 
 pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
@@ -314,16 +320,6 @@ fn sorted_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// Failure reasons name hosts and addresses; grouping ignores those details.
-fn reason_group(reason: &str) -> String {
-    let host = regex::Regex::new(r"host \S+").expect("static regex");
-    let addr = regex::Regex::new(r" \([0-9a-fA-F:.]+\)").expect("static regex");
-    let dropped =
-        regex::Regex::new(r"\(([0-9a-fA-F:.]+: [a-z\- ()]+(, )?)+\)").expect("static regex");
-    let reason = host.replace_all(reason, "host *");
-    let reason = addr.replace_all(&reason, "");
-    dropped.replace_all(&reason, "(...)").into_owned()
-}
-
 fn summarize(
     reports: usize,
     unreadable: Vec<String>,
@@ -333,7 +329,9 @@ fn summarize(
     let mut by_status: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_origin: BTreeMap<String, usize> = BTreeMap::new();
     let mut groups: HashMap<(PageStatus, String), (usize, Vec<String>)> = HashMap::new();
+    let mut tally = PageTally::default();
     for (outcome, origin) in outcomes {
+        tally.add(outcome);
         *by_status.entry(outcome.status.as_str()).or_default() += 1;
         let origin = serde_json::to_value(origin)
             .ok()
@@ -380,6 +378,8 @@ fn summarize(
         success_rate: (!outcomes.is_empty()).then(|| ok as f64 / outcomes.len() as f64),
         failures,
         images,
+        pages_line: tally.line(),
+        no_network: tally.no_network(),
     }
 }
 
@@ -434,6 +434,11 @@ fn print_summary(summary: &Summary, cache: &Path) {
     for err in &summary.unreadable_reports {
         println!("Unreadable report: {err}");
     }
+    println!("{}", summary.pages_line);
+    if let Some(why) = &summary.no_network {
+        println!("{why}");
+        eprintln!("{}", tvir_sources::tally::NO_NETWORK_ADVICE);
+    }
 }
 
 #[cfg(test)]
@@ -443,14 +448,9 @@ mod tests {
     #[test]
     fn groups_reasons_without_hosts() {
         assert_eq!(
-            reason_group("host 127.0.0.1 is a loopback address (127.0.0.1)"),
-            "host * is a loopback address"
-        );
-        assert_eq!(
             reason_group("host a.example resolves only to forbidden addresses (10.0.0.1: private, ::1: loopback)"),
             "host * resolves only to forbidden addresses (...)"
         );
-        assert_eq!(reason_group("HTTP 404 Not Found"), "HTTP 404 Not Found");
     }
 
     #[test]
@@ -493,6 +493,8 @@ mod tests {
             content_type: None,
             reason: reason.map(Into::into),
             from_cache: false,
+            http_status: None,
+            no_response: false,
         };
         let outcomes = vec![
             (

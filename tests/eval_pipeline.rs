@@ -234,6 +234,8 @@ impl Pages for FakePages {
                 content_type: None,
                 reason: None,
                 from_cache: false,
+                http_status: None,
+                no_response: false,
             }
         })
     }

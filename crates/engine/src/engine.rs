@@ -44,6 +44,8 @@ pub struct Engine {
     /// The render stage for charts drawn by script (by default: no browser, so
     /// those charts are not evaluated).
     pub renderer: Arc<Renderer>,
+    /// Cited pages read and not read, and whether any server answered.
+    pub page_watch: Arc<crate::network::PageWatch>,
 }
 
 impl Engine {
@@ -69,6 +71,7 @@ impl Engine {
             images,
             judge_resolves,
             figure_facts,
+            page_watch: Arc::default(),
             timing: Arc::new(RunTiming::new(settings.concurrency.max(1))),
             rubrics,
             judge,

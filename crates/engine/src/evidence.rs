@@ -38,6 +38,10 @@ pub(crate) struct Evidence {
     pub(crate) unrendered: Vec<crate::render::Unrendered>,
     /// The `render` block of the report's records.
     pub(crate) render: Option<crate::record::RenderRecord>,
+    /// Set when this report's fetches reached no server and neither did any other
+    /// fetch of the run (see [`crate::network`]): "no network: N of N cited pages
+    /// could not be reached (...)".
+    pub(crate) no_network: Option<String>,
 }
 
 pub(crate) struct FigureEvidence {
@@ -51,9 +55,10 @@ pub(crate) struct FigureEvidence {
 }
 
 impl Evidence {
-    /// The audit of `sources` shown in unit details.
-    pub(crate) fn audit(&self, sources: &[SourceText]) -> Vec<Value> {
-        source_audit(sources, &self.fetch)
+    /// The audit of `sources` shown in unit details; `max_chars` is the rubric's
+    /// cut per source (what the judge is given).
+    pub(crate) fn audit(&self, sources: &[SourceText], max_chars: Option<usize>) -> Vec<Value> {
+        source_audit(sources, &self.fetch, max_chars)
     }
 }
 
@@ -87,9 +92,9 @@ impl Engine {
         let (sources, fetch_wall) = sources;
         timing.images = StageTime::new(images_wall, images_cpu);
         timing.fetch = StageTime::new(fetch_wall, None);
-        let (sources, fetch) = match sources {
-            Some((s, f)) => (Some(s), f),
-            None => (None, BTreeMap::new()),
+        let (sources, fetch, no_network) = match sources {
+            Some((s, f, n)) => (Some(s), f, n),
+            None => (None, BTreeMap::new(), None),
         };
         Evidence {
             figures,
@@ -98,6 +103,7 @@ impl Engine {
             fetch,
             unrendered: render.map(|r| r.unrendered.clone()).unwrap_or_default(),
             render: render.map(|r| crate::render::render_record(report, r)),
+            no_network,
         }
     }
 
@@ -232,6 +238,7 @@ impl Engine {
     ) -> Option<(
         BTreeMap<String, SourceText>,
         BTreeMap<String, (String, Option<String>)>,
+        Option<String>,
     )> {
         if !self.judging() {
             return None;
@@ -257,6 +264,9 @@ impl Engine {
             .iter()
             .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
             .collect();
+        // This report's outcomes, for the run's page count and the no-network check.
+        let report_tally = std::sync::Mutex::new(tvir_sources::PageTally::default());
+        let watch = &self.page_watch;
         // URL -> (text, status, reason).
         let pages: BTreeMap<String, (String, String, Option<String>)> = match &self.pages {
             None => urls
@@ -268,23 +278,32 @@ impl Engine {
                 .collect(),
             Some(p) => {
                 futures::stream::iter(urls)
-                    .map(|u| async move {
-                        let page = p.page(&u).await;
-                        let status = page.status.as_str().to_string();
-                        let mut reason = page.reason;
-                        let text = if page.status == PageStatus::Ok {
-                            page.text
-                        } else {
-                            String::new()
-                        };
-                        if text.trim().is_empty() && reason.is_none() {
-                            reason = Some(if page.status == PageStatus::Ok {
-                                "the page has no readable text".to_string()
+                    .map(|u| {
+                        let report_tally = &report_tally;
+                        async move {
+                            watch.started();
+                            let page = p.page(&u).await;
+                            watch.finished(&page);
+                            report_tally
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .add(&page);
+                            let status = page.status.as_str().to_string();
+                            let mut reason = page.reason;
+                            let text = if page.status == PageStatus::Ok {
+                                page.text
                             } else {
-                                format!("fetch ended {status}")
-                            });
+                                String::new()
+                            };
+                            if text.trim().is_empty() && reason.is_none() {
+                                reason = Some(if page.status == PageStatus::Ok {
+                                    "the page has no readable text".to_string()
+                                } else {
+                                    format!("fetch ended {status}")
+                                });
+                            }
+                            (u, (text, status, reason))
                         }
-                        (u, (text, status, reason))
                     })
                     .buffer_unordered(16)
                     .collect()
@@ -326,7 +345,9 @@ impl Engine {
                 },
             );
         }
-        Some((texts, fetch))
+        let report_tally = report_tally.into_inner().unwrap_or_else(|p| p.into_inner());
+        let no_network = watch.no_network(&report_tally).await;
+        Some((texts, fetch, no_network))
     }
 }
 
@@ -404,12 +425,13 @@ fn iq_inputs<'h>(
         .unzip()
 }
 
-/// Each cited source as the unit details show it: its address, how much text it
-/// gave, and how its fetch ended (`ok`, `refused`, `blocked`, `failed`,
+/// Each cited source as the unit details show it: its address and title, how much
+/// text it gave and how much of it the judge was given, and how its fetch ended (`ok`, `refused`, `blocked`, `failed`,
 /// `unavailable`, `no_url`, `no_reference`) with the reason when it gave none.
 fn source_audit(
     sources: &[SourceText],
     fetch: &BTreeMap<String, (String, Option<String>)>,
+    max_chars: Option<usize>,
 ) -> Vec<Value> {
     sources
         .iter()
@@ -421,8 +443,14 @@ fn source_audit(
                     Some(format!("no reference [{}] in the report", s.idx)),
                 ),
             };
-            json!({"idx": s.idx, "url": s.url, "chars": s.text.chars().count(),
-                   "fetch": status, "reason": reason})
+            let chars = s.text.chars().count();
+            let judge_chars = if s.text.trim().is_empty() {
+                0
+            } else {
+                max_chars.map_or(chars, |m| chars.min(m))
+            };
+            json!({"idx": s.idx, "url": s.url, "title": s.title, "chars": chars,
+                   "judge_chars": judge_chars, "fetch": status, "reason": reason})
         })
         .collect()
 }

@@ -46,6 +46,7 @@ pub mod fit;
 pub mod flow;
 pub mod input;
 pub mod judging;
+pub mod network;
 pub mod outcome;
 pub mod output;
 pub mod pages;

@@ -14,6 +14,7 @@
 //! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
 //! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read (the second case only under `--csc-unreadable zero`, the default) |
+//! | (failed) | fact, figure, chart | reads `sources`, none could be read, and the run reached no server at all ("no network: ...", see [`crate::network`]) |
 //! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
 //! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
 //!
@@ -290,9 +291,17 @@ impl Engine {
                                         "merged_duplicates": merged, "dedup": dedup.detail(i)});
                 if ctx.ev.sources.is_some() {
                     if let Value::Object(m) = &mut detail {
-                        m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                        m.insert(
+                            "sources".into(),
+                            json!(ctx.ev.audit(&sources, rubric.max_source_chars)),
+                        );
                     }
-                    if settle && sources.iter().all(|s| s.text.trim().is_empty()) {
+                    let unread = sources.iter().all(|s| s.text.trim().is_empty());
+                    if let (true, Some(why)) = (unread, &ctx.ev.no_network) {
+                        let outcome = Outcome::Failed(why.clone());
+                        return (i, self.unit_from(&rubric.id, unit, outcome, detail));
+                    }
+                    if settle && unread {
                         return (
                             i,
                             self.rule_unit(
@@ -477,16 +486,20 @@ impl Engine {
             }
             let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
             if let Value::Object(m) = &mut detail {
-                m.insert("sources".into(), json!(ctx.ev.audit(&sources)));
+                m.insert(
+                    "sources".into(),
+                    json!(ctx.ev.audit(&sources, rubric.max_source_chars)),
+                );
+            }
+            let unread =
+                ctx.ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty());
+            if let (true, false, Some(why)) = (unread, f.ref_idxs.is_empty(), &ctx.ev.no_network) {
+                let outcome = Outcome::Failed(why.clone());
+                return (self.unit_from(&rubric.id, unit, outcome, detail), None);
             }
             // `--csc-unreadable judge`: the judge is asked with the empty evidence,
             // as the reference evaluator does.
-            let settle_unreadable =
-                settle && self.settings.csc_unreadable == UnreadableSources::Zero;
-            if settle_unreadable
-                && ctx.ev.sources.is_some()
-                && sources.iter().all(|s| s.text.trim().is_empty())
-            {
+            if settle && self.settings.csc_unreadable == UnreadableSources::Zero && unread {
                 let reason = "no cited source could be read".to_string();
                 return (
                     self.rule_unit(&rubric.id, unit, "no_usable_source", reason, detail),

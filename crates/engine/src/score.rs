@@ -116,6 +116,19 @@ fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
+/// `: REASON` when every failed unit failed for the same reason (a gone judge
+/// server, no network), so the coverage note says why; empty otherwise.
+fn shared_reason(units: &[&UnitRecord]) -> String {
+    let mut reasons = units
+        .iter()
+        .filter(|u| u.status == UnitStatus::Failed)
+        .map(|u| u.reason.as_deref().unwrap_or_default());
+    match reasons.next() {
+        Some(first) if !first.is_empty() && reasons.all(|r| r == first) => format!(": {first}"),
+        _ => String::new(),
+    }
+}
+
 /// Metric record over units, applying the failed/skipped policy. `empty_score` is
 /// the rule score when there is no unit at all.
 fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOptions) -> MetricRecord {
@@ -159,14 +172,20 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
         (
             None,
             MetricStatus::NotEvaluated,
-            Some(format!("all {failed} units failed")),
+            Some(format!("all {failed} units failed{}", shared_reason(units))),
         )
     } else {
         let note = (failed > 0).then(|| {
             if opts.failed_as_zero {
-                format!("{failed} of {item_count} units failed, counted as 0")
+                format!(
+                    "{failed} of {item_count} units failed, counted as 0{}",
+                    shared_reason(units)
+                )
             } else {
-                format!("{failed} of {item_count} units failed, left out of the mean")
+                format!(
+                    "{failed} of {item_count} units failed, left out of the mean{}",
+                    shared_reason(units)
+                )
             }
         });
         (mean(&values), MetricStatus::Evaluated, note)

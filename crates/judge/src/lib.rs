@@ -46,6 +46,10 @@ use tvir_store::Store;
 /// The base URL used when neither a flag, the environment nor `tvir.toml` names one.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// Default [`JudgeConfig::unreachable_window`]: long enough for a local server to
+/// restart, short enough that a dead one does not hold a run for minutes.
+pub const DEFAULT_UNREACHABLE_WINDOW: std::time::Duration = std::time::Duration::from_secs(20);
+
 #[derive(Clone)]
 pub struct JudgeConfig {
     pub base_url: String,
@@ -80,6 +84,11 @@ pub struct JudgeConfig {
     pub journal_path: Option<std::path::PathBuf>,
     /// Price table override (TOML); the shipped one is used otherwise.
     pub price_table_path: Option<std::path::PathBuf>,
+    /// A server that refuses every connection for this long (and at least three
+    /// attempts, with no reply in between) is declared gone: the run stops asking
+    /// it and the remaining units fail with "judge server unreachable since TIME".
+    /// A server back within the window loses nothing.
+    pub unreachable_window: std::time::Duration,
 }
 
 impl std::fmt::Debug for JudgeConfig {
@@ -116,6 +125,7 @@ impl Default for JudgeConfig {
             max_cost_usd: None,
             journal_path: None,
             price_table_path: None,
+            unreachable_window: DEFAULT_UNREACHABLE_WINDOW,
         }
     }
 }

@@ -231,15 +231,15 @@ impl HttpLayer {
         if has_source::<RedirectLimit>(err) {
             return HttpFailure::TooManyRedirects(self.max_redirects);
         }
+        // A connect time-out is a connection failure (no host answered), not a slow
+        // page.
+        if err.is_connect() {
+            return HttpFailure::Connect(root_cause(err));
+        }
         if err.is_timeout() {
             return HttpFailure::Timeout(self.total_timeout);
         }
-        let detail = root_cause(err);
-        if err.is_connect() {
-            HttpFailure::Connect(detail)
-        } else {
-            HttpFailure::Other(detail)
-        }
+        HttpFailure::Other(root_cause(err))
     }
 }
 

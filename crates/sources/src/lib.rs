@@ -24,6 +24,7 @@ pub mod options;
 mod resources;
 pub mod select;
 pub mod sources_file;
+pub mod tally;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -39,6 +40,7 @@ use tvir_store::{pages as page_cache, Store};
 pub use backends::ApiKey;
 pub use options::FetchOptions;
 pub use select::{cited_sources, cited_urls, remote_image_urls, CitedSource};
+pub use tally::{reason_group, PageTally};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -167,6 +169,15 @@ pub struct PageOutcome {
     pub content_type: Option<String>,
     pub reason: Option<String>,
     pub from_cache: bool,
+    /// The HTTP status the server answered this fetch with (None: from the cache or a
+    /// sources file, refused by the rules, or no answer).
+    #[serde(default)]
+    pub http_status: Option<u16>,
+    /// The fetch failed before any HTTP status: no connection could be made (name
+    /// not resolved, refused, no route, connect time-out). Such failures are not
+    /// cached: they may say more about this machine's network than about the page.
+    #[serde(default)]
+    pub no_response: bool,
 }
 
 impl PageOutcome {
@@ -180,6 +191,8 @@ impl PageOutcome {
             content_type: None,
             reason: None,
             from_cache: false,
+            http_status: None,
+            no_response: false,
         }
     }
 
@@ -192,6 +205,8 @@ impl PageOutcome {
             content_type: None,
             reason: Some(reason),
             from_cache: false,
+            http_status: None,
+            no_response: false,
         }
     }
 }
@@ -435,7 +450,8 @@ impl Fetcher {
         if matches!(
             outcome.status,
             PageStatus::Ok | PageStatus::Blocked | PageStatus::Failed
-        ) {
+        ) && !outcome.no_response
+        {
             self.cache_put(&key, &outcome, stored_text, size).await;
         }
         if config.refresh {
@@ -519,14 +535,14 @@ impl Fetcher {
                 )
             }
             Err(failure) => {
-                return (
-                    PageOutcome::without_text(key, PageStatus::Failed, failure.to_string()),
-                    String::new(),
-                    None,
-                )
+                let mut outcome =
+                    PageOutcome::without_text(key, PageStatus::Failed, failure.to_string());
+                outcome.no_response = matches!(failure, http::HttpFailure::Connect(_));
+                return (outcome, String::new(), None);
             }
         };
         let size = fetched.body.len() as u64;
+        let http_status = Some(fetched.status);
         // Parsers of untrusted PDFs and HTML can be slow on hostile input: bound the
         // wait (the worker thread finishes on its own).
         let limit = self.inner.config.total_timeout.max(Duration::from_secs(10));
@@ -538,26 +554,27 @@ impl Fetcher {
         match judged {
             Ok(Ok((mut outcome, stored))) => {
                 outcome.url = key.to_string();
+                outcome.http_status = http_status;
                 (outcome, stored, Some(size))
             }
-            Err(_) => (
-                PageOutcome::without_text(
+            Err(_) => {
+                let mut outcome = PageOutcome::without_text(
                     key,
                     PageStatus::Failed,
                     format!("text extraction took longer than {limit:?}"),
-                ),
-                String::new(),
-                Some(size),
-            ),
-            Ok(Err(e)) => (
-                PageOutcome::without_text(
+                );
+                outcome.http_status = http_status;
+                (outcome, String::new(), Some(size))
+            }
+            Ok(Err(e)) => {
+                let mut outcome = PageOutcome::without_text(
                     key,
                     PageStatus::Failed,
                     format!("text extraction crashed: {e}"),
-                ),
-                String::new(),
-                Some(size),
-            ),
+                );
+                outcome.http_status = http_status;
+                (outcome, String::new(), Some(size))
+            }
         }
     }
 
@@ -588,15 +605,22 @@ impl Fetcher {
             }
         }
         match reader.text(key).await {
-            Err(e) => (
-                PageOutcome::without_text(key, PageStatus::Failed, e.to_string()),
-                String::new(),
-                None,
-            ),
+            Err(e) => {
+                let mut outcome = PageOutcome::without_text(key, PageStatus::Failed, e.to_string());
+                match &e {
+                    backends::BackendError::Request { .. } => outcome.no_response = true,
+                    backends::BackendError::Status { status, .. } => {
+                        outcome.http_status = Some(*status)
+                    }
+                    _ => outcome.http_status = Some(200),
+                }
+                (outcome, String::new(), None)
+            }
             Ok(text) => {
                 let size = Some(text.len() as u64);
                 let mut outcome = classify_text(key, 200, None, text.clone(), None);
                 outcome.content_type = Some("text/plain".into());
+                outcome.http_status = Some(200);
                 let stored = if outcome.status == PageStatus::Failed {
                     String::new()
                 } else {
@@ -678,6 +702,8 @@ fn outcome_from_row(key: &str, row: page_cache::PageRow) -> Option<PageOutcome> 
         content_type: row.content_type,
         reason: row.error,
         from_cache: true,
+        http_status: None,
+        no_response: false,
     })
 }
 

@@ -114,9 +114,18 @@ impl MockJudge {
     /// # Panics
     /// When no local port can be bound (a broken test environment).
     pub async fn start(config: MockConfig) -> MockJudge {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        Self::start_at("127.0.0.1:0".parse().expect("socket address"), config).await
+    }
+
+    /// Serve on `addr`: a judge server restarted on the port of one that was
+    /// [shut down](MockJudge::shutdown) (its counters start again from zero).
+    ///
+    /// # Panics
+    /// When `addr` cannot be bound.
+    pub async fn start_at(addr: SocketAddr, config: MockConfig) -> MockJudge {
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .expect("bind 127.0.0.1:0 for the mock judge");
+            .unwrap_or_else(|e| panic!("bind {addr} for the mock judge: {e}"));
         let addr = listener.local_addr().expect("local address");
         let stats = Arc::new(Stats::default());
         let state = Arc::new(MockState {

@@ -451,6 +451,111 @@ fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
     out.into_iter().collect()
 }
 
+/// What the judge was shown for one unit, from its stored detail: the fact
+/// sentence and every cited source (title or address, read or not and why,
+/// characters given to the judge); a figure's file and caption; a checklist item.
+fn unit_evidence(u: &tvir_engine::record::UnitRecord) -> String {
+    let d = &u.detail;
+    let text = |k: &str| d.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+    let mut out = String::new();
+    if let Some(fact) = text("fact") {
+        let _ = write!(out, "<blockquote class=\"fact\">{}</blockquote>", esc(fact));
+    }
+    if let Some(item) = text("item") {
+        let _ = write!(out, "<blockquote class=\"item\">{}</blockquote>", esc(item));
+    }
+    if let Some(content) = text("content").or_else(|| text("path")) {
+        let _ = write!(
+            out,
+            "<div class=\"figure-file\"><code>{}</code></div>",
+            esc(content)
+        );
+    }
+    if let Some(caption) = text("caption") {
+        let _ = write!(
+            out,
+            "<div class=\"caption\">Caption: {}</div>",
+            esc(&truncate(caption, 400))
+        );
+    }
+    if let Some(sources) = d.get("sources").and_then(|s| s.as_array()) {
+        out.push_str("<ul class=\"sources\">");
+        for s in sources {
+            let field = |k: &str| s.get(k).and_then(|v| v.as_str()).filter(|v| !v.is_empty());
+            let idx = field("idx").unwrap_or("?");
+            let url = field("url");
+            let name = field("title").or(url).unwrap_or("(no URL)");
+            let link = match url {
+                Some(u) if u.starts_with("http://") || u.starts_with("https://") => format!(
+                    "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
+                    esc(u),
+                    esc(&truncate(name, 120))
+                ),
+                _ => esc(&truncate(name, 120)),
+            };
+            let chars = s.get("chars").and_then(|v| v.as_u64()).unwrap_or(0);
+            let given = s
+                .get("judge_chars")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(chars);
+            let (class, state) = if chars > 0 {
+                let cut = if given < chars {
+                    format!(" of {chars}")
+                } else {
+                    String::new()
+                };
+                (
+                    "read",
+                    format!("read: {given}{cut} characters given to the judge"),
+                )
+            } else {
+                let fetch = field("fetch").unwrap_or("not read");
+                let why = field("reason")
+                    .map(|r| format!(" ({})", esc(r)))
+                    .unwrap_or_default();
+                (
+                    "unread",
+                    format!(
+                        "not read: {}{why}; 0 characters given to the judge",
+                        esc(fetch)
+                    ),
+                )
+            };
+            let _ = write!(
+                out,
+                "<li class=\"source {class}\">[{}] {link} &mdash; <span class=\"state\">{state}</span></li>",
+                esc(idx)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out
+}
+
+/// The judge's verdict (the answer's `verdict`, else its compact JSON) and its
+/// justification.
+fn unit_verdict(u: &tvir_engine::record::UnitRecord, max_chars: usize) -> String {
+    let mut out = String::new();
+    if let Some(answer) = &u.answer {
+        match answer.get("verdict").and_then(|v| v.as_str()) {
+            Some(v) => {
+                let _ = write!(out, "<b class=\"verdict-label\">{}</b>", esc(v));
+            }
+            None => {
+                let _ = write!(
+                    out,
+                    "<code>{}</code>",
+                    esc(&truncate(&answer.to_string(), max_chars))
+                );
+            }
+        }
+    }
+    if let Some(j) = u.justification.as_deref().filter(|j| !j.is_empty()) {
+        let _ = write!(out, "<p class=\"justification\">{}</p>", esc(j));
+    }
+    out
+}
+
 fn figure_contents(rec: &ReportRecord) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
@@ -610,23 +715,22 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
     }
 
     let _ = writeln!(out, "<h4>Units ({})</h4>", rec.units.len());
-    out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>Answer</th><th>Justification</th><th>Reason</th></tr></thead><tbody>\n");
+    out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>What was judged</th><th>Verdict and justification</th><th>Reason</th></tr></thead><tbody>\n");
     for u in &rec.units {
-        let answer = u
-            .answer
-            .as_ref()
-            .map(|a| truncate(&a.to_string(), opts.max_answer_chars))
-            .unwrap_or_default();
+        let zero = u.status == UnitStatus::Scored && u.score == Some(0.0);
         let _ = writeln!(
             out,
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"unit {}{}\" data-metric=\"{}\" data-unit=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"evidence\">{}</td><td class=\"verdict\">{}</td><td>{}</td></tr>",
             status_label(u.status),
+            if zero { " zero" } else { "" },
+            esc(&u.metric),
+            esc(&u.unit),
             esc(&u.metric),
             esc(&u.unit),
             status_label(u.status),
             u.score.map(|s| format!("{s:.3}")).unwrap_or_else(|| "-".into()),
-            esc(&answer),
-            esc(u.justification.as_deref().unwrap_or("")),
+            unit_evidence(u),
+            unit_verdict(u, opts.max_answer_chars),
             esc(u.reason.as_deref().unwrap_or(""))
         );
     }
@@ -643,7 +747,12 @@ tr.failed td{background:#fde8e8}tr.skipped td{background:#f6f6f6}\
 .thumbs{display:flex;flex-wrap:wrap;gap:6px}figure.thumb{margin:0;width:170px;font-size:11px}\
 .nothumb{width:160px;height:60px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box}\
 .note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}\
-table.pairs td{text-align:center;font-size:12px;font-variant-numeric:tabular-nums}table.pairs th{font-size:12px}";
+table.pairs td{text-align:center;font-size:12px;font-variant-numeric:tabular-nums}table.pairs th{font-size:12px}\
+blockquote{margin:0 0 4px;padding-left:6px;border-left:3px solid #bbb}ul.sources{margin:0;padding-left:16px;font-size:12px}\
+li.unread .state{color:#a00}li.read .state{color:#060}.caption{font-size:12px;color:#444}p.justification{margin:2px 0;font-size:12px}\
+tr.zero td.num{color:#a00}\
+body:has(#only-failed:checked) tr.unit:not(.failed){display:none}\
+body:has(#only-zero:checked) tr.unit:not(.zero){display:none}";
 
 /// Render the whole page.
 pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) -> String {
@@ -718,6 +827,8 @@ pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) 
         order.len(),
         records.len()
     );
+    // Filters without script: the stylesheet hides the other units.
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
     let mut current: Option<&str> = None;
     for (i, r) in order.iter().enumerate() {
         if current != Some(r.system.as_str()) {
@@ -792,6 +903,41 @@ mod tests {
             fetch_failures(&rec),
             ["[1] http://10.0.0.1/x: refused (private address)"]
         );
+    }
+
+    #[test]
+    fn unit_evidence_shows_the_fact_its_sources_and_the_verdict() {
+        let unit: tvir_engine::record::UnitRecord = serde_json::from_value(serde_json::json!({
+            "metric": "citation_support", "unit": "fact:2", "status": "scored", "reason": null,
+            "score": 0.0, "answer": {"verdict": "unsupported"}, "justification": "The <page> differs.",
+            "detail": {"fact": "Sales rose 5 %.", "sources": [
+                {"idx": "1", "url": "https://e.org/a", "title": "Annual report", "chars": 20000,
+                 "judge_chars": 12000, "fetch": "ok", "reason": null},
+                {"idx": "2", "url": "https://e.org/b", "title": null, "chars": 0,
+                 "judge_chars": 0, "fetch": "blocked", "reason": "HTTP 403: captcha"}]}
+        }))
+        .unwrap();
+        let e = unit_evidence(&unit);
+        assert!(
+            e.contains("<blockquote class=\"fact\">Sales rose 5 %.</blockquote>"),
+            "{e}"
+        );
+        assert!(e.contains(">Annual report</a>"), "{e}");
+        assert!(
+            e.contains("read: 12000 of 20000 characters given to the judge"),
+            "{e}"
+        );
+        assert!(e.contains(">https://e.org/b</a>"), "{e}");
+        assert!(
+            e.contains("not read: blocked (HTTP 403: captcha); 0 characters given to the judge"),
+            "{e}"
+        );
+        let v = unit_verdict(&unit, 100);
+        assert!(
+            v.contains("<b class=\"verdict-label\">unsupported</b>"),
+            "{v}"
+        );
+        assert!(v.contains("The &lt;page&gt; differs."), "{v}");
     }
 
     #[test]

@@ -88,6 +88,12 @@ impl Inner {
                 let mode = self.adaptations.current().mode;
                 return done(Err(err), attempts, reasks, usage, mode);
             }
+            if let Some(why) = self.reach.gone() {
+                drop(slot);
+                let err = CallError::Unreachable(why.clone());
+                let mode = self.adaptations.current().mode;
+                return done(Err(err), attempts - 1, reasks, usage, mode);
+            }
             let params = self.adaptations.current();
             let body = build_body(
                 &self.config.model,
@@ -103,8 +109,26 @@ impl Inner {
 
             // What went wrong on this attempt, if it is worth another.
             let (retry_reason, server_wait) = match reply {
-                Reply::Transport { reason, timed_out } => {
+                Reply::Transport {
+                    reason,
+                    timed_out,
+                    refused,
+                } => {
                     self.tpm_adjust(-est_tokens);
+                    if refused {
+                        if let Some(why) =
+                            self.reach
+                                .on_refused(&reason, Instant::now(), SystemTime::now())
+                        {
+                            tracing::error!("{why}; the remaining units fail without a call");
+                        }
+                        if let Some(why) = self.reach.gone() {
+                            drop(slot);
+                            let err = CallError::Unreachable(why.clone());
+                            let mode = self.adaptations.current().mode;
+                            return done(Err(err), attempts, reasks, usage, mode);
+                        }
+                    }
                     if timed_out {
                         if let Some(limit) = self.slots.on_timeout(&slot) {
                             tracing::warn!(
@@ -352,7 +376,8 @@ impl Inner {
             Some(w) => w + Duration::from_millis((jitter * 100.0) as u64),
             None => self.backoff.delay(retry, jitter),
         };
-        tokio::time::sleep(wait).await;
+        // Cut short when the server is declared gone meanwhile.
+        self.reach.sleep(wait).await;
     }
 }
 

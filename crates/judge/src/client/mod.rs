@@ -10,6 +10,7 @@
 
 mod attempt;
 mod learnt;
+mod reach;
 mod record;
 mod send;
 mod vision_check;
@@ -96,6 +97,9 @@ pub(crate) struct Inner {
     /// Set by the first refusal that no request of this run can get past (a wrong
     /// key, an unknown model or endpoint): later units fail without a call.
     unusable: std::sync::OnceLock<String>,
+    /// Connection-level refusals in a row; declares the server gone after
+    /// `unreachable_window` of nothing else.
+    pub(crate) reach: reach::Reachability,
 }
 
 /// Why a unit ended without an answer (becomes `JudgeError::Failed`'s reason).
@@ -119,6 +123,9 @@ enum CallError {
     },
     #[error("not sent: the judge server refused an earlier call of this run ({0}); fix the key, model or base URL and run again")]
     Unusable(String),
+    /// The server refused connections for the whole window (see [`reach`]).
+    #[error("{0}")]
+    Unreachable(String),
     #[error("{reason}")]
     ContextOverflow {
         reason: String,
@@ -221,6 +228,7 @@ impl Inner {
             server_key: server_key(&config.base_url),
             unusable: std::sync::OnceLock::new(),
             window: std::sync::atomic::AtomicU32::new(0),
+            reach: reach::Reachability::new(config.unreachable_window),
             store,
             http,
             endpoint,

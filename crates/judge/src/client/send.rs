@@ -21,6 +21,9 @@ pub(super) enum Reply {
     Transport {
         reason: String,
         timed_out: bool,
+        /// No connection was made (refused, no route, name not resolved, connect
+        /// time-out): the server never saw the request.
+        refused: bool,
     },
 }
 
@@ -45,6 +48,7 @@ impl Inner {
         }
         let describe = |e: reqwest::Error| {
             let timed_out = e.is_timeout();
+            let refused = e.is_connect();
             let reason = if timed_out {
                 format!("timed out after {timeout:?}")
             } else if e.is_connect() {
@@ -56,7 +60,11 @@ impl Inner {
             } else {
                 format!("transport error: {}", e.without_url())
             };
-            Reply::Transport { reason, timed_out }
+            Reply::Transport {
+                reason,
+                timed_out,
+                refused,
+            }
         };
         let mut resp = match req.send().await {
             Ok(r) => r,
@@ -71,6 +79,7 @@ impl Inner {
             return Reply::Transport {
                 reason: format!("response larger than {MAX_RESPONSE_BYTES} bytes"),
                 timed_out: false,
+                refused: false,
             };
         }
         let mut bytes = Vec::new();
@@ -81,6 +90,7 @@ impl Inner {
                         return Reply::Transport {
                             reason: format!("response larger than {MAX_RESPONSE_BYTES} bytes"),
                             timed_out: false,
+                            refused: false,
                         };
                     }
                     bytes.extend_from_slice(&chunk);
@@ -89,6 +99,7 @@ impl Inner {
                 Err(e) => return describe(e),
             }
         }
+        self.reach.on_reply();
         Reply::Http {
             status,
             headers,

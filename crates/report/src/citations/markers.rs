@@ -613,18 +613,28 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
     "years",
 ];
 
-/// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`):
-/// after a word with a letter that does not take a number, each at most three
-/// digits, then terminal punctuation and a space or the end.
+/// Characters after which a CJK numeral is a count or an ordinal (`約 5。`,
+/// `第 3。`, `共 12。`), not a citation.
+pub(super) const CJK_NUMBER_WORDS: &[char] = &[
+    '約', '约', '第', '全', '計', '计', '共', '合', '満', '满', '近', '超', '達', '达', '為', '为',
+    '是', '有', '至', '到', '和', '及', '与', '與', '或', '每', '毎', '各', '前', '後', '后', '上',
+    '下', '数', '數', '凡', '총', '약', '제', '및', '와', '과',
+];
+
+/// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`,
+/// `…している 1。` as Gemini writes them in Japanese, Chinese and Korean): after a
+/// word with a letter that does not take a number, each at most three digits, then
+/// terminal punctuation and a space or the end; an ideographic full stop (`。`,
+/// `．`, `！`, `？`) needs nothing after it, as CJK text runs on without spaces.
 pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
-    static SPACED: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[.!?。](?:\s|$)").unwrap());
+    static SPACED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)(?:[.!?](?:\s|$)|[。．！？])").unwrap()
+    });
     let mut out = Vec::new();
     for c in SPACED.captures_iter(text) {
         let (word, nums) = (c.get(1).expect("word"), c.get(2).expect("numbers"));
         let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
-        if !w.chars().any(char::is_alphabetic) || NUMBER_WORDS.contains(&w.to_lowercase().as_str())
-        {
+        if !takes_spaced_marker(w) {
             continue;
         }
         let list: Vec<String> = nums
@@ -639,6 +649,39 @@ pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
         }
     }
     out
+}
+
+/// Whether a spaced numeral after this word can be a citation: the word has a
+/// letter and is not one that takes a number (`in 2`, `約 5`).
+fn takes_spaced_marker(word: &str) -> bool {
+    word.chars().any(char::is_alphabetic)
+        && !NUMBER_WORDS.contains(&word.to_lowercase().as_str())
+        && !word
+            .chars()
+            .last()
+            .is_some_and(|l| CJK_NUMBER_WORDS.contains(&l))
+}
+
+/// Numerals a space after the last word of a table cell (`AI API 利用料別途 9`,
+/// `free for public repositories 3, 4`), as Gemini ends cells that cite: where
+/// the numerals start in `cell` and the numbers. The caller only asks in reports
+/// whose spaced numerals all name entries.
+pub(crate) fn cell_end_numerals(cell: &str) -> Option<(usize, Vec<String>)> {
+    static CELL_END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]?\s*$").unwrap());
+    let c = CELL_END.captures(cell)?;
+    let (word, nums) = (c.get(1)?, c.get(2)?);
+    let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
+    if !takes_spaced_marker(w) {
+        return None;
+    }
+    let list: Vec<String> = nums
+        .as_str()
+        .split(',')
+        .map(|n| n.trim().to_string())
+        .filter(|n| n.parse::<u32>().is_ok_and(|v| v > 0))
+        .collect();
+    (!list.is_empty()).then_some((word.end(), list))
 }
 
 /// Flatten inlines (or a slice of them) into text with sentinels.

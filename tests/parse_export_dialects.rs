@@ -70,3 +70,78 @@ fn chinese_numerals_before_the_full_stop_cite() {
     );
     assert!(!r.extraction.is_suspect(), "{:?}", r.extraction);
 }
+
+#[test]
+fn empty_links_and_uploaded_files_are_citations_and_references() {
+    let r = load("uploaded-files");
+    let urls: Vec<&str> = r
+        .references
+        .iter()
+        .filter_map(|x| x.url.as_deref())
+        .collect();
+    assert!(
+        urls.iter().any(|u| u.starts_with("file://file-Ab12")),
+        "{urls:?}"
+    );
+    assert!(urls.contains(&"sandbox:/mnt/data/summary.csv"), "{urls:?}");
+    assert!(
+        urls.contains(&"https://example.net/region/errors"),
+        "{urls:?}"
+    );
+    // A linked image is no citation; an empty-text link is.
+    assert!(
+        !urls.iter().any(|u| u.contains("example.com/home")),
+        "{urls:?}"
+    );
+    assert_eq!(r.facts.len(), 5, "{:#?}", r.facts);
+    let both = fact(&r, "regional office");
+    assert_eq!(both.ref_idxs.len(), 2);
+    // Uploaded files cannot be read: the report says so, for CS to settle.
+    let audit = fact(&r, "two percent");
+    let why = r.unusable_citation(&audit.ref_idxs[0]).unwrap();
+    assert!(why.contains("uploaded"), "{why}");
+    assert!(r.unusable_citation(&both.ref_idxs[0]).is_none());
+}
+
+#[test]
+fn pandoc_source_sections_are_a_reference_list() {
+    let r = load("pandoc-sources");
+    let refs: Vec<(&str, &str)> = r
+        .references
+        .iter()
+        .map(|x| (x.idx.as_str(), x.url.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(refs.len(), 5, "{refs:?}");
+    assert!(refs.contains(&("4", "https://example.org/heat/cold-tests")));
+    assert!(refs.contains(&("5", "https://example.com/energy/report-2024")));
+    assert_eq!(
+        r.references[0].title.as_deref(),
+        Some("Cold weather tests of air source heat pumps - Example Lab")
+    );
+    // The entries' lines are not claims.
+    assert_eq!(r.facts.len(), 4, "{:#?}", r.facts);
+    assert!(r.facts.iter().all(|f| !f.fact.contains("Example Lab")));
+    assert_eq!(fact(&r, "Defrost").ref_idxs, s(&["4"]));
+    assert!(!r.extraction.is_suspect(), "{:?}", r.extraction);
+}
+
+#[test]
+fn markers_naming_no_entry_still_make_cited_units() {
+    let r = load("dangling-markers");
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2", "7"]), s(&["8"]), s(&["9"])]
+    );
+    assert!(r.facts.iter().all(|f| !f.fact.contains("soil volume")));
+    // The consistency error stays, one per marker.
+    let dangling = r
+        .structural_errors
+        .consistency
+        .iter()
+        .filter(|e| e.code == "marker_without_entry")
+        .count();
+    assert_eq!(dangling, 3);
+    let why = r.unusable_citation("8").unwrap();
+    assert!(why.contains("names no entry"), "{why}");
+    assert!(r.unusable_citation("1").is_none());
+}

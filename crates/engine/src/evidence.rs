@@ -233,6 +233,7 @@ impl Engine {
         let urls: BTreeSet<String> = cited
             .iter()
             .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
+            .filter(|u| !tvir_report::is_uploaded_file(u))
             .collect();
         // URL -> (text, status, reason).
         let pages: BTreeMap<String, (String, String, Option<String>)> = match &self.pages {

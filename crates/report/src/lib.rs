@@ -54,6 +54,7 @@ mod urls;
 
 pub use language::detect_language;
 pub use model::*;
+pub use urls::is_uploaded_file;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

@@ -122,6 +122,29 @@ pub struct Report {
     pub extraction: Extraction,
 }
 
+impl Report {
+    /// Why a cited label gives a judge nothing to read, when it cannot: the label
+    /// names no entry of the reference list, or its entry is a file the author
+    /// uploaded (`file://…`, `sandbox:/…`). Such citations are still cited units;
+    /// Citation Support settles them as "no usable source" (`METRICS.md` §1), never
+    /// as a failed fetch.
+    pub fn unusable_citation(&self, idx: &str) -> Option<String> {
+        let entries: Vec<&Reference> = self.references.iter().filter(|r| r.idx == idx).collect();
+        let Some(first) = entries.first() else {
+            return Some(format!(
+                "marker [{idx}] names no entry of the reference list"
+            ));
+        };
+        let uploaded = |r: &&Reference| r.url.as_deref().is_some_and(crate::urls::is_uploaded_file);
+        entries.iter().all(uploaded).then(|| {
+            format!(
+                "[{idx}] cites a file the author uploaded ({}), which a judge cannot open",
+                first.url.as_deref().unwrap_or_default()
+            )
+        })
+    }
+}
+
 /// Which extractor produced a report's references and fact-citation pairs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -9,7 +9,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::blocks::Inline;
-use crate::urls::{clean_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL};
+use crate::urls::{
+    clean_url, is_citable_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL,
+};
 
 /// Stands in for a citation marker in flattened unit text (a private-use char that
 /// real reports do not contain).
@@ -152,7 +154,7 @@ pub(super) fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_gl
             if !is_web_url(&l.text) {
                 flat.push_text(&l.text, link_src.clone());
             }
-            if !is_image_url(&l.url) && !l.text.trim().is_empty() {
+            if !is_image_url(&l.url) {
                 flat.push_cite(
                     vec![RawCite::Url(clean_url(&l.url))],
                     link_src.end..link_src.end,
@@ -692,6 +694,14 @@ pub(crate) fn flatten(inlines: &[Inline], allow_glued: Glued) -> Flat {
 }
 
 pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glued) {
+    // A link with no text is a linked image when an image lies inside it; else it
+    // is a citation written with empty text (`([](https://…))`).
+    let holds_image = |outer: &Range<usize>| {
+        inlines.iter().any(|i| {
+            matches!(i, Inline::Image { span, .. }
+                if span.start >= outer.start && span.end <= outer.end)
+        })
+    };
     for inline in inlines {
         match inline {
             Inline::Text { text, span, sup } => {
@@ -705,7 +715,9 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                 scan_text(flat, text, span.clone(), allow_glued);
             }
             Inline::Link { url, text, span } => {
-                let web = is_web_url(url);
+                // Uploaded files cite like web pages (unreadable ones: CS settles
+                // them as "no usable source").
+                let web = is_citable_url(url);
                 if let Some(c) = MARKER_TEXT.captures(text) {
                     let nums = expand_numbers(&c[1]);
                     if web {
@@ -723,12 +735,12 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                 }
                 if web {
                     // The link text stays in the sentence (unless it is the URL itself),
-                    // the target is a citation; a link to a picture, or one with no
-                    // text (a linked image), is not.
+                    // the target is a citation; a link to a picture, or a linked
+                    // image, is not.
                     if !is_web_url(text) {
                         flat.push_text(text, span.clone());
                     }
-                    if !is_image_url(url) && !text.trim().is_empty() {
+                    if !is_image_url(url) && (!text.trim().is_empty() || !holds_image(span)) {
                         flat.push_cite(vec![RawCite::Url(clean_url(url))], span.end..span.end);
                     }
                 } else {

@@ -64,11 +64,18 @@ fn resolve_all(
                     out.push(i);
                 }
             }
-            Resolved::Dangling(i) => dangling.push(StructuralError {
-                code: "marker_without_entry".into(),
-                line: Some(line),
-                reason: format!("citation marker [{i}] names no entry of the reference list"),
-            }),
+            // A marker naming no entry still makes its sentence a cited unit (CS
+            // settles it as "no usable source"); the consistency error stays.
+            Resolved::Dangling(i) => {
+                dangling.push(StructuralError {
+                    code: "marker_without_entry".into(),
+                    line: Some(line),
+                    reason: format!("citation marker [{i}] names no entry of the reference list"),
+                });
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
             Resolved::NotACitation => {}
         }
     }

@@ -50,6 +50,7 @@ mod markdown;
 pub mod model;
 pub mod output;
 mod references;
+mod residue;
 mod urls;
 
 pub use language::detect_language;

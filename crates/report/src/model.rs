@@ -196,6 +196,45 @@ pub struct ExtractionCounts {
     /// as "Sources:".
     #[serde(default)]
     pub units_without_text: usize,
+    /// Citation-shaped text that no reference entry, marker or link citation
+    /// consumed, counted by shape, independently of the grammar (absent when none).
+    #[serde(default, skip_serializing_if = "ResidueCounts::is_empty")]
+    pub residue: ResidueCounts,
+}
+
+/// Citation residue by class: what looks like a citation outside every reference
+/// list, code block, figure and cited unit (see `docs/parser.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidueCounts {
+    /// Numerals a space before, or glued after, sentence-end punctuation in any
+    /// script (`grew 1.`, `growth.1`, `している 1。`, `増えた1。`), or ending a table cell.
+    pub numerals: usize,
+    /// Superscript numbers (`rose³`, `⁽³⁾`, `^3`).
+    pub superscripts: usize,
+    /// Bracketed, braced or parenthesised numbers in forms the grammar does not
+    /// read (`{3}`, `<3>`, `[ref 3]`, `(Source 3)`, `(3)` at a sentence end).
+    pub brackets: usize,
+    /// Inline links with empty or generic text (`[](url)`, `[source](url)`, a domain).
+    pub links: usize,
+    /// Links to uploaded or sandboxed files (`file://…`, `sandbox:/…`).
+    pub files: usize,
+    /// Lines near the end that are mostly links.
+    pub link_lines: usize,
+}
+
+impl ResidueCounts {
+    pub fn total(&self) -> usize {
+        self.numerals
+            + self.superscripts
+            + self.brackets
+            + self.links
+            + self.files
+            + self.link_lines
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
 }
 
 /// The judge extraction attempt of one report (`--extraction judge|auto`).

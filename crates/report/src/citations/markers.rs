@@ -407,7 +407,10 @@ pub(super) fn glued_numerals(text: &str, before: Option<char>) -> Vec<(Range<usi
     let mut k = 0;
     while k < chars.len() {
         let (pos, c) = chars[k];
-        let punct = matches!(c, '.' | ')' | '”' | '"' | '’' | '?' | '!');
+        let punct = matches!(
+            c,
+            '.' | ')' | '”' | '"' | '’' | '?' | '!' | '。' | '．' | '！' | '？'
+        );
         let prev = match k {
             0 => before,
             _ => Some(chars[k - 1].1),
@@ -655,7 +658,7 @@ pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
 
 /// Whether a spaced numeral after this word can be a citation: the word has a
 /// letter and is not one that takes a number (`in 2`, `約 5`).
-fn takes_spaced_marker(word: &str) -> bool {
+pub(crate) fn takes_spaced_marker(word: &str) -> bool {
     word.chars().any(char::is_alphabetic)
         && !NUMBER_WORDS.contains(&word.to_lowercase().as_str())
         && !word

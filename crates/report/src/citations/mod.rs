@@ -23,7 +23,9 @@ use markers::{cell_citations, cell_end_numerals, is_citation_column};
 use sentences::{clean_fact_text, split_sentences};
 
 // What the parser root and the figure stage use.
-pub(crate) use markers::{flatten, spaced_numerals, urls_in_order, Glued, RawCite};
+pub(crate) use markers::{
+    flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite,
+};
 pub(crate) use resolve::{Resolved, Resolver};
 
 /// Inputs for fact extraction.

@@ -24,18 +24,28 @@ static SPACED: LazyLock<Regex> = LazyLock::new(|| {
 static GLUED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(\p{L}{2,}[)”’\x22]?)[.!?。．！？](\d{1,3}(?:, ?\d{1,3})*)(?:\s|$)").unwrap()
 });
+/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`).
+static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Han}\p{Hiragana}\p{Katakana}])").unwrap()
+});
+/// A numeral glued to the end of a lowercase word before punctuation (`claim3.`).
+static GLUED_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\p{Ll}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)[.!?;,:](?:\s|$)").unwrap()
+});
 static GLUED_CJK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])(\d{1,3})[。．！？]").unwrap()
 });
 /// A numeral ending a table cell after a word (`free tier 3 |`).
-static CELL_END: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]? *\|").unwrap());
+static CELL_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]? *\||(\p{Ll}{3,}[.)*_]*)(\d{1,3}(?:,\d{1,3})*)[。.]? *\|")
+        .unwrap()
+});
 static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|(?:\p{L}{3,}|[.,;:)\]”\x22%。，])[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。])\^\[?\d{1,3}\]?\^?")
+    Regex::new(r"⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\{\d{1,3}(?:,\s*\d{1,3})*\}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source)\.?\s*#?\d{1,3}\)|\p{L}[.。]?\s?\(\d{1,3}\)(?:[.。]|\s*$)")
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[(\[{⁽^]?\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[)\]}⁾]?\s*</a>|\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
@@ -54,16 +64,25 @@ static LINK_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
 pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64) -> ResidueCounts {
     let mut c = ResidueCounts::default();
     let label_ok = |nums: &str| {
-        nums.split(',')
+        nums.split([',', ' '])
             .filter_map(|n| n.trim().parse::<u64>().ok())
             .all(|n| n >= 1 && n <= max_label)
     };
     let mut seen: Vec<usize> = Vec::new();
-    for re in [&*SPACED, &*GLUED_AFTER, &*GLUED_CJK, &*CELL_END] {
+    for re in [
+        &*SPACED,
+        &*GLUED_AFTER,
+        &*GLUED_WORD,
+        &*GLUED_CJK,
+        &*AFTER_CJK_STOP,
+        &*CELL_END,
+    ] {
         for m in re.captures_iter(text) {
-            let (word, nums) = (m.get(1).expect("word"), m.get(2).expect("numbers"));
+            let (Some(word), Some(nums)) = (m.get(1).or(m.get(3)), m.get(2).or(m.get(4))) else {
+                continue;
+            };
             let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
-            let word_ok = if std::ptr::eq(re, &*GLUED_CJK) {
+            let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
                 takes_spaced_marker(word.as_str())
             } else {
                 takes_spaced_marker(w)

@@ -349,8 +349,10 @@ fn structural_errors_for_numbering_and_dangling_markers() {
     ] {
         assert!(c.contains(&code.to_string()), "{code} not in {c:?}");
     }
-    // [3] names no entry: it is an error, not a fact.
-    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["1", "4"])]);
+    // [3] names no entry: an error, and its sentence is still a cited unit (CS
+    // settles it as "no usable source"; issue #26).
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["3"]), s(&["1", "4"])]);
+    assert!(r.unusable_citation("3").is_some());
 }
 
 #[test]

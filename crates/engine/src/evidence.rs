@@ -263,6 +263,7 @@ impl Engine {
         let urls: BTreeSet<String> = cited
             .iter()
             .filter_map(|i| refs.get(i).and_then(|r| r.url.clone()))
+            .filter(|u| !tvir_report::is_uploaded_file(u))
             .collect();
         // This report's outcomes, for the run's page count and the no-network check.
         let report_tally = std::sync::Mutex::new(tvir_sources::PageTally::default());

@@ -13,7 +13,7 @@
 //! | (skipped) | figure, chart, image | the figure was not fetched in this run: the unit is skipped, not scored |
 //! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
-//! | `no_usable_source` | figure, chart, image | reads `sources` and the figure cites none, or none could be read (the second case only under `--csc-unreadable zero`, the default) |
+//! | `no_usable_source` | figure, chart, image, fact | reads `sources` and the figure cites none, or none could be read (for a chart: only under `--csc-unreadable zero`, the default); a fact whose every citation is unusable by nature (a marker naming no entry, an uploaded file), before any fetch (`no_source_text` stands in when only it is declared) |
 //! | (failed) | fact, figure, chart | reads `sources`, none could be read, and the run reached no server at all ("no network: ...", see [`crate::network`]) |
 //! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
 //! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
@@ -289,6 +289,16 @@ impl Engine {
                 let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
                 let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
                                         "merged_duplicates": merged, "dedup": dedup.detail(i)});
+                if let Some(reason) = unusable_sources(ctx.report, &f.ref_idxs) {
+                    // Nothing cited can be read by anyone (a marker naming no entry,
+                    // an uploaded file): settled before any fetch or call.
+                    let rule = ["no_usable_source", "no_source_text"]
+                        .into_iter()
+                        .find(|r| rubric.rules.contains_key(*r));
+                    if let Some(rule) = rule.filter(|_| rubric.needs(InputKind::Sources)) {
+                        return (i, self.rule_unit(&rubric.id, unit, rule, reason, detail));
+                    }
+                }
                 if ctx.ev.sources.is_some() {
                     if let Value::Object(m) = &mut detail {
                         m.insert(
@@ -560,6 +570,16 @@ fn record_cuts(detail: &mut Value, cuts: &[SourceCut]) {
     if let (Value::Object(m), false) = (detail, cuts.is_empty()) {
         m.insert("source_cuts".into(), json!(cuts));
     }
+}
+
+/// "no usable source: …" with each citation's reason, when none of a fact's
+/// cited labels can give a judge any text (`Report::unusable_citation`).
+fn unusable_sources(report: &Report, idxs: &[String]) -> Option<String> {
+    let reasons: Vec<String> = idxs
+        .iter()
+        .map(|i| report.unusable_citation(i))
+        .collect::<Option<Vec<String>>>()?;
+    (!reasons.is_empty()).then(|| format!("no usable source: {}", reasons.join("; ")))
 }
 
 fn no_task_reason(label: &str) -> String {

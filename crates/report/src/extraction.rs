@@ -56,6 +56,10 @@ const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
 const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.2;
+// Citation residue (marks the parse consumed nowhere): a few stray shapes are
+// quantities and asides; a fifth of the cited units is a dialect the grammar missed.
+const MIN_RESIDUE: usize = 4;
+const RESIDUE_SHARE: f64 = 0.2;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
@@ -187,6 +191,29 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .count();
 
     counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
+    // Residue: citation shapes outside lists, code, figures and cited units.
+    let consumed = merge_spans(
+        skip.iter()
+            .cloned()
+            .chain(fact_spans.iter().cloned())
+            .chain(figure_spans.iter().cloned())
+            .collect(),
+    );
+    let max_label = if input.has_list {
+        input
+            .references
+            .iter()
+            .filter_map(|r| r.idx.parse::<u64>().ok())
+            .max()
+            .unwrap_or(300)
+    } else {
+        300
+    };
+    counts.residue = super::residue::scan(
+        text,
+        &|pos| super::residue::covered(&consumed, pos),
+        max_label,
+    );
     let body_chars = body_chars(text, &skip);
     let numbered = numbered_list(text, input.references, input.has_list);
     let reasons = reasons(&counts, input, body_chars, numbered);
@@ -285,6 +312,15 @@ fn reasons(
         out.push(format!(
             "{} of {} cited units have no text of their own (bare markers or a label such as \"Sources:\")",
             c.units_without_text, c.cited_units
+        ));
+    }
+    let residue = c.residue.total();
+    if residue >= MIN_RESIDUE && residue as f64 > RESIDUE_SHARE * c.cited_units as f64 {
+        let r = &c.residue;
+        out.push(format!(
+            "{residue} citation-like marks outside every cited unit against {} cited units \
+             ({} numerals, {} superscripts, {} bracketed numbers, {} bare links, {} uploaded files, {} link lines)",
+            c.cited_units, r.numerals, r.superscripts, r.brackets, r.links, r.files, r.link_lines
         ));
     }
     if c.img_tags >= 2 && input.figures.is_empty() {

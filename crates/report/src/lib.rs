@@ -52,10 +52,12 @@ pub mod output;
 mod references;
 pub mod render;
 mod render_map;
+mod residue;
 mod urls;
 
 pub use language::detect_language;
 pub use model::*;
+pub use urls::is_uploaded_file;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -150,16 +152,24 @@ fn parse_inner(
     // A report whose math or tables were mangled may carry a few explicit markers
     // among hundreds of glued ones: the glued style wins when it is four times as
     // frequent.
+    // Numerals a space before the period (`from the diet 2.`, `している 1。`) only
+    // where a report writes them again and again and every one names an entry: a
+    // lone number before a period is usually a quantity. They count with the glued
+    // ones against the explicit markers (a Japanese Gemini export writes only these,
+    // and a stray `[1-9]` in its text must not switch them off).
+    let spaced = if has_list {
+        spaced_markers(&blocks, &body, &resolver)
+    } else {
+        0
+    };
     let allow_glued = has_list && {
         let (explicit, glued) = marker_styles(&blocks, &body, &resolver);
+        let glued = glued + spaced;
         explicit == 0 || (glued >= 20 && glued >= 4 * explicit)
     };
-    // Numerals a space before the period (`from the diet 2.`) only where a report
-    // writes them again and again and every one names an entry: a lone number
-    // before a period is usually a quantity.
     let allow_glued = match allow_glued {
         false => Glued::No,
-        true if spaced_markers(&blocks, &body, &resolver) >= 5 => Glued::Spaced,
+        true if spaced >= 5 => Glued::Spaced,
         true => Glued::Tight,
     };
 

@@ -130,6 +130,29 @@ pub struct Report {
     pub extraction: Extraction,
 }
 
+impl Report {
+    /// Why a cited label gives a judge nothing to read, when it cannot: the label
+    /// names no entry of the reference list, or its entry is a file the author
+    /// uploaded (`file://…`, `sandbox:/…`). Such citations are still cited units;
+    /// Citation Support settles them as "no usable source" (`METRICS.md` §1), never
+    /// as a failed fetch.
+    pub fn unusable_citation(&self, idx: &str) -> Option<String> {
+        let entries: Vec<&Reference> = self.references.iter().filter(|r| r.idx == idx).collect();
+        let Some(first) = entries.first() else {
+            return Some(format!(
+                "marker [{idx}] names no entry of the reference list"
+            ));
+        };
+        let uploaded = |r: &&Reference| r.url.as_deref().is_some_and(crate::urls::is_uploaded_file);
+        entries.iter().all(uploaded).then(|| {
+            format!(
+                "[{idx}] cites a file the author uploaded ({}), which a judge cannot open",
+                first.url.as_deref().unwrap_or_default()
+            )
+        })
+    }
+}
+
 /// Which extractor produced a report's references and fact-citation pairs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,6 +204,45 @@ pub struct ExtractionCounts {
     /// as "Sources:".
     #[serde(default)]
     pub units_without_text: usize,
+    /// Citation-shaped text that no reference entry, marker or link citation
+    /// consumed, counted by shape, independently of the grammar (absent when none).
+    #[serde(default, skip_serializing_if = "ResidueCounts::is_empty")]
+    pub residue: ResidueCounts,
+}
+
+/// Citation residue by class: what looks like a citation outside every reference
+/// list, code block, figure and cited unit (see `docs/parser.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidueCounts {
+    /// Numerals a space before, or glued after, sentence-end punctuation in any
+    /// script (`grew 1.`, `growth.1`, `している 1。`, `増えた1。`), or ending a table cell.
+    pub numerals: usize,
+    /// Superscript numbers (`rose³`, `⁽³⁾`, `^3`).
+    pub superscripts: usize,
+    /// Bracketed, braced or parenthesised numbers in forms the grammar does not
+    /// read (`{3}`, `<3>`, `[ref 3]`, `(Source 3)`, `(3)` at a sentence end).
+    pub brackets: usize,
+    /// Inline links with empty or generic text (`[](url)`, `[source](url)`, a domain).
+    pub links: usize,
+    /// Links to uploaded or sandboxed files (`file://…`, `sandbox:/…`).
+    pub files: usize,
+    /// Lines near the end that are mostly links.
+    pub link_lines: usize,
+}
+
+impl ResidueCounts {
+    pub fn total(&self) -> usize {
+        self.numerals
+            + self.superscripts
+            + self.brackets
+            + self.links
+            + self.files
+            + self.link_lines
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
 }
 
 /// The judge extraction attempt of one report (`--extraction judge|auto`).

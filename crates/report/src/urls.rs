@@ -22,6 +22,20 @@ pub(crate) fn is_web_url(s: &str) -> bool {
         || identifier_url(s.trim_start()).is_some()
 }
 
+/// Whether a link target is a file the user uploaded to the chat or one the
+/// assistant wrote in its sandbox (`file://file-…`, `file:///…`,
+/// `sandbox:/mnt/data/…`): a citation of a source no judge can open.
+pub fn is_uploaded_file(s: &str) -> bool {
+    let l = s.trim_start().trim_start_matches('<').to_ascii_lowercase();
+    l.starts_with("file:") || l.starts_with("sandbox:")
+}
+
+/// Whether a link target can stand for a source: a web address, or an uploaded
+/// file (a source, though an unreadable one).
+pub(crate) fn is_citable_url(s: &str) -> bool {
+    is_web_url(s) || is_uploaded_file(s)
+}
+
 /// The web address of a scholarly identifier written as a link target:
 /// `doi:10.1000/xyz` -> `https://doi.org/10.1000/xyz`, `arXiv:2401.00001` ->
 /// `https://arxiv.org/abs/2401.00001`.
@@ -237,6 +251,18 @@ pub(crate) fn loose_links(s: &str) -> Vec<LooseLink> {
             }
         }
         let Some(end) = end else { continue };
+        // A link around an earlier one (`[![](img)](url)`) replaces it: callers
+        // slice the text between links, so ranges must be disjoint and in order.
+        while out
+            .last()
+            .is_some_and(|l: &LooseLink| l.range.start >= open)
+        {
+            out.pop();
+        }
+        if out.last().is_some_and(|l| l.range.end > open) {
+            from = end + 1;
+            continue;
+        }
         out.push(LooseLink {
             range: open..end + 1,
             text: s[open + 1..close_bracket].to_string(),
@@ -250,6 +276,20 @@ pub(crate) fn loose_links(s: &str) -> Vec<LooseLink> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loose_links_never_overlap() {
+        let t = "[![](https://e.org/badge.png)](https://e.org/home) then [a](https://e.org/a)";
+        let l = loose_links(t);
+        assert_eq!(
+            l.len(),
+            2,
+            "{:?}",
+            l.iter().map(|x| &x.range).collect::<Vec<_>>()
+        );
+        assert_eq!(l[0].url, "https://e.org/home");
+        assert!(l.windows(2).all(|w| w[0].range.end <= w[1].range.start));
+    }
 
     #[test]
     fn trailing_punctuation_and_escapes_are_removed() {

@@ -102,9 +102,9 @@ pub const SETTLE_RULES: &[(&str, &[UnitKind], Option<InputKind>, &str)] = &[
     ),
     (
         "no_usable_source",
-        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image],
+        &[UnitKind::Figure, UnitKind::Chart, UnitKind::Image, UnitKind::Fact],
         Some(InputKind::Sources),
-        "the figure cites no source, or none of its cited sources could be read",
+        "the figure cites no source, or none of its cited sources could be read; a fact cites only what no judge can read (a marker naming no entry, an uploaded file)",
     ),
     (
         "no_source_text",

@@ -40,7 +40,9 @@ pub fn cited_sources(report: &Report) -> Vec<CitedSource> {
             .references
             .iter()
             .filter(|r| &r.idx == idx)
-            .find_map(|r| r.url.as_deref().map(str::trim).filter(|u| !u.is_empty()));
+            .find_map(|r| r.url.as_deref().map(str::trim).filter(|u| !u.is_empty()))
+            // An uploaded file is no page to fetch: CS settles it without one.
+            .filter(|u| !tvir_report::is_uploaded_file(u));
         if let Some(url) = url {
             out.push(CitedSource {
                 idx: idx.clone(),

@@ -9,7 +9,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::blocks::Inline;
-use crate::urls::{clean_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL};
+use crate::urls::{
+    clean_url, is_citable_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL,
+};
 
 /// Stands in for a citation marker in flattened unit text (a private-use char that
 /// real reports do not contain).
@@ -152,7 +154,7 @@ pub(super) fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_gl
             if !is_web_url(&l.text) {
                 flat.push_text(&l.text, link_src.clone());
             }
-            if !is_image_url(&l.url) && !l.text.trim().is_empty() {
+            if !is_image_url(&l.url) {
                 flat.push_cite(
                     vec![RawCite::Url(clean_url(&l.url))],
                     link_src.end..link_src.end,
@@ -405,7 +407,10 @@ pub(super) fn glued_numerals(text: &str, before: Option<char>) -> Vec<(Range<usi
     let mut k = 0;
     while k < chars.len() {
         let (pos, c) = chars[k];
-        let punct = matches!(c, '.' | ')' | '”' | '"' | '’' | '?' | '!');
+        let punct = matches!(
+            c,
+            '.' | ')' | '”' | '"' | '’' | '?' | '!' | '。' | '．' | '！' | '？'
+        );
         let prev = match k {
             0 => before,
             _ => Some(chars[k - 1].1),
@@ -613,18 +618,28 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
     "years",
 ];
 
-/// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`):
-/// after a word with a letter that does not take a number, each at most three
-/// digits, then terminal punctuation and a space or the end.
+/// Characters after which a CJK numeral is a count or an ordinal (`約 5。`,
+/// `第 3。`, `共 12。`), not a citation.
+pub(super) const CJK_NUMBER_WORDS: &[char] = &[
+    '約', '约', '第', '全', '計', '计', '共', '合', '満', '满', '近', '超', '達', '达', '為', '为',
+    '是', '有', '至', '到', '和', '及', '与', '與', '或', '每', '毎', '各', '前', '後', '后', '上',
+    '下', '数', '數', '凡', '총', '약', '제', '및', '와', '과',
+];
+
+/// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`,
+/// `…している 1。` as Gemini writes them in Japanese, Chinese and Korean): after a
+/// word with a letter that does not take a number, each at most three digits, then
+/// terminal punctuation and a space or the end; an ideographic full stop (`。`,
+/// `．`, `！`, `？`) needs nothing after it, as CJK text runs on without spaces.
 pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
-    static SPACED: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[.!?。](?:\s|$)").unwrap());
+    static SPACED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)(?:[.!?](?:\s|$)|[。．！？])").unwrap()
+    });
     let mut out = Vec::new();
     for c in SPACED.captures_iter(text) {
         let (word, nums) = (c.get(1).expect("word"), c.get(2).expect("numbers"));
         let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
-        if !w.chars().any(char::is_alphabetic) || NUMBER_WORDS.contains(&w.to_lowercase().as_str())
-        {
+        if !takes_spaced_marker(w) {
             continue;
         }
         let list: Vec<String> = nums
@@ -641,6 +656,39 @@ pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
     out
 }
 
+/// Whether a spaced numeral after this word can be a citation: the word has a
+/// letter and is not one that takes a number (`in 2`, `約 5`).
+pub(crate) fn takes_spaced_marker(word: &str) -> bool {
+    word.chars().any(char::is_alphabetic)
+        && !NUMBER_WORDS.contains(&word.to_lowercase().as_str())
+        && !word
+            .chars()
+            .last()
+            .is_some_and(|l| CJK_NUMBER_WORDS.contains(&l))
+}
+
+/// Numerals a space after the last word of a table cell (`AI API 利用料別途 9`,
+/// `free for public repositories 3, 4`), as Gemini ends cells that cite: where
+/// the numerals start in `cell` and the numbers. The caller only asks in reports
+/// whose spaced numerals all name entries.
+pub(crate) fn cell_end_numerals(cell: &str) -> Option<(usize, Vec<String>)> {
+    static CELL_END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]?\s*$").unwrap());
+    let c = CELL_END.captures(cell)?;
+    let (word, nums) = (c.get(1)?, c.get(2)?);
+    let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
+    if !takes_spaced_marker(w) {
+        return None;
+    }
+    let list: Vec<String> = nums
+        .as_str()
+        .split(',')
+        .map(|n| n.trim().to_string())
+        .filter(|n| n.parse::<u32>().is_ok_and(|v| v > 0))
+        .collect();
+    (!list.is_empty()).then_some((word.end(), list))
+}
+
 /// Flatten inlines (or a slice of them) into text with sentinels.
 pub(crate) fn flatten(inlines: &[Inline], allow_glued: Glued) -> Flat {
     let mut flat = Flat::default();
@@ -649,6 +697,14 @@ pub(crate) fn flatten(inlines: &[Inline], allow_glued: Glued) -> Flat {
 }
 
 pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glued) {
+    // A link with no text is a linked image when an image lies inside it; else it
+    // is a citation written with empty text (`([](https://…))`).
+    let holds_image = |outer: &Range<usize>| {
+        inlines.iter().any(|i| {
+            matches!(i, Inline::Image { span, .. }
+                if span.start >= outer.start && span.end <= outer.end)
+        })
+    };
     for inline in inlines {
         match inline {
             Inline::Text { text, span, sup } => {
@@ -662,7 +718,9 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                 scan_text(flat, text, span.clone(), allow_glued);
             }
             Inline::Link { url, text, span } => {
-                let web = is_web_url(url);
+                // Uploaded files cite like web pages (unreadable ones: CS settles
+                // them as "no usable source").
+                let web = is_citable_url(url);
                 if let Some(c) = MARKER_TEXT.captures(text) {
                     let nums = expand_numbers(&c[1]);
                     if web {
@@ -680,12 +738,12 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                 }
                 if web {
                     // The link text stays in the sentence (unless it is the URL itself),
-                    // the target is a citation; a link to a picture, or one with no
-                    // text (a linked image), is not.
+                    // the target is a citation; a link to a picture, or a linked
+                    // image, is not.
                     if !is_web_url(text) {
                         flat.push_text(text, span.clone());
                     }
-                    if !is_image_url(url) && !text.trim().is_empty() {
+                    if !is_image_url(url) && (!text.trim().is_empty() || !holds_image(span)) {
                         flat.push_cite(vec![RawCite::Url(clean_url(url))], span.end..span.end);
                     }
                 } else {

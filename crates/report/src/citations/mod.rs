@@ -19,11 +19,13 @@ use regex::Regex;
 use crate::blocks::{Block, BlockKind, LineIndex};
 use crate::model::{Fact, StructuralError};
 
-use markers::{cell_citations, is_citation_column};
+use markers::{cell_citations, cell_end_numerals, is_citation_column};
 use sentences::{clean_fact_text, split_sentences};
 
 // What the parser root and the figure stage use.
-pub(crate) use markers::{flatten, spaced_numerals, urls_in_order, Glued, RawCite};
+pub(crate) use markers::{
+    flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite,
+};
 pub(crate) use resolve::{Resolved, Resolver};
 
 /// Inputs for fact extraction.
@@ -64,11 +66,18 @@ fn resolve_all(
                     out.push(i);
                 }
             }
-            Resolved::Dangling(i) => dangling.push(StructuralError {
-                code: "marker_without_entry".into(),
-                line: Some(line),
-                reason: format!("citation marker [{i}] names no entry of the reference list"),
-            }),
+            // A marker naming no entry still makes its sentence a cited unit (CS
+            // settles it as "no usable source"); the consistency error stays.
+            Resolved::Dangling(i) => {
+                dangling.push(StructuralError {
+                    code: "marker_without_entry".into(),
+                    line: Some(line),
+                    reason: format!("citation marker [{i}] names no entry of the reference list"),
+                });
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
             Resolved::NotACitation => {}
         }
     }
@@ -432,9 +441,29 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
     }
     for b in &blocks[rows.clone()] {
         let is_header = matches!(b.kind, BlockKind::TableRow { header: true, .. });
-        let flat = flatten(&b.inlines, Glued::No);
+        // Spaced numerals (`…可能 7。`) cite in cells too, in reports written so.
+        let spaced = input.allow_glued == Glued::Spaced;
+        let flat = flatten(&b.inlines, if spaced { Glued::Spaced } else { Glued::No });
         let mut cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
         let mut text = clean_fact_text(&flat.text);
+        if spaced && !is_header {
+            let mut cells: Vec<String> = text.split(" | ").map(str::to_string).collect();
+            for cell in &mut cells {
+                let named = |n: &String| {
+                    matches!(
+                        input.resolver.resolve(&RawCite::Weak(n.clone())),
+                        Resolved::Ref(_)
+                    )
+                };
+                if let Some((at, nums)) =
+                    cell_end_numerals(cell).filter(|(_, n)| n.iter().all(named))
+                {
+                    cites.extend(nums.into_iter().map(RawCite::Weak));
+                    cell.truncate(at);
+                }
+            }
+            text = cells.join(" | ");
+        }
         if let (Some(col), false) = (cite_col, is_header) {
             let row_text = b.plain_text();
             let cells: Vec<&str> = row_text.split(" | ").map(str::trim).collect();

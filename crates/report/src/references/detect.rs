@@ -475,3 +475,56 @@ pub(super) fn link_definitions(
     }
     out
 }
+
+/// A source entry of a chat answer converted by pandoc: a paragraph of citation
+/// links (`[\\[1\\]](url#:~:text=…) [\\[4\\]](url)`) then the source's title,
+/// followed by a paragraph that is the bare URL (`<https://…>`, `<file://…>`).
+pub(super) struct PandocEntry {
+    pub labels: Vec<String>,
+    pub url: String,
+    pub title: Option<String>,
+}
+
+static PANDOC_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*\\?\[\s*(\d{1,4})\s*\\?\]\s*$").unwrap());
+
+/// The entry a pandoc source pair starts at `links` (its URL paragraph is the
+/// block after it).
+pub(super) fn pandoc_entry(links: &Block, url_block: &Block, text: &str) -> Option<PandocEntry> {
+    if !matches!(links.kind, BlockKind::Paragraph)
+        || !matches!(url_block.kind, BlockKind::Paragraph)
+    {
+        return None;
+    }
+    let raw_url = text.get(url_block.span.clone())?.trim();
+    let inner = raw_url.strip_prefix('<')?.strip_suffix('>')?;
+    if inner.contains(char::is_whitespace) || !crate::urls::is_citable_url(inner) {
+        return None;
+    }
+    // The links line: citation links first, then the title as plain text.
+    let mut labels = Vec::new();
+    let mut title = String::new();
+    for inl in &links.inlines {
+        match inl {
+            Inline::Link { url, text: t, .. } if title.trim().is_empty() => {
+                let label = PANDOC_LABEL.captures(t)?;
+                if !crate::urls::is_citable_url(url) {
+                    return None;
+                }
+                labels.push(label[1].to_string());
+            }
+            Inline::Text { text: t, .. } => title.push_str(t),
+            Inline::Break { .. } => title.push(' '),
+            _ => return None,
+        }
+    }
+    if labels.is_empty() {
+        return None;
+    }
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(PandocEntry {
+        labels,
+        url: clean_url(inner),
+        title: (!title.is_empty()).then_some(title),
+    })
+}

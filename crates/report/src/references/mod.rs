@@ -17,8 +17,8 @@ use crate::urls::{clean_url, is_web_url, url_key, BARE_URL};
 
 use detect::{
     annotated_entries, block_has_entry, block_lines, entry_like, first_url, has_url,
-    label_paragraph, link_definitions, unlabeled_tail, url_entry_block, url_only_block,
-    AnnotatedEntry, SOURCE_WORD,
+    label_paragraph, link_definitions, pandoc_entry, unlabeled_tail, url_entry_block,
+    url_only_block, AnnotatedEntry, PandocEntry, SOURCE_WORD,
 };
 use entry::{inline_parse, strip_urls, tidy_title, EntryLine};
 
@@ -189,6 +189,25 @@ pub(crate) fn scan(
         }
     }
 
+    // 2c. A pandoc export's source section: pairs of a citation-links-and-title
+    // paragraph and a bare `<url>` paragraph, to the end of the report (one pair
+    // suffices there: the shape is unmistakable).
+    let mut pandoc: HashMap<usize, PandocEntry> = HashMap::new();
+    {
+        let mut k = blocks.len();
+        while k >= 2 {
+            match pandoc_entry(&blocks[k - 2], &blocks[k - 1], text) {
+                Some(e) if !in_region[k - 2] && !in_region[k - 1] => {
+                    pandoc.insert(k - 2, e);
+                    in_region[k - 2] = true;
+                    in_region[k - 1] = true;
+                    k -= 2;
+                }
+                _ => break,
+            }
+        }
+    }
+
     // 3. No label at all: a trailing run of numbered or bulleted entries that carry
     // URLs (after at most two closing remarks).
     if let Some(run) = unlabeled_tail(blocks, text, from_html, &in_region) {
@@ -222,6 +241,21 @@ pub(crate) fn scan(
             continue;
         }
         scan.ref_blocks.insert(bi);
+        if let Some(e) = pandoc.remove(&bi) {
+            let line = lines.line_of(block.span.start);
+            collector.push_labeled(e.labels, Some(e.url), e.title, line);
+            continue;
+        }
+        if bi > 0
+            && text
+                .get(block.span.clone())
+                .is_some_and(|t| t.trim().starts_with('<'))
+            && scan.ref_blocks.contains(&(bi - 1))
+            && pandoc_entry(&blocks[bi - 1], block, text).is_some()
+        {
+            // The URL paragraph of a pandoc pair: read with its links line.
+            continue;
+        }
         if annotated_sections.iter().any(|r| r.contains(&bi)) {
             // One entry per sub-heading; the notes under it are not entries.
             if let Some(e) = annotated.remove(&bi) {

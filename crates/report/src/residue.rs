@@ -1,0 +1,197 @@
+//! Citation residue: text shaped like a citation that the parse consumed nowhere.
+//!
+//! The self-check's other counts read what the grammar recognised, so a dialect
+//! the grammar does not know leaves no trace in them. This scan does not use the
+//! grammar: it looks at the text outside every reference list, code block,
+//! figure and cited unit for citation shapes in any script and counts them by
+//! class ([`ResidueCounts`]). A report whose residue is large against its cited
+//! units was most likely parsed wrong.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::citations::takes_spaced_marker;
+use crate::model::ResidueCounts;
+
+/// A numeral a space before sentence-end punctuation (`grew 1.`, `している 1。`),
+/// glued after it (`growth.1 `, `增长。1`), or glued to a CJK word before an
+/// ideographic full stop (`増えた1。`).
+static SPACED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S+)[ \u{3000}](\d{1,3}(?:, ?\d{1,3})*)(?:[.!?](?:\s|$)|[。．！？])").unwrap()
+});
+static GLUED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\p{L}{2,}[)”’\x22]?)[.!?。．！？](\d{1,3}(?:, ?\d{1,3})*)(?:\s|$)").unwrap()
+});
+/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`).
+static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Han}\p{Hiragana}\p{Katakana}])").unwrap()
+});
+/// A numeral glued to the end of a lowercase word before punctuation (`claim3.`).
+static GLUED_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\p{Ll}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)[.!?;,:](?:\s|$)").unwrap()
+});
+static GLUED_CJK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])(\d{1,3})[。．！？]").unwrap()
+});
+/// A numeral ending a table cell after a word (`free tier 3 |`).
+static CELL_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]? *\||(\p{Ll}{3,}[.)*_]*)(\d{1,3}(?:,\d{1,3})*)[。.]? *\|")
+        .unwrap()
+});
+static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
+        .unwrap()
+});
+static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[(\[{⁽^]?\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[)\]}⁾]?\s*</a>|\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
+        .unwrap()
+});
+static LINKS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\[\s*\]\((?:https?|file|sandbox):|\[(?:source|sources|link|here|ref|reference|citation|cite|\d{1,3})\]\(https?://|\[(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\]\(https?://")
+        .unwrap()
+});
+static FILES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)[(<](?:file|sandbox):[^)\s>]+[)>]").unwrap());
+static LINK_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[[^\]\n]*\]\([^)\s]*\)|<(?:https?|file|sandbox):[^>\s]*>|https?://\S+").unwrap()
+});
+
+/// Count the residue in `text` at positions `consumed` does not cover. `max_label`
+/// bounds the numerals read as citations (the list's highest number, or 300
+/// without a list).
+pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64) -> ResidueCounts {
+    let mut c = ResidueCounts::default();
+    let label_ok = |nums: &str| {
+        nums.split([',', ' '])
+            .filter_map(|n| n.trim().parse::<u64>().ok())
+            .all(|n| n >= 1 && n <= max_label)
+    };
+    let mut seen: Vec<usize> = Vec::new();
+    for re in [
+        &*SPACED,
+        &*GLUED_AFTER,
+        &*GLUED_WORD,
+        &*GLUED_CJK,
+        &*AFTER_CJK_STOP,
+        &*CELL_END,
+    ] {
+        for m in re.captures_iter(text) {
+            let (Some(word), Some(nums)) = (m.get(1).or(m.get(3)), m.get(2).or(m.get(4))) else {
+                continue;
+            };
+            let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
+            let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
+                takes_spaced_marker(word.as_str())
+            } else {
+                takes_spaced_marker(w)
+            };
+            if consumed(nums.start()) || !word_ok || !label_ok(nums.as_str()) {
+                continue;
+            }
+            if !seen.contains(&nums.start()) {
+                seen.push(nums.start());
+                c.numerals += 1;
+            }
+        }
+    }
+    let count = |re: &Regex| {
+        re.find_iter(text)
+            .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+            .count()
+    };
+    c.superscripts = count(&SUPERSCRIPT);
+    c.brackets = count(&BRACKETS);
+    c.links = count(&LINKS);
+    c.files = count(&FILES);
+    c.link_lines = link_lines(text, consumed);
+    c
+}
+
+/// Lines in the last third of the text, outside what was consumed, whose
+/// characters are mostly link markup.
+fn link_lines(text: &str, consumed: &dyn Fn(usize) -> bool) -> usize {
+    let tail_from = text.len() - text.len() / 3;
+    let mut n = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if start < tail_from || consumed(start + (line.len() - line.trim_start().len())) {
+            continue;
+        }
+        let chars = line.chars().filter(|c| !c.is_whitespace()).count();
+        if chars < 10 {
+            continue;
+        }
+        let linked: usize = LINK_MARKUP
+            .find_iter(line)
+            .map(|m| m.as_str().chars().filter(|c| !c.is_whitespace()).count())
+            .sum();
+        if linked * 10 >= chars * 6 {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Spans the residue scan skips, as a lookup: sorted, disjoint ranges.
+pub(crate) fn covered(spans: &[Range<usize>], pos: usize) -> bool {
+    let i = spans.partition_point(|r| r.end <= pos);
+    spans
+        .get(i)
+        .is_some_and(|r| r.start <= pos && pos < r.end.max(r.start + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn residue(text: &str) -> ResidueCounts {
+        scan(text, &|_| false, 300)
+    }
+
+    #[test]
+    fn each_class_is_counted_in_any_script() {
+        assert_eq!(residue("Output rose sharply 3. Then it fell.").numerals, 1);
+        assert_eq!(residue("Output rose sharply.3 Then it fell.").numerals, 1);
+        assert_eq!(residue("利用者が増えています 1。次に").numerals, 1);
+        assert_eq!(residue("利用者が増えた1。次に").numerals, 1);
+        assert_eq!(residue("| plan | free for small teams 3 |").numerals, 1);
+        assert_eq!(residue("Output rose sharply³ and fell⁽⁴⁾.").superscripts, 2);
+        assert_eq!(
+            residue("It rose {3}. It fell <4>. [ref 5] (Source 6)").brackets,
+            4
+        );
+        assert_eq!(residue("It rose sharply (3).").brackets, 1);
+        assert_eq!(
+            residue("A ([](https://e.org/a)) and [source](https://e.org/b) and [e.org](https://e.org/c).").links,
+            3
+        );
+        assert_eq!(
+            residue("See [a.pdf](file://file-Ab12) and [b](sandbox:/mnt/data/b.csv).").files,
+            2
+        );
+    }
+
+    #[test]
+    fn quantities_and_consumed_text_are_not_residue() {
+        // A number after a word that takes one, a year, a decimal, a unit.
+        let r =
+            residue("It happened in 2024. Growth was 3.5 times. The rate rose to 7. Area 5 km².");
+        assert!(r.is_empty(), "{r:?}");
+        // Numbers beyond the list are quantities.
+        assert!(scan("Output rose sharply 42.", &|_| false, 10).is_empty());
+        // Consumed text is never residue.
+        assert!(scan("Output rose sharply 3. {4}", &|_| true, 300).is_empty());
+    }
+
+    #[test]
+    fn trailing_lines_of_links_count() {
+        let body = "Some words of a report body here.\n".repeat(6);
+        let text = format!("{body}[\\[1\\]](https://e.org/a) [\\[2\\]](https://e.org/b)\n");
+        assert_eq!(residue(&text).link_lines, 1);
+        assert_eq!(residue(&body).link_lines, 0);
+    }
+}

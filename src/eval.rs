@@ -14,9 +14,8 @@ use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use tvir_engine::record::ReportRecord;
 use tvir_engine::timing::{self, ReportTiming};
 use tvir_engine::{
-    discover, load_tasks, match_task, DedupKeep, DedupMode, Engine, EvalSettings, ExtractionMode,
-    ImageSize, JudgeMode, Pages, Progress, ReportJob, RevisionScope, ScoreOptions, Task,
-    UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    discover, load_tasks, match_task, Engine, EvalSettings, ExtractionMode, ImageSize, JudgeMode,
+    Pages, Progress, ReportJob, ScoreOptions, Task,
 };
 use tvir_engine::{output, RunStats};
 use tvir_judge::batch::BatchEngine;
@@ -159,117 +158,9 @@ pub struct EvalOptions {
     pub batch: super::batch::BatchArgs,
 }
 
-// The engine's option enums carry no clap derive (the engine stays free of the
-// command line); these mirror them, variant for variant, with the same help.
-
-/// `--dedup`: [`DedupMode`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DedupArg {
-    /// Deterministic pre-filter; only ambiguous pairs reach the judge.
-    Prefilter,
-    /// Ask the judge about every pair with identical cited sets (reference behaviour).
-    JudgeAll,
-    /// Pre-filter only; ambiguous pairs are kept as distinct (no judge).
-    Off,
-}
-
-impl From<DedupArg> for DedupMode {
-    fn from(a: DedupArg) -> Self {
-        match a {
-            DedupArg::Prefilter => DedupMode::Prefilter,
-            DedupArg::JudgeAll => DedupMode::JudgeAll,
-            DedupArg::Off => DedupMode::Off,
-        }
-    }
-}
-
-/// `--dedup-keep`: [`DedupKeep`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DedupKeepArg {
-    /// Drop the later member of every duplicate pair (the reference evaluator).
-    Reference,
-    /// Drop a fact only when it duplicates an earlier fact that is kept.
-    FirstKept,
-}
-
-impl From<DedupKeepArg> for DedupKeep {
-    fn from(a: DedupKeepArg) -> Self {
-        match a {
-            DedupKeepArg::Reference => DedupKeep::Reference,
-            DedupKeepArg::FirstKept => DedupKeep::FirstKept,
-        }
-    }
-}
-
-/// `--csc-unreadable`: [`UnreadableSources`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CscUnreadableArg {
-    /// Settled at 0 without a call (METRICS.md).
-    Zero,
-    /// Asked with the empty evidence (the reference evaluator).
-    Judge,
-}
-
-impl From<CscUnreadableArg> for UnreadableSources {
-    fn from(a: CscUnreadableArg) -> Self {
-        match a {
-            CscUnreadableArg::Zero => UnreadableSources::Zero,
-            CscUnreadableArg::Judge => UnreadableSources::Judge,
-        }
-    }
-}
-
-/// `--image-size original|N` (N >= 1 pixels, at most the safety bound).
-fn parse_image_size(s: &str) -> Result<ImageSize, String> {
-    if s.eq_ignore_ascii_case("original") {
-        return Ok(ImageSize::Original);
-    }
-    match s.parse::<u32>() {
-        Ok(n) if (1..=IMAGE_SAFETY_MAX_SIDE).contains(&n) => Ok(ImageSize::MaxSide(n)),
-        _ => Err(format!(
-            "expected `original` or a long side in pixels from 1 to {IMAGE_SAFETY_MAX_SIDE}"
-        )),
-    }
-}
-
-/// `--revision-scope`: [`RevisionScope`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RevisionScopeArg {
-    /// IA and MC (the paper's wording).
-    Paper,
-    /// IA, MC, WQ, ADB and FLC (the reference evaluator's code).
-    Reference,
-}
-
-impl From<RevisionScopeArg> for RevisionScope {
-    fn from(a: RevisionScopeArg) -> Self {
-        match a {
-            RevisionScopeArg::Paper => RevisionScope::Paper,
-            RevisionScopeArg::Reference => RevisionScope::Reference,
-        }
-    }
-}
-
-/// `--extraction`: [`ExtractionMode`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExtractionArg {
-    /// The deterministic parser only.
-    Rules,
-    /// The judge for every report.
-    Judge,
-    /// The judge only for reports the self-check calls `suspect`.
-    Auto,
-}
-
-impl From<ExtractionArg> for ExtractionMode {
-    fn from(a: ExtractionArg) -> Self {
-        match a {
-            ExtractionArg::Rules => ExtractionMode::Rules,
-            ExtractionArg::Judge => ExtractionMode::Judge,
-            ExtractionArg::Auto => ExtractionMode::Auto,
-        }
-    }
-}
+mod choices;
+use choices::parse_image_size;
+pub use choices::*;
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
 Analytical Depth & Breadth, Factual & Logical Consistency, Multimodal Composition, Chart Quality \

@@ -116,10 +116,14 @@ async fn a_server_back_within_the_window_loses_nothing() {
         let answer = task.await.unwrap();
         assert!(answer.is_ok(), "{:?}", answer.err());
     }
-    assert_eq!(
-        first + restarted.answered(),
-        units as u64,
-        "every unit answered once, by one server or the other"
+    // Every unit got its answer (above). The servers' own counts can differ from
+    // `units` by the requests in flight at the stop (at most `concurrency`): one
+    // answered after `first` was read is counted by neither server, one whose reply
+    // was cut by the stop is answered again by the restarted server.
+    let served = first + restarted.answered();
+    assert!(
+        served.abs_diff(units as u64) <= 4,
+        "{served} answers for {units} units, by one server or the other"
     );
     let t = client.accounting().total;
     assert_eq!(t.failed_calls, 0);
@@ -206,8 +210,10 @@ async fn eval_exits_1_naming_the_server_and_a_rerun_resumes_from_the_cache() {
     .unwrap();
     assert_eq!(output.status.code(), Some(0));
     // Every answer of the first run is reused: the re-run asks at most the rest.
+    // A reply the server sent as it was stopped may never reach the run (at most
+    // one per request in flight: `concurrency = 2` above), so it is asked again.
     assert!(
-        mock.requests() + answered <= full.requests(),
+        mock.requests() + answered <= full.requests() + 2,
         "the re-run asked {} questions, a run from nothing {} (the first run had {} answers)",
         mock.requests(),
         full.requests(),

@@ -1,0 +1,119 @@
+//! The clap value enums of `tvir eval`, each mirroring an engine setting variant for
+//! variant (the engine stays free of the command line), and their conversions.
+
+use tvir_engine::{
+    DedupKeep, DedupMode, ExtractionMode, ImageSize, RevisionScope, UnreadableSources,
+    IMAGE_SAFETY_MAX_SIDE,
+};
+
+// The engine's option enums carry no clap derive (the engine stays free of the
+// command line); these mirror them, variant for variant, with the same help.
+
+/// `--dedup`: [`DedupMode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DedupArg {
+    /// Deterministic pre-filter; only ambiguous pairs reach the judge.
+    Prefilter,
+    /// Ask the judge about every pair with identical cited sets (reference behaviour).
+    JudgeAll,
+    /// Pre-filter only; ambiguous pairs are kept as distinct (no judge).
+    Off,
+}
+
+impl From<DedupArg> for DedupMode {
+    fn from(a: DedupArg) -> Self {
+        match a {
+            DedupArg::Prefilter => DedupMode::Prefilter,
+            DedupArg::JudgeAll => DedupMode::JudgeAll,
+            DedupArg::Off => DedupMode::Off,
+        }
+    }
+}
+
+/// `--dedup-keep`: [`DedupKeep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DedupKeepArg {
+    /// Drop the later member of every duplicate pair (the reference evaluator).
+    Reference,
+    /// Drop a fact only when it duplicates an earlier fact that is kept.
+    FirstKept,
+}
+
+impl From<DedupKeepArg> for DedupKeep {
+    fn from(a: DedupKeepArg) -> Self {
+        match a {
+            DedupKeepArg::Reference => DedupKeep::Reference,
+            DedupKeepArg::FirstKept => DedupKeep::FirstKept,
+        }
+    }
+}
+
+/// `--csc-unreadable`: [`UnreadableSources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CscUnreadableArg {
+    /// Settled at 0 without a call (METRICS.md).
+    Zero,
+    /// Asked with the empty evidence (the reference evaluator).
+    Judge,
+}
+
+impl From<CscUnreadableArg> for UnreadableSources {
+    fn from(a: CscUnreadableArg) -> Self {
+        match a {
+            CscUnreadableArg::Zero => UnreadableSources::Zero,
+            CscUnreadableArg::Judge => UnreadableSources::Judge,
+        }
+    }
+}
+
+/// `--image-size original|N` (N >= 1 pixels, at most the safety bound).
+pub(crate) fn parse_image_size(s: &str) -> Result<ImageSize, String> {
+    if s.eq_ignore_ascii_case("original") {
+        return Ok(ImageSize::Original);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if (1..=IMAGE_SAFETY_MAX_SIDE).contains(&n) => Ok(ImageSize::MaxSide(n)),
+        _ => Err(format!(
+            "expected `original` or a long side in pixels from 1 to {IMAGE_SAFETY_MAX_SIDE}"
+        )),
+    }
+}
+
+/// `--revision-scope`: [`RevisionScope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RevisionScopeArg {
+    /// IA and MC (the paper's wording).
+    Paper,
+    /// IA, MC, WQ, ADB and FLC (the reference evaluator's code).
+    Reference,
+}
+
+impl From<RevisionScopeArg> for RevisionScope {
+    fn from(a: RevisionScopeArg) -> Self {
+        match a {
+            RevisionScopeArg::Paper => RevisionScope::Paper,
+            RevisionScopeArg::Reference => RevisionScope::Reference,
+        }
+    }
+}
+
+/// `--extraction`: [`ExtractionMode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExtractionArg {
+    /// The deterministic parser only.
+    Rules,
+    /// The judge for every report.
+    Judge,
+    /// The judge only for reports the self-check calls `suspect`.
+    Auto,
+}
+
+impl From<ExtractionArg> for ExtractionMode {
+    fn from(a: ExtractionArg) -> Self {
+        match a {
+            ExtractionArg::Rules => ExtractionMode::Rules,
+            ExtractionArg::Judge => ExtractionMode::Judge,
+            ExtractionArg::Auto => ExtractionMode::Auto,
+        }
+    }
+}

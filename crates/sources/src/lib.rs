@@ -275,6 +275,35 @@ const ACCEPT_PAGES: &str =
 const ACCEPT_IMAGES: &str = "image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5";
 
 impl Fetcher {
+    /// GET `parsed` (written `raw`) within `cap` bytes: the body of a 2xx answer, or
+    /// the refusal or failure naming `raw` (remote figures and page resources alike).
+    async fn get_2xx(
+        &self,
+        raw: &str,
+        parsed: &Url,
+        cap: u64,
+        accept: &str,
+    ) -> Result<http::Fetched, FetchError> {
+        let failed = |reason: String| FetchError::Failed {
+            url: raw.to_string(),
+            reason,
+        };
+        let fetched = match self.inner.http.get(parsed, cap, accept).await {
+            Ok(fetched) => fetched,
+            Err(http::HttpFailure::Refused(refusal)) => {
+                return Err(FetchError::Refused {
+                    url: raw.to_string(),
+                    reason: refusal.to_string(),
+                })
+            }
+            Err(failure) => return Err(failed(failure.to_string())),
+        };
+        if !(200..300).contains(&fetched.status) {
+            return Err(failed(http_status_reason(fetched.status)));
+        }
+        Ok(fetched)
+    }
+
     /// `store` None keeps the cache in memory for this process only. Fails on an
     /// unreadable `--sources` file or a backend without its API key.
     pub fn new(config: FetchConfig, store: Option<Store>) -> Result<Self, FetchError> {
@@ -649,28 +678,18 @@ impl Fetcher {
                 url: raw.to_string(),
             });
         }
+        let fetched = self
+            .get_2xx(
+                raw,
+                &parsed,
+                self.inner.config.image_cap_bytes,
+                ACCEPT_IMAGES,
+            )
+            .await?;
         let failed = |reason: String| FetchError::Failed {
             url: raw.to_string(),
             reason,
         };
-        let fetched = match self
-            .inner
-            .http
-            .get(&parsed, self.inner.config.image_cap_bytes, ACCEPT_IMAGES)
-            .await
-        {
-            Ok(fetched) => fetched,
-            Err(http::HttpFailure::Refused(refusal)) => {
-                return Err(FetchError::Refused {
-                    url: raw.to_string(),
-                    reason: refusal.to_string(),
-                })
-            }
-            Err(failure) => return Err(failed(failure.to_string())),
-        };
-        if !(200..300).contains(&fetched.status) {
-            return Err(failed(http_status_reason(fetched.status)));
-        }
         if let Some(ct) = &fetched.content_type {
             let media = extract::media_type(ct);
             if media.starts_with("text/") || media == "application/json" {

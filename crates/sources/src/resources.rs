@@ -4,7 +4,7 @@
 
 use url::Url;
 
-use super::{http, http_status_reason, normalize_url, FetchError, Fetcher};
+use super::{normalize_url, FetchError, Fetcher};
 
 impl Fetcher {
     /// Raw bytes and content type of a script, style sheet or font a rendered page
@@ -41,28 +41,9 @@ impl Fetcher {
                 url: raw.to_string(),
             });
         }
-        let failed = |reason: String| FetchError::Failed {
-            url: raw.to_string(),
-            reason,
-        };
-        let fetched = match self
-            .inner
-            .http
-            .get(&parsed, self.inner.config.page_cap_bytes, accept)
-            .await
-        {
-            Ok(fetched) => fetched,
-            Err(http::HttpFailure::Refused(refusal)) => {
-                return Err(FetchError::Refused {
-                    url: raw.to_string(),
-                    reason: refusal.to_string(),
-                })
-            }
-            Err(failure) => return Err(failed(failure.to_string())),
-        };
-        if !(200..300).contains(&fetched.status) {
-            return Err(failed(http_status_reason(fetched.status)));
-        }
+        let fetched = self
+            .get_2xx(raw, &parsed, self.inner.config.page_cap_bytes, accept)
+            .await?;
         self.put_resource(raw, fetched.body.clone(), fetched.content_type.clone())?;
         Ok((fetched.body, fetched.content_type))
     }

@@ -411,3 +411,65 @@ async fn offline_with_an_empty_cache_the_charts_fail_with_the_url_and_the_remedy
     assert!(r["metrics"]["chart_quality"]["score"].is_null());
     assert!(r["metrics"]["figure_quality"]["score"].is_null());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_whose_script_is_refused_fails_naming_the_address() {
+    let Some(_browser) = chromium() else {
+        println!("skipped: no Chromium");
+        return;
+    };
+    let Some(libs) = chart_libs() else {
+        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+        return;
+    };
+    // A listener on loopback that the page's script tag points at: it must never
+    // be contacted (the page is untrusted; loopback is refused before any fetch).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let local = format!(
+        "http://127.0.0.1:{}/chart.umd.min.js",
+        listener.local_addr().unwrap().port()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let page = dir.path().join("reports/sysA/solar1/report.html");
+    let html = std::fs::read_to_string(&page)
+        .unwrap()
+        .replace(CHART_JS, &local);
+    std::fs::write(&page, html).unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    seed(&cache, &libs);
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out = dir.path().join("out");
+    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let r = report_json(&out);
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 4, "{}", r["render"]);
+    // The page draws all three of its charts in one inline script, which stops at
+    // the missing `Chart`: as in a reader's browser, none of them is drawn. The
+    // chart file in the iframe loads its own library and is judged.
+    let failed: Vec<&&Value> = cq.iter().filter(|u| u["status"] == "failed").collect();
+    assert_eq!(failed.len(), 3, "{cq:?}");
+    for u in &failed {
+        let reason = u["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&local) && reason.contains("never contacted"),
+            "{reason}"
+        );
+    }
+    let scored: Vec<&&Value> = cq.iter().filter(|u| u["status"] == "scored").collect();
+    assert_eq!(scored.len(), 1, "{cq:?}");
+    assert!(scored[0]["detail"]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("charts/permits.html"));
+    assert!(
+        listener.accept().is_err(),
+        "the page reached the loopback listener"
+    );
+}

@@ -529,6 +529,19 @@ impl Renderer {
             .filter(|n| n.contains("tvir cache put"))
             .cloned()
             .collect();
+        // Scripts the page was refused (a private or loopback address, a host the
+        // fetcher may not reach): named when charts were then not drawn.
+        let refused: Vec<String> = stored
+            .requests
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                RequestOutcome::Refused { reason } if looks_like_script(&r.url) => {
+                    Some(format!("{} ({reason})", r.url))
+                }
+                _ => None,
+            })
+            .take(5)
+            .collect();
         let drawn = parsed.figures.iter().filter(|f| f.render.is_some()).count();
         let short = plan.candidates.len().saturating_sub(drawn);
         if let Some(failure) = &stored.failure {
@@ -543,10 +556,17 @@ impl Renderer {
                     reason: format!("the page could not be rendered: {failure}"),
                 })
                 .collect();
-        } else if short > 0 && !missing.is_empty() {
-            // Fewer charts than expected and libraries missing: the charts that
-            // needed them fail with the addresses and the remedy.
-            let reason = format!("chart library not available: {}", missing.join("; "));
+        } else if short > 0 && (!missing.is_empty() || !refused.is_empty()) {
+            // Fewer charts than expected and libraries missing or refused: the charts
+            // that needed them fail with the addresses (and the remedy, if missing).
+            let reason = if missing.is_empty() {
+                format!(
+                    "chart not drawn: its page's scripts were refused: {}",
+                    refused.join("; ")
+                )
+            } else {
+                format!("chart library not available: {}", missing.join("; "))
+            };
             result.reason = Some(reason.clone());
             result.unrendered = plan
                 .candidates
@@ -563,6 +583,16 @@ impl Renderer {
         }
         (parsed, result)
     }
+}
+
+/// A request for a script, by its address (the browser records no resource type).
+fn looks_like_script(url: &str) -> bool {
+    let path = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(url)
+        .to_ascii_lowercase();
+    path.ends_with(".js") || path.ends_with(".mjs") || path.contains("/npm/")
 }
 
 /// One file or resource a page used, as listed in the cache.

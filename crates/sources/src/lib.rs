@@ -275,6 +275,23 @@ const ACCEPT_PAGES: &str =
 const ACCEPT_IMAGES: &str = "image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5";
 
 impl Fetcher {
+    /// `raw` normalised (the cache key) and parsed, if the address rules allow it:
+    /// else the failure or refusal naming `raw`.
+    fn allowed_url(&self, raw: &str) -> Result<(String, Url), FetchError> {
+        let key = normalize_url(raw);
+        let parsed = Url::parse(&key).map_err(|e| FetchError::Failed {
+            url: raw.to_string(),
+            reason: format!("invalid URL: {e}"),
+        })?;
+        if let Err(refusal) = self.inner.http.check(&parsed) {
+            return Err(FetchError::Refused {
+                url: raw.to_string(),
+                reason: refusal.to_string(),
+            });
+        }
+        Ok((key, parsed))
+    }
+
     /// GET `parsed` (written `raw`) within `cap` bytes: the body of a 2xx answer, or
     /// the refusal or failure naming `raw` (remote figures and page resources alike).
     async fn get_2xx(
@@ -663,16 +680,7 @@ impl Fetcher {
     /// Bytes of a remote figure image, capped at the image size limit.
     pub async fn image_bytes(&self, url: &str) -> Result<Vec<u8>, FetchError> {
         let raw = url.trim();
-        let parsed = Url::parse(&normalize_url(raw)).map_err(|e| FetchError::Failed {
-            url: raw.to_string(),
-            reason: format!("invalid URL: {e}"),
-        })?;
-        if let Err(refusal) = self.inner.http.check(&parsed) {
-            return Err(FetchError::Refused {
-                url: raw.to_string(),
-                reason: refusal.to_string(),
-            });
-        }
+        let (_, parsed) = self.allowed_url(raw)?;
         if self.inner.config.offline {
             return Err(FetchError::Offline {
                 url: raw.to_string(),

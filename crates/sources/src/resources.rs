@@ -2,8 +2,6 @@
 //! page loads, fetched under the same address rules as pages and kept byte for byte
 //! in the cache's `resources` table (`tvir cache put` seeds it).
 
-use url::Url;
-
 use super::{normalize_url, FetchError, Fetcher};
 
 impl Fetcher {
@@ -18,17 +16,7 @@ impl Fetcher {
         accept: &str,
     ) -> Result<(Vec<u8>, Option<String>), FetchError> {
         let raw = url.trim();
-        let key = normalize_url(raw);
-        let parsed = Url::parse(&key).map_err(|e| FetchError::Failed {
-            url: raw.to_string(),
-            reason: format!("invalid URL: {e}"),
-        })?;
-        if let Err(refusal) = self.inner.http.check(&parsed) {
-            return Err(FetchError::Refused {
-                url: raw.to_string(),
-                reason: refusal.to_string(),
-            });
-        }
+        let (key, parsed) = self.allowed_url(raw)?;
         if let Some(row) = self
             .inner
             .store

@@ -188,6 +188,20 @@ fn chromium() -> Option<PathBuf> {
     .ok()
 }
 
+/// The chart libraries when Chromium and the libraries are both here; else says
+/// which is missing (`skipped: …`) and gives nothing.
+fn browser_and_libs() -> Option<PathBuf> {
+    if chromium().is_none() {
+        println!("skipped: no Chromium");
+        return None;
+    }
+    let libs = chart_libs();
+    if libs.is_none() {
+        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+    }
+    libs
+}
+
 /// Seed `cache` with every library of the manifest our pages load, through
 /// `tvir cache put` (the path an offline user takes).
 fn seed(cache: &Path, libs: &Path) {
@@ -269,12 +283,7 @@ async fn without_a_browser_the_charts_are_not_evaluated_and_va_is_null() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rendered_charts_are_judged_written_and_cached() {
-    let Some(_browser) = chromium() else {
-        println!("skipped: no Chromium");
-        return;
-    };
-    let Some(libs) = chart_libs() else {
-        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+    let Some(libs) = browser_and_libs() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -414,12 +423,7 @@ async fn offline_with_an_empty_cache_the_charts_fail_with_the_url_and_the_remedy
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chart_whose_script_is_refused_fails_naming_the_address() {
-    let Some(_browser) = chromium() else {
-        println!("skipped: no Chromium");
-        return;
-    };
-    let Some(libs) = chart_libs() else {
-        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+    let Some(libs) = browser_and_libs() else {
         return;
     };
     // A listener on loopback that the page's script tag points at: it must never

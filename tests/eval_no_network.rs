@@ -205,3 +205,107 @@ async fn one_server_answered_leaves_dead_hosts_to_the_report() {
     assert!(!run.stderr.contains("no network"), "{all}");
     mock.shutdown().await;
 }
+
+/// Offline (`--offline`), a cited page in neither the cache nor the sources file was
+/// never fetched: that is this run's doing, not the report's, so its fact fails with
+/// the reason and the remedy (CS is not pulled to 0 by it), while a page the sources
+/// file records as empty stays the report's problem (settled by the rubric's rule)
+/// and a page with text is judged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_pages_missing_from_cache_and_sources_fail_their_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_dir = dir.path().join("reports").join("sys").join("ex001");
+    std::fs::create_dir_all(&report_dir).unwrap();
+    std::fs::write(
+        report_dir.join("report.md"),
+        "# Rooftop solar\n\nRooftop capacity reached 835 MW in 2024 [1].\n\n\
+         Installed cost fell by a third over five years [2].\n\n\
+         Most new systems include a battery [3].\n\n## References\n\n\
+         [1] Solar capacity review. https://example.org/solar/review\n\
+         [2] Cost survey. https://example.org/solar/cost\n\
+         [3] Storage note. https://example.org/solar/storage\n",
+    )
+    .unwrap();
+    let sources = dir.path().join("sources.jsonl");
+    std::fs::write(
+        &sources,
+        "{\"url\": \"https://example.org/solar/review\", \"text\": \"Rooftop capacity reached 835 MW in 2024.\"}\n\
+         {\"url\": \"https://example.org/solar/cost\", \"text\": \"\"}\n",
+    )
+    .unwrap();
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out = dir.path().join("out");
+    let output = common::cli::tvir_command()
+        .args(["eval", "--reports"])
+        .arg(dir.path().join("reports"))
+        .arg("--tasks")
+        .arg(common::examples().join("tasks.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .args([
+            "--base-url",
+            &mock.base_url(),
+            "--judge-model",
+            "mock-model",
+        ])
+        .args(["--assume-vision", "--offline", "--sources"])
+        .arg(&sources)
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failed unit: exit 1\n{all}"
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("sys/ex001/mock-model/report.json")).unwrap(),
+    )
+    .unwrap();
+    let units = cs_units(&report);
+    let by_ref = |r: &str| {
+        *units
+            .iter()
+            .find(|u| u["detail"]["ref_idxs"][0] == r)
+            .unwrap_or_else(|| panic!("no unit citing [{r}]: {units:?}"))
+    };
+    let read = by_ref("1");
+    assert_eq!(read["status"], "scored", "{read}");
+    assert!(read["detail"].get("rule").is_none(), "judged: {read}");
+    let empty = by_ref("2");
+    assert_eq!(empty["status"], "scored", "{empty}");
+    assert_eq!(empty["detail"]["rule"], "no_source_text", "{empty}");
+    assert_eq!(empty["score"], 0.0, "{empty}");
+    let missing = by_ref("3");
+    assert_eq!(missing["status"], "failed", "{missing}");
+    let reason = missing["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("cited page not available in this run (offline: not in the cache")
+            && reason.contains("tvir fetch")
+            && reason.contains("--sources FILE"),
+        "{reason}"
+    );
+    assert_eq!(missing["detail"]["sources"][0]["fetch"], "unavailable");
+    assert_eq!(
+        mock.metric_count("citation_support"),
+        1,
+        "only the fact with a readable page is judged"
+    );
+    let cs = &report["metrics"]["citation_support"];
+    assert_eq!(cs["status"], "evaluated", "{cs}");
+    assert_eq!(cs["failed_item_count"], 1, "{cs}");
+    assert!(
+        cs["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cited page not available"),
+        "the coverage note names the cause: {cs}"
+    );
+    mock.shutdown().await;
+}

@@ -73,6 +73,11 @@ fn tree(root: &Path, report: &str) -> (PathBuf, PathBuf) {
     let dir = reports.join("sys").join("t1");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("report.md"), report).unwrap();
+    // The cited page, as the command-line runs read it offline (a page in neither
+    // the cache nor this file would fail its units: our side, not the report's).
+    let page = json!({"url": "https://example.org/alpha/review",
+                      "text": "Alpha's 2023 review: revenue in Europe grew ten percent; three offices opened in Asia."});
+    std::fs::write(root.join("sources.jsonl"), format!("{page}\n")).unwrap();
     let tasks = root.join("tasks.json");
     std::fs::write(
         &tasks,
@@ -89,6 +94,17 @@ fn tree(root: &Path, report: &str) -> (PathBuf, PathBuf) {
 
 /// `tvir eval` of `reports` against `mock`, offline and quiet, the judge taken from
 /// the environment as a user may configure it; add arguments before running it.
+/// The pages a tree's run reads offline: the `sources.jsonl` beside its task file
+/// ([`tree`] writes one), else the example's (`tests/golden/sources.jsonl`).
+fn sources_for(tasks: &Path) -> PathBuf {
+    let beside = tasks.with_file_name("sources.jsonl");
+    if beside.exists() {
+        beside
+    } else {
+        repo().join("tests/golden/sources.jsonl")
+    }
+}
+
 fn eval_cmd(mock: &MockJudge, reports: &Path, tasks: &Path, out: &Path, cache: &Path) -> Command {
     let mut cmd = tvir_command();
     cmd.args(["eval", "--reports"])
@@ -99,7 +115,8 @@ fn eval_cmd(mock: &MockJudge, reports: &Path, tasks: &Path, out: &Path, cache: &
         .arg(out)
         .arg("--cache")
         .arg(cache)
-        .args(["--offline", "--quiet"])
+        .args(["--offline", "--quiet", "--sources"])
+        .arg(sources_for(tasks))
         .env("OPENAI_BASE_URL", mock.base_url())
         .env("TVIR_JUDGE_MODEL", "mock-model");
     cmd
@@ -175,11 +192,13 @@ fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
         .map(|d| (d["fact"].as_u64().unwrap(), d["decision"].as_str().unwrap()))
         .collect();
     assert_eq!(first, [(2, "merged"), (3, "kept")]);
-    // Offline: each source says why it has no text.
+    // Each source says how its fetch ended (read from the sources file) and how
+    // much of it the judge was given.
     for u in &cs {
         for s in u["detail"]["sources"].as_array().unwrap() {
-            assert_eq!(s["fetch"], "unavailable", "{s}");
-            assert!(s["reason"].as_str().is_some_and(|r| !r.is_empty()), "{s}");
+            assert_eq!(s["fetch"], "ok", "{s}");
+            assert_eq!(s["judge_chars"], s["chars"], "{s}");
+            assert!(s["chars"].as_u64().unwrap() > 0, "{s}");
         }
     }
 

@@ -206,7 +206,7 @@ fn notebook_export_prompts_code_and_data_images() {
 /// source consistency) like a chart file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn svg_chart_scored_end_to_end_with_mock_judge() {
-    use common::judge::{client_engine, judge_client, mock_config, settings};
+    use common::judge::{judge_client, mock_config, settings};
     use tvir_engine::discover;
     use tvir_engine::record::UnitStatus;
     use tvir_testing::mock_judge::{MockConfig, MockJudge};
@@ -222,7 +222,17 @@ async fn svg_chart_scored_end_to_end_with_mock_judge() {
     }
     let mock = MockJudge::start(MockConfig::default()).await;
     let client = judge_client(mock_config(&mock, "mock-model", 4), None);
-    let engine = client_engine(client, settings("mock-model"));
+    // Every cited page has text, so the chart's source consistency is judged.
+    let engine = tvir_engine::Engine::new(
+        std::sync::Arc::new(tvir_rubric::RubricSet::builtin().unwrap()),
+        Some(std::sync::Arc::new(
+            tvir_judge::ClientJudge::new(client).unwrap(),
+        )),
+        Some(std::sync::Arc::new(tvir_testing::stubs::TextPages(
+            |url: &str| format!("The data table published at {url}, by year and region."),
+        ))),
+        settings("mock-model"),
+    );
     let jobs = discover(root.path())
         .unwrap()
         .into_iter()

@@ -51,11 +51,15 @@ pub fn eval_example(out: &Path) -> Command {
     cmd
 }
 
-/// [`eval_example`] judged by the server at `base_url` as `model`, caching in `cache`.
+/// [`eval_example`] judged by the server at `base_url` as `model`, caching in `cache`,
+/// every cited page from `tests/golden/sources.jsonl` (offline, a page missing from
+/// both the cache and that file fails its units: not the report's fault).
 pub fn eval_example_judged(out: &Path, cache: &Path, base_url: &str, model: &str) -> Command {
     let mut cmd = eval_example(out);
     cmd.arg("--cache")
         .arg(cache)
+        .arg("--sources")
+        .arg(super::repo().join("tests/golden/sources.jsonl"))
         .args(["--base-url", base_url, "--judge-model", model]);
     cmd
 }

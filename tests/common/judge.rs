@@ -30,14 +30,27 @@ pub fn judge_client(config: JudgeConfig, store: Option<&Store>) -> JudgeClient {
 
 /// The engine with the built-in rubrics, judged through `client`, under `settings`
 /// (whose `judge_model` names the output folder).
+/// Cited pages come from a real fetcher, offline, over `tests/golden/sources.jsonl`
+/// (as the command-line tests run): with no fetcher every citation unit would fail,
+/// its pages unavailable on our side.
 pub fn client_engine(client: JudgeClient, settings: EvalSettings) -> Engine {
     let judge: Arc<dyn Judge> = Arc::new(ClientJudge::new(client).unwrap());
     Engine::new(
         Arc::new(RubricSet::builtin().unwrap()),
         Some(judge),
-        None,
+        Some(golden_pages()),
         settings,
     )
+}
+
+/// The pages of `tests/golden/sources.jsonl` through the real fetcher, offline.
+pub fn golden_pages() -> Arc<dyn tvir_engine::Pages> {
+    let config = tvir_sources::FetchConfig {
+        offline: true,
+        sources_file: Some(super::repo().join("tests/golden/sources.jsonl")),
+        ..tvir_sources::FetchConfig::default()
+    };
+    Arc::new(tvir_sources::Fetcher::new(config, None).unwrap())
 }
 
 /// Default settings with the output folder named `judge_model`.

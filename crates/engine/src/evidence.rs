@@ -62,6 +62,34 @@ impl Evidence {
     }
 }
 
+impl Evidence {
+    /// Why the pages `idxs` cite could not be read for a reason of this machine's,
+    /// not the report's: the run reached no network, or a cited page is
+    /// `unavailable` (offline and not in the cache or the sources file). The unit
+    /// then fails with this reason instead of being settled as unsupported: a zero
+    /// must be the report's fault. None when every unread page failed on its own
+    /// (a 404, a dead host while others answered, a login wall).
+    pub(crate) fn unread_on_our_side(&self, idxs: &[String]) -> Option<String> {
+        if let Some(why) = &self.no_network {
+            return Some(why.clone());
+        }
+        let mut reasons: Vec<String> = idxs
+            .iter()
+            .filter_map(|i| self.fetch.get(i))
+            .filter(|(status, _)| status == "unavailable")
+            .map(|(_, why)| why.clone().unwrap_or_else(|| "not available".into()))
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        (!reasons.is_empty()).then(|| {
+            format!(
+                "cited page not available in this run ({}); fill the cache with `tvir fetch` or pass --sources FILE",
+                reasons.join("; ")
+            )
+        })
+    }
+}
+
 impl FigureEvidence {
     pub(crate) fn usable(&self) -> bool {
         self.invalid.is_none() && self.unavailable.is_none()

@@ -14,7 +14,7 @@
 //! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
 //! | `no_usable_source` | figure, chart, image, fact | reads `sources` and the figure cites none, or none could be read (for a chart: only under `--csc-unreadable zero`, the default); a fact whose every citation is unusable by nature (a marker naming no entry, an uploaded file), before any fetch (`no_source_text` stands in when only it is declared) |
-//! | (failed) | fact, figure, chart | reads `sources`, none could be read, and the run reached no server at all ("no network: ...", see [`crate::network`]) |
+//! | (failed) | fact, figure, chart | reads `sources`, none could be read, and the run reached no server at all ("no network: ...", see [`crate::network`]) or a cited page is `unavailable` (offline and not in the cache or the sources file: "cited page not available in this run ...") |
 //! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
 //! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
 //!
@@ -307,8 +307,11 @@ impl Engine {
                         );
                     }
                     let unread = sources.iter().all(|s| s.text.trim().is_empty());
-                    if let (true, Some(why)) = (unread, &ctx.ev.no_network) {
-                        let outcome = Outcome::Failed(why.clone());
+                    let ours = unread
+                        .then(|| ctx.ev.unread_on_our_side(&f.ref_idxs))
+                        .flatten();
+                    if let Some(why) = ours {
+                        let outcome = Outcome::Failed(why);
                         return (i, self.unit_from(&rubric.id, unit, outcome, detail));
                     }
                     if settle && unread {
@@ -503,8 +506,11 @@ impl Engine {
             }
             let unread =
                 ctx.ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty());
-            if let (true, false, Some(why)) = (unread, f.ref_idxs.is_empty(), &ctx.ev.no_network) {
-                let outcome = Outcome::Failed(why.clone());
+            let ours = (unread && !f.ref_idxs.is_empty())
+                .then(|| ctx.ev.unread_on_our_side(&f.ref_idxs))
+                .flatten();
+            if let Some(why) = ours {
+                let outcome = Outcome::Failed(why);
                 return (self.unit_from(&rubric.id, unit, outcome, detail), None);
             }
             // `--csc-unreadable judge`: the judge is asked with the empty evidence,

@@ -58,10 +58,27 @@ fn answer_error(rubric: &Rubric, message: impl Into<String>) -> AnswerError {
     }
 }
 
-/// Longest top-level `justification` the schema allows (characters). Kept under
-/// about 1000: llama.cpp's grammar parser refuses a longer bounded repetition ("number
-/// of rules that are going to be repeated ... exceeds sane defaults"), and
-/// llama-cpp-python's server then dies instead of answering (measured with 0.3.36).
+/// Largest `maxLength`, `maxItems`, `minLength` or `minItems` in any schema we send.
+///
+/// Grammar-constrained servers compile the schema into a GBNF grammar, and llama.cpp's
+/// grammar parser (`src/llama-grammar.cpp`) expands every bounded repetition into one
+/// rule per optional repeat and refuses the grammar when a repetition would need 2000
+/// rules or more (`MAX_REPETITION_THRESHOLD`: "number of rules that are going to be
+/// repeated multiplied by the new repetition exceeds sane defaults"). llama.cpp's own
+/// converter (`common/json-schema-to-grammar.cpp`, llama-server) writes a bound `n` as
+/// `x{0,n}`: n rules. llama-cpp-python's converter (`llama_grammar.py`, what
+/// `scripts/check_local_judge.sh` starts) writes it as n nested optional groups,
+/// `(x (x (x)?)?)?`: 2n - 1 rules in the outermost group, so it is refused from
+/// n = 1000 on, and llama-cpp-python's server process then dies instead of answering.
+/// 800 (1599 rules) keeps a fifth of headroom under that guard and is the largest bound
+/// measured to compile there (0.3.36). Each property and each array item is a rule of
+/// its own in both converters, so bounds at different depths do not multiply. Longer
+/// lists and strings are bounded another way: extraction windows hold at most
+/// [`EXTRACTION_MAX_ITEMS`] candidate units, and an answer cut at a bound is completed
+/// from the report text, with the cut recorded (`tvir-engine`'s extractor).
+pub const GRAMMAR_MAX_REPETITION: u64 = 800;
+/// Longest top-level `justification` the schema allows (characters), at the
+/// [`GRAMMAR_MAX_REPETITION`] ceiling.
 pub const JUSTIFICATION_MAX_CHARS: u64 = 800;
 /// Longest per-item justification of a checklist answer.
 pub const ITEM_JUSTIFICATION_MAX_CHARS: u64 = 400;
@@ -71,6 +88,23 @@ pub const ISSUE_MAX_CHARS: u64 = 600;
 pub const MAX_LISTED_ISSUES: u64 = 30;
 /// Longest extra string field (e.g. FCQ's `revised_caption`).
 pub const EXTRA_FIELD_MAX_CHARS: u64 = 600;
+/// Most entries (or facts) one extraction answer lists. The extractor cuts the report
+/// into windows that hold at most this many candidate units (lines and sentences), so
+/// a complete answer fits; the prompt states the bound.
+pub const EXTRACTION_MAX_ITEMS: u64 = 100;
+/// Longest quoted fact of an extraction answer. A longer sentence comes back cut at
+/// this length (a grammar-constrained server stops it there) and is completed to the
+/// end of its sentence in the report, the cut recorded.
+pub const EXTRACTION_MAX_FACT_CHARS: u64 = 800;
+/// Longest entry URL of an extraction answer; a longer one comes back cut and is
+/// restored from the report text (the one URL there that starts with it).
+pub const EXTRACTION_MAX_URL_CHARS: u64 = 800;
+/// Longest entry title of an extraction answer (kept as cut: a title is shown, never
+/// matched).
+pub const EXTRACTION_MAX_TITLE_CHARS: u64 = 300;
+/// Most labels one fact cites, and the longest label.
+pub const EXTRACTION_MAX_LABELS: u64 = 20;
+pub const EXTRACTION_MAX_LABEL_CHARS: u64 = 20;
 
 /// Largest issue count the schema lists: [`MAX_LISTED_ISSUES`], or the start of the
 /// mapping table's open band when that is higher, so every count up to the point
@@ -175,11 +209,12 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
         } => {
             add("justification", reasoning);
             let most = max_issue_count(table);
+            // The list stays under the grammar ceiling; the count goes on.
             add(
                 list_field,
                 json!({"type": "array",
                        "items": {"type": "string", "maxLength": ISSUE_MAX_CHARS},
-                       "maxItems": most,
+                       "maxItems": most.min(GRAMMAR_MAX_REPETITION),
                        "description": "Each distinct issue once."}),
             );
             let counts: Vec<u64> = (0..=most).collect();
@@ -194,19 +229,21 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             add(field, json!({"type": "boolean"}));
         }
         AnswerSpec::Extraction { part, .. } => {
-            // Bounded like every other schema (grammar-constrained servers need it):
-            // a window of 12 000 characters holds far fewer items than these caps.
+            // Bounded like every other schema, under GRAMMAR_MAX_REPETITION (a
+            // grammar-constrained server must be able to compile it): windows hold at
+            // most EXTRACTION_MAX_ITEMS candidate units, and a string cut at its bound
+            // is completed from the report text by the extractor.
             let s =
                 |d: &str, max: u64| json!({"type": "string", "maxLength": max, "description": d});
             match part {
                 ExtractionPart::References => add(
                     "references",
-                    json!({"type": "array", "maxItems": 500, "items": {
+                    json!({"type": "array", "maxItems": EXTRACTION_MAX_ITEMS, "items": {
                         "type": "object",
                         "properties": {
-                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", 20),
-                            "url": s("The entry's URL exactly as written; empty when it has none.", 2000),
-                            "title": s("The entry's title; empty when it has none.", 500),
+                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", EXTRACTION_MAX_LABEL_CHARS),
+                            "url": s("The entry's URL exactly as written; empty when it has none.", EXTRACTION_MAX_URL_CHARS),
+                            "title": s("The entry's title; empty when it has none.", EXTRACTION_MAX_TITLE_CHARS),
                         },
                         "required": ["idx", "url", "title"],
                         "additionalProperties": false,
@@ -214,12 +251,12 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
                 ),
                 ExtractionPart::Facts => add(
                     "facts",
-                    json!({"type": "array", "maxItems": 300, "items": {
+                    json!({"type": "array", "maxItems": EXTRACTION_MAX_ITEMS, "items": {
                         "type": "object",
                         "properties": {
-                            "fact": s("The citing sentence copied exactly from the report text.", 4000),
-                            "ref_idxs": {"type": "array", "maxItems": 50,
-                                         "items": {"type": "string", "maxLength": 20},
+                            "fact": s("The citing sentence copied exactly from the report text.", EXTRACTION_MAX_FACT_CHARS),
+                            "ref_idxs": {"type": "array", "maxItems": EXTRACTION_MAX_LABELS,
+                                         "items": {"type": "string", "maxLength": EXTRACTION_MAX_LABEL_CHARS},
                                          "description": "Labels of the reference entries it cites."},
                         },
                         "required": ["fact", "ref_idxs"],
@@ -495,6 +532,8 @@ fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
         "context": needs(InputKind::Context).then(|| inputs.context.clone()),
         "chart_data": needs(InputKind::ChartData).then(|| inputs.chart_data.clone()),
         "has_image": needs(InputKind::FigureImage) && inputs.figure_image.is_some(),
+        // The list bound of an extraction answer, stated in its prompt.
+        "max_items": EXTRACTION_MAX_ITEMS,
     })
 }
 
@@ -881,6 +920,135 @@ mod tests {
             "scores": {"coherence_organization": 1, "clarity_readability": 7,
             "conciseness_redundancy": 6, "stylistic_referencing_consistency": 9}});
         assert!(tvir_judge::schema::validate(&wq, &long).is_err());
+    }
+
+    /// Every bounded repetition of `schema` (`maxLength`, `maxItems`, `minLength`,
+    /// `minItems`) with its path and bound.
+    fn repetitions(schema: &Value, path: &str, out: &mut Vec<(String, u64)>) {
+        let Some(obj) = schema.as_object() else {
+            return;
+        };
+        for key in ["maxLength", "maxItems", "minLength", "minItems"] {
+            if let Some(n) = obj.get(key) {
+                out.push((format!("{path}.{key}"), n.as_u64().unwrap_or(u64::MAX)));
+            }
+        }
+        for (k, v) in obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            repetitions(v, &format!("{path}.{k}"), out);
+        }
+        if let Some(items) = obj.get("items") {
+            repetitions(items, &format!("{path}[]"), out);
+        }
+        for alt in obj
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            repetitions(alt, &format!("{path}|"), out);
+        }
+    }
+
+    /// llama.cpp refuses a repetition needing this many rules or more
+    /// (`MAX_REPETITION_THRESHOLD` in `src/llama-grammar.cpp`).
+    const LLAMA_RULE_GUARD: u64 = 2000;
+
+    /// Rules llama-cpp-python's converter makes of one bound `n` (n nested optional
+    /// groups: 2n - 1 rules in the outermost one), the worse of the two converters
+    /// (llama-server's `x{0,n}` makes n).
+    fn llama_cpp_python_rules(n: u64) -> u64 {
+        (2 * n).saturating_sub(1)
+    }
+
+    #[test]
+    fn every_schema_we_send_compiles_under_the_grammar_guard() {
+        assert!(llama_cpp_python_rules(GRAMMAR_MAX_REPETITION) < LLAMA_RULE_GUARD);
+        // The bound that killed the server: a 2000-character URL and 4000-character fact.
+        assert!(llama_cpp_python_rules(2000) >= LLAMA_RULE_GUARD);
+        let s = set();
+        // Every rubric (extraction ones included) at checklist sizes from one item to
+        // far more than a task has, and the vision probe of the judge client.
+        let mut schemas: Vec<(String, Value)> = Vec::new();
+        for rubric in s.rubrics() {
+            for items in [1, 12, 200] {
+                schemas.push((format!("{}({items})", rubric.id), schema(rubric, items)));
+            }
+        }
+        // A custom issue-count table whose open band starts far past the ceiling.
+        let mut flc = s.get("factual_logical_consistency").unwrap().clone();
+        if let AnswerSpec::IssueCount { table, .. } = &mut flc.answer {
+            let prev = table.len() - 2;
+            table[prev].max = Some(4999);
+            table.last_mut().unwrap().min = 5000;
+        }
+        schemas.push(("flc-open-at-5000".into(), schema(&flc, 0)));
+        schemas.push(("vision_probe".into(), tvir_judge::vision::probe_schema()));
+        let ids: Vec<&str> = schemas.iter().map(|(id, _)| id.as_str()).collect();
+        for want in [
+            "extract_facts(1)",
+            "extract_references(1)",
+            "citation_support(1)",
+        ] {
+            assert!(ids.contains(&want), "{want} not walked: {ids:?}");
+        }
+        let mut too_big = Vec::new();
+        let mut seen = 0;
+        for (id, sch) in &schemas {
+            let mut reps = Vec::new();
+            repetitions(sch, id, &mut reps);
+            seen += reps.len();
+            for (path, n) in reps {
+                if n > GRAMMAR_MAX_REPETITION || llama_cpp_python_rules(n) >= LLAMA_RULE_GUARD {
+                    too_big.push(format!("{path} = {n}"));
+                }
+            }
+        }
+        assert!(seen > 50, "only {seen} bounds walked");
+        assert!(
+            too_big.is_empty(),
+            "bounds a grammar server refuses: {too_big:?}"
+        );
+        // The open-band count still reaches 5000 (an enum, not a repetition).
+        let flc_schema = &schemas
+            .iter()
+            .find(|(id, _)| id == "flc-open-at-5000")
+            .unwrap()
+            .1;
+        assert_eq!(
+            flc_schema["properties"]["total_issues"]["enum"]
+                .as_array()
+                .unwrap()
+                .len(),
+            5001
+        );
+    }
+
+    #[test]
+    fn extraction_prompts_state_the_list_bound() {
+        let s = set();
+        for id in ["extract_facts", "extract_references"] {
+            let rubric = s.get(id).unwrap();
+            let inputs = UnitInputs {
+                report_text: Some("Some text [1].".into()),
+                ..Default::default()
+            };
+            let label = RequestLabel {
+                report: "r",
+                unit: "u",
+                sample: 0,
+            };
+            let req = build_request(&s, rubric, &inputs, label).unwrap();
+            let Part::Text { text } = &req.messages[1].parts[0] else {
+                panic!()
+            };
+            let bound = format!("at most {EXTRACTION_MAX_ITEMS}");
+            assert!(text.contains(&bound), "{id}: {text}");
+        }
     }
 
     #[test]

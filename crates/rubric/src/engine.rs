@@ -69,13 +69,15 @@ fn answer_error(rubric: &Rubric, message: impl Into<String>) -> AnswerError {
 /// `x{0,n}`: n rules. llama-cpp-python's converter (`llama_grammar.py`, what
 /// `scripts/check_local_judge.sh` starts) writes it as n nested optional groups,
 /// `(x (x (x)?)?)?`: 2n - 1 rules in the outermost group, so it is refused from
-/// n = 1000 on, and llama-cpp-python's server process then dies instead of answering.
-/// 800 (1599 rules) keeps a fifth of headroom under that guard and is the largest bound
-/// measured to compile there (0.3.36). Each property and each array item is a rule of
-/// its own in both converters, so bounds at different depths do not multiply. Longer
-/// lists and strings are bounded another way: extraction windows hold at most
-/// [`EXTRACTION_MAX_ITEMS`] candidate units, and an answer cut at a bound is completed
-/// from the report text, with the cut recorded (`tvir-engine`'s extractor).
+/// n = 1001 on (measured with 0.3.36 by `scripts/grammar_compile.py`: a `maxLength` of
+/// 1000 compiles, 1001 does not), and llama-cpp-python's server process then dies
+/// instead of answering. 800 (1599 rules) keeps a fifth of headroom under that guard
+/// (another converter version may spend a rule or two more). Each property and each
+/// array item is a rule of its own in both converters, so bounds at different depths
+/// do not multiply. Longer lists and strings are bounded another way: extraction
+/// windows hold at most [`EXTRACTION_MAX_ITEMS`] candidate units, and an answer cut at
+/// a bound is completed from the report text, with the cut recorded (`tvir-engine`'s
+/// extractor).
 pub const GRAMMAR_MAX_REPETITION: u64 = 800;
 /// Longest top-level `justification` the schema allows (characters), at the
 /// [`GRAMMAR_MAX_REPETITION`] ceiling.

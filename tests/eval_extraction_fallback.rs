@@ -7,7 +7,8 @@
 //! judge's facts, not the grammar's, with `extraction.method = "judge"` in
 //! `report.json`. `--extraction rules` on the same report never asks the extractor.
 //! A fact the judge quotes cut at its schema bound (as a grammar-constrained server
-//! stops it) is completed to the end of its sentence, the cut recorded.
+//! stops it) is completed to the end of its sentence, the cut recorded; one quoted
+//! over the bound (a server that does not enforce the schema) is re-asked.
 
 mod common;
 
@@ -38,6 +39,9 @@ enum Quote {
     /// The first `{N}` sentence cut at the schema's fact bound, the way a
     /// grammar-constrained server stops a string at its `maxLength`.
     CutAtBound,
+    /// The first `{N}` sentence whole, over the bound (a server that does not
+    /// enforce the schema), then cut at the bound when re-asked.
+    OverBoundThenCut,
 }
 
 /// The scripted extraction judge: every answer to `extract_facts` is pushed onto
@@ -55,9 +59,18 @@ fn responder(sent: Arc<Mutex<Vec<Value>>>, quote: Quote) -> Responder {
             if let Some(c) = brace.captures(line) {
                 let labels: Vec<&str> = c[2].split(',').map(str::trim).collect();
                 let mut fact = format!("{}.", &c[1]);
-                if matches!(quote, Quote::CutAtBound) && facts.is_empty() {
-                    let bound = tvir_rubric::EXTRACTION_MAX_FACT_CHARS as usize;
-                    fact = line.chars().take(bound).collect();
+                let bound = tvir_rubric::EXTRACTION_MAX_FACT_CHARS as usize;
+                let reask = body["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m["role"] == "assistant");
+                match quote {
+                    _ if !facts.is_empty() => {}
+                    Quote::CutAtBound => fact = line.chars().take(bound).collect(),
+                    Quote::OverBoundThenCut if reask => fact = line.chars().take(bound).collect(),
+                    Quote::OverBoundThenCut => fact = line.to_string(),
+                    Quote::Clauses => {}
                 }
                 facts.push(json!({"fact": fact, "ref_idxs": labels}));
             } else if let Some(c) = bracket.captures(line) {
@@ -250,6 +263,12 @@ async fn a_dialect_the_grammar_does_not_know_is_extracted_by_the_judge() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fact_cut_at_its_schema_bound_is_completed_and_the_cut_recorded() {
+    for quote in [Quote::CutAtBound, Quote::OverBoundThenCut] {
+        cut_fact_is_completed(quote).await;
+    }
+}
+
+async fn cut_fact_is_completed(quote: Quote) {
     // The first sentence made longer than the fact bound.
     let fixture = common::report_fixture(FIXTURE).join("report.md");
     let long_clause =
@@ -268,7 +287,7 @@ async fn a_fact_cut_at_its_schema_bound_is_completed_and_the_cut_recorded() {
 
     let sent = Arc::new(Mutex::new(Vec::new()));
     let mock = MockJudge::start(MockConfig {
-        responder: Some(responder(sent.clone(), Quote::CutAtBound)),
+        responder: Some(responder(sent.clone(), quote)),
         ..MockConfig::default()
     })
     .await;
@@ -277,14 +296,25 @@ async fn a_fact_cut_at_its_schema_bound_is_completed_and_the_cut_recorded() {
     let rec = eval(dir.path(), &reports, &sources, &mock, "auto").await;
     let e = &rec["extraction"];
     assert_eq!(e["method"], "judge", "{e}");
-    let first = sent.lock().unwrap()[0]["facts"][0]["fact"]
+    // The answer used is the last one sent: cut at the bound. An answer over the
+    // bound was re-asked (one more request), never used.
+    let answers = sent.lock().unwrap().clone();
+    let used = answers.last().unwrap()["facts"][0]["fact"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(
-        first.chars().count() as u64,
+        used.chars().count() as u64,
         tvir_rubric::EXTRACTION_MAX_FACT_CHARS
     );
+    let first = answers[0]["facts"][0]["fact"].as_str().unwrap();
+    match quote {
+        Quote::OverBoundThenCut => {
+            assert!(first.chars().count() as u64 > tvir_rubric::EXTRACTION_MAX_FACT_CHARS);
+            assert_eq!(mock.metric_count("extract_facts"), 2, "re-asked once");
+        }
+        _ => assert_eq!(mock.metric_count("extract_facts"), 1),
+    }
     // Judged whole, to the end of its sentence, and the cut is on record.
     let judged = cs_facts(&rec);
     assert!(

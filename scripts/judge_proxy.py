@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """A logging pass-through proxy for an OpenAI-compatible server, on 127.0.0.1.
 
-Usage: judge_proxy.py LISTEN_PORT UPSTREAM_BASE LOG.jsonl
+Usage: judge_proxy.py LISTEN_PORT UPSTREAM_BASE LOG.jsonl [SCHEMAS.jsonl]
 
 Every POST is forwarded unchanged to UPSTREAM_BASE (e.g. http://127.0.0.1:8765) and
 one JSON line is appended to LOG.jsonl: the path, the token limit the request carried
 (`max_tokens` / `max_completion_tokens`), its `response_format` type, whether it had
 image parts, whether it is a re-ask (an assistant turn in the messages), the
 reply's status, `finish_reason` (or the error message of a non-2xx
-reply) and elapsed seconds. Used by
+reply), the top-level keys of the answer schema it sent (`schema_keys`: which
+rubric asked, whatever the response format) and elapsed seconds. With SCHEMAS.jsonl,
+every distinct answer schema sent is appended there once (for a grammar compile
+check). Used by
 check_local_judge.sh to check what the client really sent, independently of the
 client's own journal. Standard library only.
 """
@@ -20,6 +23,27 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LISTEN, UPSTREAM, LOG = int(sys.argv[1]), sys.argv[2].rstrip("/"), sys.argv[3]
+SCHEMAS = sys.argv[4] if len(sys.argv) > 4 else None
+seen_schemas = set()
+
+
+def sent_schema(body):
+    """The answer schema a request carried, whatever its response format."""
+    rf = body.get("response_format") or {}
+    if isinstance(rf.get("json_schema"), dict):
+        return rf["json_schema"].get("schema")
+    return rf.get("schema")
+
+
+def remember_schema(schema):
+    if SCHEMAS is None or not isinstance(schema, dict):
+        return
+    key = json.dumps(schema, sort_keys=True)
+    if key in seen_schemas:
+        return
+    seen_schemas.add(key)
+    with open(SCHEMAS, "a") as f:
+        f.write(key + "\n")
 
 
 def has_image(body):
@@ -64,10 +88,14 @@ class Proxy(BaseHTTPRequestHandler):
         except Exception:
             pass
         rf = body.get("response_format") or {}
+        schema = sent_schema(body)
+        remember_schema(schema)
         entry = {
             "path": self.path,
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "response_format": rf.get("type"),
+            "schema_keys": sorted((schema or {}).get("properties", {}).keys())
+            if isinstance(schema, dict) else None,
             "image": has_image(body),
             # A re-ask carries the model's earlier reply as an assistant turn.
             "reask": any(m.get("role") == "assistant" for m in body.get("messages", [])),

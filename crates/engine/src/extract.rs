@@ -24,33 +24,84 @@ use crate::outcome::{AskUnit, Outcome, PENDING_REASON};
 use crate::record::UsageRecord;
 use crate::settings::{ExtractionMode, JudgeMode};
 use tvir_report::{ExtractionMethod, Fact, JudgeExtraction, Reference, Report};
-use tvir_rubric::{AnswerSpec, Rubric, RubricSet, SourceText, UnitInputs};
+use tvir_rubric::{
+    AnswerSpec, Rubric, RubricSet, SourceText, UnitInputs, EXTRACTION_MAX_FACT_CHARS,
+    EXTRACTION_MAX_ITEMS, EXTRACTION_MAX_TITLE_CHARS, EXTRACTION_MAX_URL_CHARS,
+};
 
 pub const REFERENCES_RUBRIC: &str = "extract_references";
 pub const FACTS_RUBRIC: &str = "extract_facts";
 
-/// A citation marker as writers put it next to text.
-const MARK: &str = r"(?:\\?\[\^?[0-9][0-9_,\s\-–]*\\?\]|【[^】\n]{1,30}】|<sup>[^<]{1,12}</sup>)";
+/// A citation marker as writers put it next to text: bracketed or braced numbers,
+/// `【…】`, `<sup>…</sup>`, `⁽³⁾`, `<3>`, `(Source 3)`. A judge quoting a sentence may
+/// leave any of them out; the fact text drops them.
+const MARK: &str = r"(?:\\?\[\^?[0-9][0-9_,\s\-–]*\\?\]|\{[0-9][0-9,\s\-–]*\}|【[^】\n]{1,30}】|<sup>[^<]{1,12}</sup>|⁽[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,4}⁾|<[0-9]{1,3}>|\((?i:sources?|refs?)\s*[0-9][0-9,\s]*\))";
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"\s*{MARK}")).unwrap());
 
-/// Windows of at most `size` characters over `text`, each starting `overlap`
-/// characters before the previous one ended; cuts fall on line breaks when one is
-/// near (in the last fifth of a window).
-pub fn windows(text: &str, size: usize, overlap: usize) -> Vec<Range<usize>> {
+/// Where each candidate unit of `text` ends, in characters (the index after its last
+/// character): a sentence end (`.`, `!`, `?` before whitespace or the end; `。`, `！`,
+/// `？` anywhere) or the end of a line that holds text since the previous end. An
+/// extraction answer lists at most one item per unit (a fact is a sentence, list item,
+/// table row or heading; an entry takes a line), so this bounds its length.
+pub fn unit_ends(text: &str) -> Vec<usize> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut open = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let ends = match c {
+            '\n' => open,
+            '.' | '!' | '?' => open && chars.get(i + 1).is_none_or(|n| n.is_whitespace()),
+            '。' | '！' | '？' => open,
+            _ => {
+                open |= !c.is_whitespace();
+                false
+            }
+        };
+        if ends {
+            out.push(i + 1);
+            open = false;
+        }
+    }
+    if open {
+        out.push(chars.len());
+    }
+    out
+}
+
+/// Windows of at most `size` characters and at most `max_units` candidate units
+/// ([`unit_ends`]) over `text`, each starting up to `overlap` characters (at most a
+/// quarter of the window before it) before the previous one ended. A window cut by
+/// its size ends on a line break when one is near (in its last fifth); one cut by
+/// its units ends with its last whole line (when one ends in its second half), else
+/// where its last unit does.
+pub fn windows(text: &str, size: usize, overlap: usize, max_units: usize) -> Vec<Range<usize>> {
     let size = size.max(1);
-    let overlap = overlap.min(size / 2);
+    let max_units = max_units.max(1);
     let bounds: Vec<usize> = text
         .char_indices()
         .map(|(i, _)| i)
         .chain([text.len()])
         .collect();
     let chars = bounds.len() - 1;
+    let ends = unit_ends(text);
     let mut out = Vec::new();
     let mut start = 0usize; // in characters
     loop {
         let mut end = (start + size).min(chars);
-        if end < chars {
+        let first = ends.partition_point(|&e| e <= start);
+        let by_units = ends
+            .get(first + max_units - 1)
+            .copied()
+            .filter(|&e| e < end);
+        if let Some(e) = by_units {
+            // End with the last whole line when one ends in the window's second half.
+            let half = start + (e - start) / 2;
+            end = (half..e)
+                .rev()
+                .find(|&c| text.as_bytes()[bounds[c]] == b'\n')
+                .map_or(e, |nl| nl + 1);
+        } else if end < chars {
             // Prefer a line break in the last fifth of the window.
             let floor = end - size / 5;
             if let Some(nl) = (floor..end)
@@ -64,7 +115,8 @@ pub fn windows(text: &str, size: usize, overlap: usize) -> Vec<Range<usize>> {
         if end >= chars {
             break;
         }
-        let next = end.saturating_sub(overlap).max(start + 1);
+        let shared = overlap.min((end - start) / 4);
+        let next = end.saturating_sub(shared).max(start + 1);
         // Start the next window at a line start when one is in the overlap.
         start = (next..end)
             .find(|&c| c > 0 && text.as_bytes()[bounds[c] - 1] == b'\n')
@@ -83,7 +135,7 @@ pub fn locate(text: &str, window: &Range<usize>, from: usize, fact: &str) -> Opt
     }
     let pattern = words.join(&format!(r"(?:(?:\s*{MARK})+\s*|\s+)"));
     let re = regex::RegexBuilder::new(&pattern)
-        .size_limit(1 << 22)
+        .size_limit(1 << 26)
         .build()
         .ok()?;
     let hay = text.get(window.clone())?;
@@ -130,19 +182,74 @@ fn line_of(text: &str, pos: usize) -> usize {
         .count()
 }
 
+/// The end (byte offset) of the sentence running through `pos`: after the first
+/// sentence end at or past `pos`, or before the line break that comes first. `pos`
+/// itself when the text before it already ends a sentence.
+fn sentence_end(text: &str, pos: usize) -> usize {
+    let before = text[..pos].trim_end_matches([' ', '\t']);
+    if before.ends_with(['.', '!', '?', '。', '！', '？']) {
+        return pos;
+    }
+    let rest = &text[pos..];
+    let mut it = rest.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        match c {
+            '\n' => return pos + i,
+            '.' | '!' | '?' if it.peek().is_none_or(|(_, n)| n.is_whitespace()) => {
+                return pos + i + 1
+            }
+            '。' | '！' | '？' => return pos + i + c.len_utf8(),
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The one URL in `text` that starts with `prefix` (a URL an answer gave cut at its
+/// bound), up to the whitespace or bracket that ends it.
+fn restore_url(text: &str, prefix: &str) -> Option<String> {
+    let mut found: Vec<&str> = text
+        .match_indices(prefix)
+        .map(|(i, _)| {
+            let rest = &text[i..];
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, ')' | '>' | ']' | '"' | '<'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    (found.len() == 1).then(|| found[0].to_string())
+}
+
+/// A list that filled its schema bound (the server may have stopped it there).
+fn note_full_list(cuts: &mut Vec<String>, w: usize, part: &str, len: usize) {
+    if len as u64 >= EXTRACTION_MAX_ITEMS {
+        cuts.push(format!(
+            "window {}: the {part} list filled its bound of {EXTRACTION_MAX_ITEMS} items \
+             (the window holds at most that many sentences and lines)",
+            w + 1
+        ));
+    }
+}
+
 /// Merge the reference answers of all windows: one entry per label, first URL and
-/// title kept; entries whose URL is not in the text are rejected.
-pub fn merge_references(text: &str, answers: &[Value]) -> Result<Vec<Reference>, String> {
+/// title kept; entries whose URL is not in the text are rejected. A URL cut at its
+/// schema bound is restored from the text (the one URL there that starts with it),
+/// and each cut is noted in `cuts`.
+pub fn merge_references(
+    text: &str,
+    answers: &[Value],
+    cuts: &mut Vec<String>,
+) -> Result<Vec<Reference>, String> {
     let mut out: Vec<Reference> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let squeezed: String = text.split_whitespace().collect();
     for (w, answer) in answers.iter().enumerate() {
-        for (i, e) in answer["references"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        let list = answer["references"].as_array();
+        note_full_list(cuts, w, "reference", list.map_or(0, Vec::len));
+        for (i, e) in list.into_iter().flatten().enumerate() {
             let idx = e["idx"]
                 .as_str()
                 .unwrap_or("")
@@ -156,7 +263,23 @@ pub fn merge_references(text: &str, answers: &[Value]) -> Result<Vec<Reference>,
                     i + 1
                 ));
             }
-            let url = e["url"].as_str().unwrap_or("").trim().to_string();
+            let mut url = e["url"].as_str().unwrap_or("").trim().to_string();
+            if url.chars().count() as u64 >= EXTRACTION_MAX_URL_CHARS {
+                let Some(full) = restore_url(text, &url) else {
+                    return Err(format!(
+                        "window {}: entry [{idx}] has a URL cut at {EXTRACTION_MAX_URL_CHARS} \
+                         characters that starts no single URL of the report",
+                        w + 1
+                    ));
+                };
+                cuts.push(format!(
+                    "window {}: entry [{idx}]: URL cut at {EXTRACTION_MAX_URL_CHARS} characters, \
+                     restored from the report ({} characters)",
+                    w + 1,
+                    full.chars().count()
+                ));
+                url = full;
+            }
             if !url.is_empty() && !squeezed.contains(&url.split_whitespace().collect::<String>()) {
                 return Err(format!(
                     "window {}: entry [{idx}] has a URL that is not in the report: {url}",
@@ -164,6 +287,12 @@ pub fn merge_references(text: &str, answers: &[Value]) -> Result<Vec<Reference>,
                 ));
             }
             let title = e["title"].as_str().unwrap_or("").trim().to_string();
+            if title.chars().count() as u64 >= EXTRACTION_MAX_TITLE_CHARS {
+                cuts.push(format!(
+                    "window {}: entry [{idx}]: title kept as cut at {EXTRACTION_MAX_TITLE_CHARS} characters",
+                    w + 1
+                ));
+            }
             let line = if url.is_empty() {
                 1
             } else {
@@ -198,21 +327,26 @@ pub fn merge_references(text: &str, answers: &[Value]) -> Result<Vec<Reference>,
     Ok(out)
 }
 
-/// Merge and validate the fact answers of all windows.
+/// Merge and validate the fact answers of all windows. A fact cut at its schema
+/// bound is completed to the end of its sentence in the text, and each cut is noted
+/// in `cuts`.
 pub fn merge_facts(
     text: &str,
     windows: &[Range<usize>],
     answers: &[Value],
     references: &[Reference],
+    cuts: &mut Vec<String>,
 ) -> Result<Vec<Fact>, String> {
     let idxs: HashSet<&str> = references.iter().map(|r| r.idx.as_str()).collect();
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     let mut out: Vec<Fact> = Vec::new();
     for (w, (window, answer)) in windows.iter().zip(answers).enumerate() {
         let mut from = window.start;
-        for (i, item) in answer["facts"].as_array().into_iter().flatten().enumerate() {
+        let list = answer["facts"].as_array();
+        note_full_list(cuts, w, "fact", list.map_or(0, Vec::len));
+        for (i, item) in list.into_iter().flatten().enumerate() {
             let quoted = item["fact"].as_str().unwrap_or("");
-            let Some(span) = locate(text, window, from, quoted) else {
+            let Some(mut span) = locate(text, window, from, quoted) else {
                 let shown: String = quoted.chars().take(80).collect();
                 return Err(format!(
                     "window {}: fact {} is not a span of the report text: \"{shown}\"",
@@ -220,6 +354,17 @@ pub fn merge_facts(
                     i + 1
                 ));
             };
+            if quoted.chars().count() as u64 >= EXTRACTION_MAX_FACT_CHARS {
+                let end = sentence_end(text, span.end);
+                cuts.push(format!(
+                    "window {}: fact {} cut at {EXTRACTION_MAX_FACT_CHARS} characters, \
+                     completed to the end of its sentence ({} characters)",
+                    w + 1,
+                    i + 1,
+                    text[span.start..end].chars().count()
+                ));
+                span.end = end;
+            }
             from = span.end;
             let mut ref_idxs = Vec::new();
             for x in item["ref_idxs"].as_array().into_iter().flatten() {
@@ -271,12 +416,15 @@ pub fn merge_facts(
     Ok(out)
 }
 
-fn window_sizes(rubric: &Rubric) -> (usize, usize) {
+/// The windows an extraction rubric asks about: its size and overlap, and at most
+/// [`EXTRACTION_MAX_ITEMS`] candidate units each (the answer's list bound).
+fn rubric_windows(rubric: &Rubric, text: &str) -> Vec<Range<usize>> {
     let overlap = match &rubric.answer {
         AnswerSpec::Extraction { overlap_chars, .. } => *overlap_chars,
         _ => 0,
     };
-    (rubric.max_report_chars.unwrap_or(12_000), overlap)
+    let size = rubric.max_report_chars.unwrap_or(12_000);
+    windows(text, size, overlap, EXTRACTION_MAX_ITEMS as usize)
 }
 
 /// Whether the rules parse's reference list can be trusted for judge extraction.
@@ -360,8 +508,7 @@ impl Extractor<'_> {
             None
         } else {
             outcome.references_from = Some("judge".into());
-            let (size, overlap) = window_sizes(refs_rubric);
-            let wins = windows(text, size, overlap);
+            let wins = rubric_windows(refs_rubric, text);
             outcome.windows = outcome.windows.max(wins.len());
             let answers = self
                 .ask_windows(
@@ -376,7 +523,10 @@ impl Extractor<'_> {
                 )
                 .await;
             match answers {
-                Ok(answers) => Some(merge_references(text, &answers).map_err(|e| ("rejected", e))?),
+                Ok(answers) => Some(
+                    merge_references(text, &answers, &mut outcome.cuts)
+                        .map_err(|e| ("rejected", e))?,
+                ),
                 // A dry run still builds (and so counts) the fact requests.
                 Err(e) if self.mode == JudgeMode::DryRun => {
                     let _ = self
@@ -400,7 +550,8 @@ impl Extractor<'_> {
         let (wins, answers) = self
             .fact_answers(facts_rubric, report, refs, label, usage, outcome)
             .await?;
-        let facts = merge_facts(text, &wins, &answers, refs).map_err(|e| ("rejected", e))?;
+        let facts = merge_facts(text, &wins, &answers, refs, &mut outcome.cuts)
+            .map_err(|e| ("rejected", e))?;
         Ok((judge_refs, facts))
     }
 
@@ -424,8 +575,7 @@ impl Extractor<'_> {
                 text: String::new(),
             })
             .collect();
-        let (size, overlap) = window_sizes(facts_rubric);
-        let wins = windows(text, size, overlap);
+        let wins = rubric_windows(facts_rubric, text);
         outcome.windows = outcome.windows.max(wins.len());
         let answers = self
             .ask_windows(
@@ -511,7 +661,7 @@ mod tests {
     #[test]
     fn windows_cover_the_text_and_overlap() {
         let text: String = (0..400).map(|i| format!("line {i}\n")).collect();
-        let wins = windows(&text, 1000, 200);
+        let wins = windows(&text, 1000, 200, 1000);
         assert!(wins.len() > 2);
         assert_eq!(wins[0].start, 0);
         assert_eq!(wins.last().unwrap().end, text.len());
@@ -519,10 +669,10 @@ mod tests {
             assert!(pair[1].start < pair[0].end, "{pair:?} overlap");
             assert!(pair[1].start > pair[0].start);
         }
-        assert_eq!(windows("short", 1000, 200), vec![0..5]);
+        assert_eq!(windows("short", 1000, 200, 1000), vec![0..5]);
         // Multi-byte text never splits a character.
         let cjk = "增长很快。".repeat(500);
-        for w in windows(&cjk, 300, 50) {
+        for w in windows(&cjk, 300, 50, 1000) {
             assert!(cjk.get(w).is_some());
         }
     }
@@ -558,17 +708,26 @@ mod tests {
         let b = json!({"facts": [
             {"fact": "A first claim holds", "ref_idxs": ["[1]"]},
             {"fact": "A second claim holds [2].", "ref_idxs": ["2"]}]});
-        let facts = merge_facts(text, &wins, &[a.clone(), json!({"facts": []})], &refs).unwrap();
+        let mut cuts = Vec::new();
+        let facts = merge_facts(
+            text,
+            &wins,
+            &[a.clone(), json!({"facts": []})],
+            &refs,
+            &mut cuts,
+        )
+        .unwrap();
         assert_eq!(facts.len(), 1);
         let wins2 = vec![0..text.len(), 0..text.len()];
-        let facts = merge_facts(text, &wins2, &[a, b], &refs).unwrap();
+        let facts = merge_facts(text, &wins2, &[a, b], &refs, &mut cuts).unwrap();
         assert_eq!(facts.len(), 2, "{facts:?}");
         assert_eq!(facts[1].fact, "A second claim holds.");
         let bad = json!({"facts": [{"fact": "A first claim holds", "ref_idxs": ["9"]}]});
-        let err = merge_facts(text, &wins2[..1], &[bad], &refs).unwrap_err();
+        let err = merge_facts(text, &wins2[..1], &[bad], &refs, &mut cuts).unwrap_err();
         assert!(err.contains("[9]"), "{err}");
         let invented = json!({"facts": [{"fact": "Something never said", "ref_idxs": ["1"]}]});
-        let err = merge_facts(text, &wins2[..1], &[invented], &refs).unwrap_err();
+        let err = merge_facts(text, &wins2[..1], &[invented], &refs, &mut cuts).unwrap_err();
+        assert!(cuts.is_empty(), "{cuts:?}");
         assert!(err.contains("not a span"), "{err}");
     }
 
@@ -580,12 +739,121 @@ mod tests {
         let b = json!({"references": [
             {"idx": "[1]", "url": "", "title": ""},
             {"idx": "2", "url": "https://b.example/y", "title": "Beta"}]});
-        let refs = merge_references(text, &[a, b]).unwrap();
+        let mut cuts = Vec::new();
+        let refs = merge_references(text, &[a, b], &mut cuts).unwrap();
         assert_eq!(refs.len(), 2);
         assert_eq!(refs[0].line, 3);
         assert_eq!(refs[1].title.as_deref(), Some("Beta"));
         let fake = json!({"references": [{"idx": "1", "url": "https://made.up/", "title": ""}]});
-        assert!(merge_references(text, &[fake]).is_err());
-        assert!(merge_references(text, &[json!({"references": []})]).is_err());
+        assert!(merge_references(text, &[fake], &mut cuts).is_err());
+        assert!(merge_references(text, &[json!({"references": []})], &mut cuts).is_err());
+        assert!(cuts.is_empty(), "{cuts:?}");
+    }
+
+    /// One window over all of `text`.
+    fn whole_text(text: &str) -> Range<usize> {
+        0..text.len()
+    }
+
+    #[test]
+    fn windows_hold_at_most_the_list_bound_of_units() {
+        // 250 one-sentence lines of about 30 characters: far under the size limit,
+        // over the unit bound.
+        let text: String = (0..250)
+            .map(|i| format!("Claim number {i} holds [1].\n"))
+            .collect();
+        let wins = windows(&text, 12_000, 1500, 100);
+        assert!(wins.len() >= 3, "{wins:?}");
+        assert_eq!(wins[0].start, 0);
+        assert_eq!(wins.last().unwrap().end, text.len());
+        for w in &wins {
+            let n = unit_ends(&text[w.clone()]).len();
+            assert!(n <= 100, "{w:?} holds {n} units");
+        }
+        for pair in wins.windows(2) {
+            assert!(pair[1].start < pair[0].end, "{pair:?} overlap");
+        }
+        // Sentences and lines are units; a decimal point and blank lines are not.
+        assert_eq!(
+            unit_ends("Rose 3.5 % in 2024. Fell again!\n\n| a | b |\nEnd"),
+            vec![19, 31, 43, 46]
+        );
+        assert_eq!(unit_ends("増えた。減った。"), vec![4, 8]);
+    }
+
+    #[test]
+    fn answers_cut_at_their_bounds_are_completed_from_the_text() {
+        let bound = EXTRACTION_MAX_FACT_CHARS as usize;
+        let long = format!(
+            "The long sentence {} ends here [1].",
+            "goes on and on ".repeat(80)
+        );
+        let text = format!("Intro.\n{long} Next sentence [1].\n\n[1] A. https://a.example/x\n");
+        let refs = vec![Reference {
+            idx: "1".into(),
+            url: Some("https://a.example/x".into()),
+            title: None,
+            line: 4,
+        }];
+        // What a grammar-constrained server gives: the copy stopped at the bound.
+        let cut: String = long.chars().take(bound).collect();
+        let answer = json!({"facts": [{"fact": cut, "ref_idxs": ["1"]}]});
+        let mut cuts = Vec::new();
+        let facts = merge_facts(&text, &[whole_text(&text)], &[answer], &refs, &mut cuts).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert!(facts[0].fact.ends_with("ends here."), "{}", facts[0].fact);
+        assert!(!facts[0].fact.contains("Next sentence"));
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        assert!(
+            cuts[0].contains("completed to the end of its sentence"),
+            "{cuts:?}"
+        );
+
+        // A URL cut at its bound is restored; one that starts no URL is rejected.
+        let url = format!("https://long.example/{}", "segment/".repeat(150));
+        let text = format!("Body [1].\n\n[1] Long page. {url}\n[2] Other. https://b.example/\n");
+        let cut_url: String = url
+            .chars()
+            .take(EXTRACTION_MAX_URL_CHARS as usize)
+            .collect();
+        let answer = json!({"references": [{"idx": "1", "url": cut_url, "title": "Long page"}]});
+        let mut cuts = Vec::new();
+        let refs = merge_references(&text, &[answer], &mut cuts).unwrap();
+        assert_eq!(refs[0].url.as_deref(), Some(url.as_str()));
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        let made_up: String = format!("https://made.up/{}", "x".repeat(900))
+            .chars()
+            .take(EXTRACTION_MAX_URL_CHARS as usize)
+            .collect();
+        let answer = json!({"references": [{"idx": "1", "url": made_up, "title": ""}]});
+        assert!(merge_references(&text, &[answer], &mut cuts).is_err());
+
+        // A list that filled its bound is noted.
+        let text: String = (0..150)
+            .map(|i| format!("Claim {i} holds [1].\n"))
+            .collect();
+        let items: Vec<Value> = (0..EXTRACTION_MAX_ITEMS)
+            .map(|i| json!({"fact": format!("Claim {i} holds [1]."), "ref_idxs": ["1"]}))
+            .collect();
+        let refs = vec![Reference {
+            idx: "1".into(),
+            url: None,
+            title: None,
+            line: 1,
+        }];
+        let mut cuts = Vec::new();
+        let facts = merge_facts(
+            &text,
+            &[whole_text(&text)],
+            &[json!({"facts": items})],
+            &refs,
+            &mut cuts,
+        )
+        .unwrap();
+        assert_eq!(facts.len() as u64, EXTRACTION_MAX_ITEMS);
+        assert!(
+            cuts.iter().any(|c| c.contains("filled its bound")),
+            "{cuts:?}"
+        );
     }
 }

@@ -261,6 +261,12 @@ pub struct JudgeExtraction {
     pub references_from: Option<String>,
     pub references: usize,
     pub facts: usize,
+    /// Answers a schema bound cut (a grammar-constrained server stops a string or a
+    /// list at its bound), each with what was done about it: a fact completed to the
+    /// end of its sentence in the report, a URL restored from the report, a list that
+    /// filled its bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<String>,
 }
 
 /// The `extraction` block of `tvir parse` and `report.json`.

@@ -58,10 +58,29 @@ fn answer_error(rubric: &Rubric, message: impl Into<String>) -> AnswerError {
     }
 }
 
-/// Longest top-level `justification` the schema allows (characters). Kept under
-/// about 1000: llama.cpp's grammar parser refuses a longer bounded repetition ("number
-/// of rules that are going to be repeated ... exceeds sane defaults"), and
-/// llama-cpp-python's server then dies instead of answering (measured with 0.3.36).
+/// Largest `maxLength`, `maxItems`, `minLength` or `minItems` in any schema we send.
+///
+/// Grammar-constrained servers compile the schema into a GBNF grammar, and llama.cpp's
+/// grammar parser (`src/llama-grammar.cpp`) expands every bounded repetition into one
+/// rule per optional repeat and refuses the grammar when a repetition would need 2000
+/// rules or more (`MAX_REPETITION_THRESHOLD`: "number of rules that are going to be
+/// repeated multiplied by the new repetition exceeds sane defaults"). llama.cpp's own
+/// converter (`common/json-schema-to-grammar.cpp`, llama-server) writes a bound `n` as
+/// `x{0,n}`: n rules. llama-cpp-python's converter (`llama_grammar.py`, what
+/// `scripts/check_local_judge.sh` starts) writes it as n nested optional groups,
+/// `(x (x (x)?)?)?`: 2n - 1 rules in the outermost group, so it is refused from
+/// n = 1001 on (measured with 0.3.36 by `scripts/grammar_compile.py`: a `maxLength` of
+/// 1000 compiles, 1001 does not), and llama-cpp-python's server process then dies
+/// instead of answering. 800 (1599 rules) keeps a fifth of headroom under that guard
+/// (another converter version may spend a rule or two more). Each property and each
+/// array item is a rule of its own in both converters, so bounds at different depths
+/// do not multiply. Longer lists and strings are bounded another way: extraction
+/// windows hold at most [`EXTRACTION_MAX_ITEMS`] candidate units, and an answer cut at
+/// a bound is completed from the report text, with the cut recorded (`tvir-engine`'s
+/// extractor).
+pub const GRAMMAR_MAX_REPETITION: u64 = 800;
+/// Longest top-level `justification` the schema allows (characters), at the
+/// [`GRAMMAR_MAX_REPETITION`] ceiling.
 pub const JUSTIFICATION_MAX_CHARS: u64 = 800;
 /// Longest per-item justification of a checklist answer.
 pub const ITEM_JUSTIFICATION_MAX_CHARS: u64 = 400;
@@ -71,6 +90,23 @@ pub const ISSUE_MAX_CHARS: u64 = 600;
 pub const MAX_LISTED_ISSUES: u64 = 30;
 /// Longest extra string field (e.g. FCQ's `revised_caption`).
 pub const EXTRA_FIELD_MAX_CHARS: u64 = 600;
+/// Most entries (or facts) one extraction answer lists. The extractor cuts the report
+/// into windows that hold at most this many candidate units (lines and sentences), so
+/// a complete answer fits; the prompt states the bound.
+pub const EXTRACTION_MAX_ITEMS: u64 = 100;
+/// Longest quoted fact of an extraction answer. A longer sentence comes back cut at
+/// this length (a grammar-constrained server stops it there) and is completed to the
+/// end of its sentence in the report, the cut recorded.
+pub const EXTRACTION_MAX_FACT_CHARS: u64 = 800;
+/// Longest entry URL of an extraction answer; a longer one comes back cut and is
+/// restored from the report text (the one URL there that starts with it).
+pub const EXTRACTION_MAX_URL_CHARS: u64 = 800;
+/// Longest entry title of an extraction answer (kept as cut: a title is shown, never
+/// matched).
+pub const EXTRACTION_MAX_TITLE_CHARS: u64 = 300;
+/// Most labels one fact cites, and the longest label.
+pub const EXTRACTION_MAX_LABELS: u64 = 20;
+pub const EXTRACTION_MAX_LABEL_CHARS: u64 = 20;
 
 /// Largest issue count the schema lists: [`MAX_LISTED_ISSUES`], or the start of the
 /// mapping table's open band when that is higher, so every count up to the point
@@ -175,11 +211,12 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
         } => {
             add("justification", reasoning);
             let most = max_issue_count(table);
+            // The list stays under the grammar ceiling; the count goes on.
             add(
                 list_field,
                 json!({"type": "array",
                        "items": {"type": "string", "maxLength": ISSUE_MAX_CHARS},
-                       "maxItems": most,
+                       "maxItems": most.min(GRAMMAR_MAX_REPETITION),
                        "description": "Each distinct issue once."}),
             );
             let counts: Vec<u64> = (0..=most).collect();
@@ -194,19 +231,21 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             add(field, json!({"type": "boolean"}));
         }
         AnswerSpec::Extraction { part, .. } => {
-            // Bounded like every other schema (grammar-constrained servers need it):
-            // a window of 12 000 characters holds far fewer items than these caps.
+            // Bounded like every other schema, under GRAMMAR_MAX_REPETITION (a
+            // grammar-constrained server must be able to compile it): windows hold at
+            // most EXTRACTION_MAX_ITEMS candidate units, and a string cut at its bound
+            // is completed from the report text by the extractor.
             let s =
                 |d: &str, max: u64| json!({"type": "string", "maxLength": max, "description": d});
             match part {
                 ExtractionPart::References => add(
                     "references",
-                    json!({"type": "array", "maxItems": 500, "items": {
+                    json!({"type": "array", "maxItems": EXTRACTION_MAX_ITEMS, "items": {
                         "type": "object",
                         "properties": {
-                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", 20),
-                            "url": s("The entry's URL exactly as written; empty when it has none.", 2000),
-                            "title": s("The entry's title; empty when it has none.", 500),
+                            "idx": s("The entry's label as written (\"3\" for [3]), or its position when unnumbered.", EXTRACTION_MAX_LABEL_CHARS),
+                            "url": s("The entry's URL exactly as written; empty when it has none.", EXTRACTION_MAX_URL_CHARS),
+                            "title": s("The entry's title; empty when it has none.", EXTRACTION_MAX_TITLE_CHARS),
                         },
                         "required": ["idx", "url", "title"],
                         "additionalProperties": false,
@@ -214,12 +253,12 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
                 ),
                 ExtractionPart::Facts => add(
                     "facts",
-                    json!({"type": "array", "maxItems": 300, "items": {
+                    json!({"type": "array", "maxItems": EXTRACTION_MAX_ITEMS, "items": {
                         "type": "object",
                         "properties": {
-                            "fact": s("The citing sentence copied exactly from the report text.", 4000),
-                            "ref_idxs": {"type": "array", "maxItems": 50,
-                                         "items": {"type": "string", "maxLength": 20},
+                            "fact": s("The citing sentence copied exactly from the report text.", EXTRACTION_MAX_FACT_CHARS),
+                            "ref_idxs": {"type": "array", "maxItems": EXTRACTION_MAX_LABELS,
+                                         "items": {"type": "string", "maxLength": EXTRACTION_MAX_LABEL_CHARS},
                                          "description": "Labels of the reference entries it cites."},
                         },
                         "required": ["fact", "ref_idxs"],
@@ -495,6 +534,8 @@ fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
         "context": needs(InputKind::Context).then(|| inputs.context.clone()),
         "chart_data": needs(InputKind::ChartData).then(|| inputs.chart_data.clone()),
         "has_image": needs(InputKind::FigureImage) && inputs.figure_image.is_some(),
+        // The list bound of an extraction answer, stated in its prompt.
+        "max_items": EXTRACTION_MAX_ITEMS,
     })
 }
 

@@ -39,6 +39,9 @@
 #   TVIR_BIN           tvir binary (default: cargo build, target/debug/tvir)
 #   TVIR_CHECK_OUT     output folder (default: a new folder under /tmp)
 #   TVIR_CHECK_REPORTS / TVIR_CHECK_TASKS   another benchmark folder and task file
+#   TVIR_CHECK_SOURCES pages for runs 1 and 2 (default: the example's,
+#                      tests/golden/sources.jsonl; offline, a page in neither the
+#                      cache nor this file fails its facts, which this check counts)
 #   TVIR_EVAL_ARGS     extra `tvir eval` arguments (default none: default settings)
 set -euo pipefail
 
@@ -50,6 +53,7 @@ CTX=${TVIR_LLAMA_CTX:-16384}
 OUT=${TVIR_CHECK_OUT:-$(mktemp -d /tmp/tvir-local-judge.XXXXXX)}
 REPORTS=${TVIR_CHECK_REPORTS:-$ROOT/examples}
 TASKS=${TVIR_CHECK_TASKS:-$ROOT/examples/tasks.json}
+SOURCES=${TVIR_CHECK_SOURCES:-$ROOT/tests/golden/sources.jsonl}
 MODEL=gemma-3-270m
 LIMIT_SECS=${TVIR_CHECK_LIMIT_SECS:-600}
 SECOND_LIMIT_SECS=${TVIR_CHECK_SECOND_LIMIT_SECS:-$LIMIT_SECS}
@@ -132,12 +136,12 @@ run() {
     exit 1
   fi
 }
-run run1 "$LIMIT_SECS" "$REPORTS" "$TASKS"
+run run1 "$LIMIT_SECS" "$REPORTS" "$TASKS" --sources "$SOURCES"
 # Drop the judge answers (keep the adaptations and pages): run 2 asks every question
 # again, starting from what run 1 learnt about the server.
 python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM judge_cache"); c.commit()' \
   "$OUT/cache.sqlite"
-run run2 "$SECOND_LIMIT_SECS" "$REPORTS" "$TASKS"
+run run2 "$SECOND_LIMIT_SECS" "$REPORTS" "$TASKS" --sources "$SOURCES"
 
 # 5b. A report in a citation dialect the grammar does not know, with the judge
 # extractor as fallback; its cited pages come from a sources file (offline).

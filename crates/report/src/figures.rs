@@ -613,9 +613,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
+        // The two hex digits are read as bytes: `%` may be followed by a
+        // multi-byte character, inside which no `str` may be sliced.
+        if let (b'%', Some(&[h, l])) = (bytes[i], bytes.get(i + 1..i + 3)) {
+            if let (Some(h), Some(l)) = ((h as char).to_digit(16), (l as char).to_digit(16)) {
+                out.push((h * 16 + l) as u8);
                 i += 3;
                 continue;
             }

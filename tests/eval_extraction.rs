@@ -193,6 +193,7 @@ async fn auto_leaves_an_ok_parse_alone_and_rules_never_asks() {
     .await;
     assert!(rec.extraction.unwrap().judge.is_none());
     assert_eq!(mock.metric_count("extract_facts"), 0);
+    assert_eq!(mock.metric_count("extract_references"), 0);
     mock.shutdown().await;
 }
 

@@ -359,6 +359,26 @@ fn quiet_panics() {
     });
 }
 
+/// CPU time this thread has used. Parse times are compared in CPU time, not on
+/// the wall clock: on a machine shared with other work a thread that waits for a
+/// core would otherwise look like a slow parse.
+pub fn thread_cpu() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Run `f` and return the CPU time it took, or the panic it raised (see [`catch`]).
+pub fn timed(f: impl FnOnce()) -> Result<std::time::Duration, String> {
+    let start = thread_cpu();
+    catch(f).map(|()| thread_cpu().saturating_sub(start))
+}
+
 /// Run `f`, catching a panic as its message and place (`file:line: message`)
 /// without printing it; panics elsewhere print as usual.
 pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {

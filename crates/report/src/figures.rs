@@ -701,6 +701,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn percent_decoding_reads_escapes_and_keeps_everything_else() {
+        assert_eq!(percent_decode("a%20b%E4%B8%AD.png"), "a b中.png");
+        // `%` before a multi-byte character, or one hex digit then one: kept as
+        // written (this sliced inside the character and panicked).
+        assert_eq!(percent_decode("b%C］3.png"), "b%C］3.png");
+        assert_eq!(percent_decode("x%中E4.png"), "x%中E4.png");
+        assert_eq!(percent_decode("end%"), "end%");
+        assert_eq!(percent_decode("end%4"), "end%4");
+        assert_eq!(percent_decode("%zz%41"), "%zzA");
+    }
+
+    #[test]
     fn kind_path_rule_then_evidence() {
         assert_eq!(
             figure_kind("images/a.png", "", Some("trend chart")),

@@ -90,7 +90,7 @@ fn load_rendered(args: &ParseArgs) -> anyhow::Result<Report> {
 }
 
 pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
-    let parsed = load_rendered(&args)?;
+    let parsed = guarded(&args.report, || load_rendered(&args))?;
     for w in &parsed.warnings {
         eprintln!("warning: {w}");
     }
@@ -113,6 +113,26 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
         emit(&render_summary(&parsed, args.show))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Run `parse` and turn a panic inside it (a parser bug) into an error naming the
+/// report, so `tvir parse` ends with a message and a non-zero exit rather than a
+/// crash (defence in depth: the parser is meant never to panic).
+fn guarded(
+    report: &std::path::Path,
+    parse: impl FnOnce() -> anyhow::Result<Report>,
+) -> anyhow::Result<Report> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(anyhow::anyhow!(
+            "{}: the parser crashed on this report ({why}); this is a bug in tvir, not in the report",
+            report.display()
+        ))
+    })
 }
 
 /// Write to stdout; a closed pipe (`| head`) is not an error.
@@ -301,4 +321,34 @@ fn render_score(r: &Report, s: &gold::GoldScore) -> String {
             .unwrap_or_else(|| "undefined".into())
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parse that panics ends as an error naming the report (and the panic's
+    /// message), which `main` prints before exiting with code 2.
+    #[test]
+    fn a_panicking_parse_is_an_error_naming_the_report() {
+        let path = std::path::Path::new("sys/t1/report.md");
+        let err = guarded(path, || panic!("byte index 7 is not a char boundary")).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.starts_with("sys/t1/report.md: the parser crashed"),
+            "{msg}"
+        );
+        assert!(msg.contains("byte index 7 is not a char boundary"), "{msg}");
+        // A parse that does not panic passes through unchanged.
+        let ok = guarded(path, || {
+            Ok(report::parse_str(
+                "Text [1].\n\n[1] https://a.org\n",
+                report::SourceFormat::Markdown,
+                path,
+                std::path::Path::new("."),
+            ))
+        })
+        .unwrap();
+        assert_eq!(ok.facts.len(), 1);
+    }
 }

@@ -86,8 +86,12 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
 
     let mut charts_judged = 0;
     let mut facts_judged = 0;
+    // Reports whose VA was checked against its parts (every example report with a
+    // figure: all but system-a/ex002), and reports checked at all.
+    let (mut va_checked, mut reports) = (0, 0);
     for (dir_plain, dir) in report_dirs(&plain).iter().zip(report_dirs(&added)) {
         let report = read(&dir.join("report.json"));
+        reports += 1;
         // The built-in metric files are byte for byte those of a run without them.
         for m in tvir_engine::record::METRIC_NAMES {
             let f = format!("{m}.json");
@@ -214,8 +218,10 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
             .map(|m| score(m))
             .collect();
             assert!((report["va"].as_f64().unwrap() - mean(&va)).abs() < 1e-12);
+            va_checked += 1;
         }
     }
+    assert_eq!((reports, va_checked), (6, 5));
     assert!(charts_judged > 0, "no chart unit reached the judge");
     // Calls (each run has its own cache): the built-in metrics' counts are the same
     // in both runs; the added metrics make one call per judged chart and one per

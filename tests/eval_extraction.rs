@@ -193,6 +193,7 @@ async fn auto_leaves_an_ok_parse_alone_and_rules_never_asks() {
     .await;
     assert!(rec.extraction.unwrap().judge.is_none());
     assert_eq!(mock.metric_count("extract_facts"), 0);
+    assert_eq!(mock.metric_count("extract_references"), 0);
     mock.shutdown().await;
 }
 
@@ -292,20 +293,54 @@ async fn long_reports_are_windowed_and_merged_and_bad_lists_come_from_the_judge(
     mock.shutdown().await;
 }
 
+/// A dry run builds the extraction requests without sending them: the outcome counts
+/// them (`calls`, one per window: here the rules list is usable, so fact windows
+/// only, and this short report is one window) and they are in the run's request
+/// count, exactly that many more than a dry run with rules extraction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_counts_extraction_requests() {
     let mock = mock_with(keep).await;
     let store = Store::in_memory().unwrap();
-    let rec = run(
-        &mock,
-        &store,
-        &fixture("check-unattached"),
-        ExtractionMode::Judge,
-        JudgeMode::DryRun,
-    )
-    .await;
-    let j = rec.extraction.unwrap().judge.unwrap();
+    let report = fixture("check-unattached");
+    let mut built = Vec::new();
+    let mut records = Vec::new();
+    for extraction in [ExtractionMode::Rules, ExtractionMode::Judge] {
+        let client = judge_client(mock_config(&mock, "mock-model", 4), Some(&store));
+        let engine = client_engine(
+            client,
+            EvalSettings {
+                mode: JudgeMode::DryRun,
+                extraction,
+                ..common::judge::settings("mock-model")
+            },
+        );
+        let job = ReportJob {
+            system: "sys".into(),
+            folder: "t1".into(),
+            path: report.clone(),
+        };
+        let mut recs = engine.evaluate_report(&job, None).await;
+        assert_eq!(recs.len(), 1);
+        records.push(recs.remove(0));
+        built.push(
+            engine
+                .stats
+                .requests
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
+    }
+    assert!(records[0].extraction.as_ref().unwrap().judge.is_none());
+    let j = records[1]
+        .extraction
+        .as_ref()
+        .unwrap()
+        .judge
+        .clone()
+        .unwrap();
     assert_eq!(j.status, "skipped");
+    assert_eq!(j.references_from.as_deref(), Some("rules"));
+    assert_eq!((j.windows, j.calls), (1, 1), "{j:?}");
+    assert_eq!(built[1], built[0] + 1, "requests built: {built:?}");
     assert_eq!(mock.requests(), 0);
     mock.shutdown().await;
 }

@@ -117,7 +117,9 @@ fn the_mock_answer_validates_against_every_builtin_schema() {
         validate_answer(rubric, &answer, 3)
             .unwrap_or_else(|e| panic!("{}: {e}: {answer}", rubric.id));
         if rubric.is_metric() && rubric.id != "instruction_alignment" {
-            assert!(unit_score(rubric, &answer).is_ok(), "{}", rubric.id);
+            let score = unit_score(rubric, &answer)
+                .unwrap_or_else(|e| panic!("{}: {e}: {answer}", rubric.id));
+            assert!((0.0..=1.0).contains(&score), "{}: {score}", rubric.id);
         }
     }
     // MC: the first class and zero counts give the band 1-2; the mock's variety 10

@@ -958,41 +958,42 @@ fn outputs_follow_the_reference_layout_and_are_reproducible() {
     }
 }
 
-/// A panic inside one report's evaluation (here, a judge that panics) ends that
-/// report as a failed unit with the reason, like an unreadable report; the run and
-/// the other reports go on (each report is a task of its own on the runtime).
+/// A panic inside one report's evaluation (a judge that panics on `sys/t1`'s CS
+/// units only) fails that report with the reason; the other reports of the same
+/// run, on the same runtime, are scored in full.
 #[test]
 fn a_panic_in_one_report_fails_that_report_only() {
     let fx = full_fixture();
-    let judge = ScriptedJudge::new(|r| {
-        if r.metric == "citation_support" {
-            panic!("scripted judge breaks on purpose");
-        }
-        Ok(json!({}))
+    let judge = ScriptedJudge::new(|r| match (r.metric.as_str(), r.report.as_str()) {
+        ("citation_support", "sys/t1") => panic!("scripted judge breaks on purpose"),
+        _ => known_answer(r),
     });
-    let eng = engine(Some(judge), settings(), fx.report.clone());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let other = ReportJob {
-        folder: "t2".into(),
-        ..job(&fx.root)
-    };
-    let no_panic = engine(None, settings(), fx.report.clone());
-    let recs = rt.block_on(eng.evaluate_all(vec![(job(&fx.root), Some(task()))], &|_| {}));
-    assert_eq!(recs.len(), 1);
-    let error = recs[0].load_error().expect("the report failed");
-    assert!(error.contains("crashed"), "{error}");
-    let failed: Vec<_> = recs[0]
-        .units
-        .iter()
-        .filter(|u| u.status == UnitStatus::Failed)
-        .collect();
-    assert_eq!(failed.len(), 1, "{failed:?}");
-    assert!(failed[0].reason.as_deref().unwrap().contains("crashed"));
-    // The same runtime still evaluates other reports.
-    let recs = rt.block_on(no_panic.evaluate_all(vec![(other, Some(task()))], &|_| {}));
-    assert_eq!(recs.len(), 1);
-    assert!(recs[0].load_error().is_none());
+    let eng = engine(Some(judge.clone()), settings(), fx.report.clone());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let jobs = ["t0", "t1", "t2"].map(|t| {
+        let (mut j, mut k) = (job(&fx.root), task());
+        (j.folder, k.id) = (t.into(), t.into());
+        (j, Some(k))
+    });
+    let recs = rt.block_on(eng.evaluate_all(jobs.to_vec(), &|_| {}));
+    assert_eq!(recs.len(), 3);
+    let asked = judge.requests("citation_support");
+    for r in &recs {
+        let failed = r
+            .units
+            .iter()
+            .filter(|u| u.status == UnitStatus::Failed)
+            .count();
+        if r.task_id == "t1" {
+            assert!(r.load_error().expect("t1 failed").contains("crashed"));
+            assert_eq!(failed, 1);
+        } else {
+            // Read, every unit judged, the CS of the known answers, its own requests.
+            assert_eq!(failed, 0, "{}", r.task_id);
+            close(score(r, "citation_support"), (1.0 + 0.5 + 0.0) / 3.0);
+            assert!(asked
+                .iter()
+                .any(|q| q.report == format!("sys/{}", r.task_id)));
+        }
+    }
 }

@@ -85,23 +85,52 @@ fn entry_like_lines_outside_the_list_are_suspect() {
 
 #[test]
 fn entries_taken_as_facts_are_suspect() {
-    // A second list the parser does not know (numbered entries after a plain
-    // label), its entries carrying markers, comes out as cited units.
-    let text = "# T\n\nClaim one holds [1]. Claim two holds [2].\n\n## References\n\n[1] A. https://a.example/x\n[2] B. https://b.example/y\n\nMore reading\n\n1. Deep dive, part one https://c.example/z [1]\n2. Deep dive, part two https://d.example/w [2]\n3. Deep dive, part three https://e.example/v [1]\n";
+    // Two reading-list entries written as paragraphs of their own, their URLs in
+    // code spans (so no citation takes them) and each carrying a marker: the parse
+    // takes both as cited units, and the self-check must see them as entries.
+    let text = "# T\n\nClaim one holds [1]. Claim two holds [2].\n\n## Market\n\n\
+Deep dive, part one `https://c.example/z` [1]\n\n\
+The market grew strongly in the year and analysts expect more growth [2].\n\n\
+Deep dive, part two `https://d.example/w` [2]\n\n\
+Prices rose across the whole region during the second half [1].\n\n\
+## References\n\n[1] A. https://a.example/x\n[2] B. https://b.example/y\n";
     let r = parse_str(
         text,
         SourceFormat::Markdown,
         Path::new("t.md"),
         Path::new("."),
     );
+    let entries: Vec<&str> = r
+        .facts
+        .iter()
+        .map(|f| f.fact.as_str())
+        .filter(|f| f.contains("https://"))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            "Deep dive, part one https://c.example/z",
+            "Deep dive, part two https://d.example/w"
+        ],
+        "{:#?}",
+        r.facts
+    );
     let c = &r.extraction.counts;
-    if r.facts.iter().any(|f| f.fact.contains("https://")) {
-        assert!(c.facts_like_entries >= 2, "{c:?} {:#?}", r.facts);
-        assert_eq!(r.extraction.verdict, ExtractionVerdict::Suspect);
-    } else {
-        // The grammar took the second block as a list: nothing to flag then.
-        assert_eq!(c.facts_like_entries, 0, "{c:?}");
-    }
+    assert_eq!(c.facts_like_entries, 2, "{c:?}");
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Suspect,
+        "{:#?}",
+        r.extraction
+    );
+    assert!(
+        r.extraction
+            .reasons
+            .iter()
+            .any(|w| w.contains("look like reference entries")),
+        "{:?}",
+        r.extraction.reasons
+    );
 }
 
 /// HTML pages (issue #12 follow-up). A page that cites by inline links and ends

@@ -99,9 +99,12 @@ fn split_long(text: &str, mut start: usize, end: usize, out: &mut Vec<(usize, us
             .char_indices()
             .nth(PASSAGE_CHARS)
             .map_or(end, |(b, _)| start + b);
+        // After the last space (its own width: a no-break or ideographic space
+        // is more than one byte).
         let cut = text[start..limit]
-            .rfind(char::is_whitespace)
-            .map(|b| start + b + 1)
+            .char_indices()
+            .rfind(|(_, c)| c.is_whitespace())
+            .map(|(b, c)| start + b + c.len_utf8())
             .filter(|&c| c > start)
             .unwrap_or(limit);
         out.push((start, cut));
@@ -381,6 +384,26 @@ mod tests {
         assert!(ps
             .iter()
             .all(|&(a, b)| long[a..b].chars().count() <= PASSAGE_CHARS));
+    }
+
+    /// A long paragraph whose only spaces are multi-byte (no-break, ideographic):
+    /// the split lands after the space character, never inside it.
+    #[test]
+    fn long_passages_split_after_multi_byte_spaces() {
+        for space in ['\u{a0}', '\u{3000}', '\u{2003}'] {
+            let long = format!("词语{space}").repeat(1000);
+            let ps = passages(&long);
+            assert!(ps.len() >= 3, "{space:?}: {}", ps.len());
+            assert_eq!(ps.last().unwrap().1, long.len());
+            for w in ps.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+            }
+            for &(a, b) in &ps {
+                let p = long.get(a..b).expect("passage on char boundaries");
+                assert!(p.chars().count() <= PASSAGE_CHARS);
+                assert!(b == long.len() || p.ends_with(space), "{space:?}");
+            }
+        }
     }
 
     #[test]

@@ -613,9 +613,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
+        // The two hex digits are read as bytes: `%` may be followed by a
+        // multi-byte character, inside which no `str` may be sliced.
+        if let (b'%', Some(&[h, l])) = (bytes[i], bytes.get(i + 1..i + 3)) {
+            if let (Some(h), Some(l)) = ((h as char).to_digit(16), (l as char).to_digit(16)) {
+                out.push((h * 16 + l) as u8);
                 i += 3;
                 continue;
             }
@@ -697,6 +699,18 @@ fn figure_errors(input: &FigureInput<'_>, scan: &mut FigureScan) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percent_decoding_reads_escapes_and_keeps_everything_else() {
+        assert_eq!(percent_decode("a%20b%E4%B8%AD.png"), "a b中.png");
+        // `%` before a multi-byte character, or one hex digit then one: kept as
+        // written (this sliced inside the character and panicked).
+        assert_eq!(percent_decode("b%C］3.png"), "b%C］3.png");
+        assert_eq!(percent_decode("x%中E4.png"), "x%中E4.png");
+        assert_eq!(percent_decode("end%"), "end%");
+        assert_eq!(percent_decode("end%4"), "end%4");
+        assert_eq!(percent_decode("%zz%41"), "%zzA");
+    }
 
     #[test]
     fn kind_path_rule_then_evidence() {

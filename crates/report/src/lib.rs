@@ -53,6 +53,7 @@ mod references;
 pub mod render;
 mod render_map;
 mod residue;
+mod slice;
 mod urls;
 
 pub use language::detect_language;

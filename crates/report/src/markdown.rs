@@ -80,11 +80,11 @@ pub(crate) fn close_cited_fences(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for r in blank {
-        out.push_str(&text[last..r.start]);
-        out.extend(std::iter::repeat_n(' ', r.end - r.start));
+        out.push_str(crate::slice::cut(text, last, r.start));
+        out.extend(std::iter::repeat_n(' ', r.end.saturating_sub(r.start)));
         last = r.end;
     }
-    out.push_str(&text[last..]);
+    out.push_str(crate::slice::from(text, last));
     Cow::Owned(out)
 }
 

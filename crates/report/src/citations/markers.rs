@@ -146,7 +146,7 @@ pub(super) fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_gl
         for l in loose_links(text) {
             scan_markers(
                 flat,
-                &text[last..l.range.start],
+                crate::slice::cut(text, last, l.range.start),
                 map_src(last, l.range.start),
                 allow_glued,
             );
@@ -163,7 +163,12 @@ pub(super) fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_gl
             last = l.range.end;
         }
     }
-    scan_markers(flat, &text[last..], map_src(last, text.len()), allow_glued);
+    scan_markers(
+        flat,
+        crate::slice::from(text, last),
+        map_src(last, text.len()),
+        allow_glued,
+    );
 }
 
 /// Textual markers (`[3]`, `【3】`, `[^3]`, tags) inside link-free text.

@@ -44,6 +44,7 @@ impl HtmlWalker<'_> {
     /// is one piece with proportional offsets.
     pub(super) fn text_pieces(&self, text: String, p: usize, sup: bool) -> Vec<Inline> {
         let raw = self.loc.raw;
+        let p = crate::slice::floor(raw, p);
         let end = raw[p..].find('<').map_or(raw.len(), |i| p + i);
         let seg = &raw[p..end];
         let lead = text.len() - text.trim_start().len();

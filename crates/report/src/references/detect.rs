@@ -149,12 +149,12 @@ pub(super) fn url_entry_line(line: &str, paragraph: bool) -> bool {
     let mut last = 0;
     let mut links = Vec::new();
     for l in loose_links(s) {
-        owned.push_str(&s[last..l.range.start]);
+        owned.push_str(crate::slice::cut(s, last, l.range.start));
         owned.push_str(&l.text);
         links.push((l.url, l.text));
         last = l.range.end;
     }
-    owned.push_str(&s[last..]);
+    owned.push_str(crate::slice::from(s, last));
     let (plain, parsed) = inline_parse(&owned);
     links.extend(parsed);
     let mut rest = BARE_URL.replace_all(&plain, "").into_owned();

@@ -143,12 +143,12 @@ pub(crate) fn parse_entry_line(line: &str) -> Option<EntryLine> {
             let mut out = String::new();
             let mut last = 0;
             for l in &found {
-                out.push_str(&s[last..l.range.start]);
+                out.push_str(crate::slice::cut(s, last, l.range.start));
                 out.push_str(&l.text.replace(['[', ']'], ""));
                 out.push(' ');
                 last = l.range.end;
             }
-            out.push_str(&s[last..]);
+            out.push_str(crate::slice::from(s, last));
             rest = out;
             loose = found.into_iter().map(|l| (l.url, l.text)).collect();
         }

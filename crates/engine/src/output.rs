@@ -188,11 +188,65 @@ pub fn write_report_json(
 ) -> Result<(), OutputError> {
     let dir = report_dir(out, record);
     write_rendered_figures(&dir, record)?;
+    let failed = write_thumbnails(&dir, record)?;
+    // A thumbnail that could not be made keeps no path, with why.
+    let amended;
+    let record = if failed.is_empty() {
+        record
+    } else {
+        let mut r = record.clone();
+        for (k, why) in failed {
+            r.thumbnails[k].path = None;
+            r.thumbnails[k].reason = Some(why);
+        }
+        amended = r;
+        &amended
+    };
     let path = dir.join("report.json");
     match timing {
         Some(timing) => write_json(&path, &Timed { record, timing }),
         None => write_json(&path, record),
     }
+}
+
+/// Each figure's thumbnail that is not there yet (its name carries the figure's
+/// content hash, so one that is there is this figure's): decoded from the bytes
+/// the evaluation read, bounded JPEG (`tvir_images::thumbnail_of_bytes`), written
+/// then renamed. Returns the figures whose thumbnail could not be made, with why;
+/// an error writing the file is the run's.
+fn write_thumbnails(
+    dir: &Path,
+    record: &ReportRecord,
+) -> Result<Vec<(usize, String)>, OutputError> {
+    let mut failed = Vec::new();
+    for (k, t) in record.thumbnails.iter().enumerate() {
+        let (Some(rel), Some(bytes)) = (&t.path, &t.bytes) else {
+            continue;
+        };
+        let path = dir.join(rel);
+        if path.is_file() {
+            continue;
+        }
+        let limits = tvir_images::ImageLimits::default();
+        let jpeg = match tvir_images::thumbnail_of_bytes(bytes, &t.content, &limits) {
+            Ok(j) => j,
+            Err(e) => {
+                failed.push((k, format!("no thumbnail: {e}")));
+                continue;
+            }
+        };
+        let err = |source| OutputError {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(err)?;
+        }
+        let tmp = path.with_extension("jpg.tmp");
+        std::fs::write(&tmp, &jpeg).map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)?;
+    }
+    Ok(failed)
 }
 
 /// The PNG of every chart the suite rendered, under `figures/` beside

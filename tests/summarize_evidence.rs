@@ -497,7 +497,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
     std::fs::write(
         &probe,
         format!(
-            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0))\"></iframe></body></html>",
+            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const d=this.contentDocument;const shown=()=>[...d.querySelectorAll('tr.unit')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.unit.'+cls).length+'/'+d.querySelectorAll('tr.unit').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');\"></iframe><p id=\"filters\">pending</p></body></html>",
             url
         ),
     )
@@ -520,6 +520,34 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("no load time measured: {ms:?}"));
+    // The filters work in the browser: with a box checked, exactly the failed (or
+    // zero-score) rows stay displayed. Each entry: box:shown/marked/all.
+    let filters = dump
+        .select(&sel("#filters"))
+        .next()
+        .map(text_of)
+        .unwrap_or_default();
+    for entry in filters.split_whitespace() {
+        let counts: Vec<usize> = entry
+            .split(':')
+            .nth(1)
+            .unwrap_or_default()
+            .split('/')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 3, "{filters}");
+        assert_eq!(
+            counts[0], counts[1],
+            "filter {entry}: shown rows are not the marked ones"
+        );
+        assert!(counts[1] < counts[2], "filter {entry}: hides nothing");
+    }
+    assert_eq!(
+        filters.split_whitespace().count(),
+        2,
+        "filters not measured: {filters:?}"
+    );
+    println!("chromium filters (box:shown/marked/all rows): {filters}");
     println!(
         "chromium load: {} ({} bytes) loaded in {ms} ms (load event of a frame holding it)",
         page.display(),

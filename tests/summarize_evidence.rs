@@ -553,9 +553,11 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
         page.display(),
         std::fs::metadata(page).unwrap().len()
     );
+    // The process id keeps concurrent runs (other checkouts) from overwriting it.
     let shot = std::env::temp_dir().join(format!(
-        "tvir-{}.png",
-        page.file_stem().unwrap().to_string_lossy()
+        "tvir-{}-{}.png",
+        page.file_stem().unwrap().to_string_lossy(),
+        std::process::id()
     ));
     let opener = tmp.join(format!(
         "shot-{}.html",

@@ -139,6 +139,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         n_figures: 6,
         extraction: None,
         render: None,
+        thumbnails: Vec::new(),
         error: None,
     };
     LoadedRecord {

@@ -21,10 +21,18 @@
 #   RELEASE_TOOLS a virtualenv that already has maturin, ziglang and auditwheel
 #                 (default: one is made in a temporary folder, from PyPI)
 #   CARGO_TARGET_DIR  where cargo builds (default target/ of the checkout; the two
-#                 targets build under target/<triple>/, apart from the host build)
-#   SKIP_SDIST_BUILD=1  do not build the sdist with `pip wheel` (a third full release
-#                 build; on by default)
+#                 targets build under target/<triple>/, apart from the host build).
+#                 The pip build of the sdist is given the same folder: it builds for
+#                 the host into target/release/, so after `cargo build --release` of
+#                 the checkout (CI's Quick start step) only the tvir crates are
+#                 compiled again, from the sdist's sources; no dependency is.
+#   SKIP_SDIST_BUILD=1  do not build the sdist with `pip wheel` (a full host release
+#                 build when target/release/ is cold; on by default)
 #   SKIP_CHECK_WHEEL=1  do not run scripts/check_wheel.sh on the manylinux wheel
+#
+# `twine check --strict` (twine from PyPI, in the tool virtualenv) checks every
+# artifact's metadata as PyPI will. Each step prints its time; a table of all steps
+# ends the output.
 #
 # Upload (not done here): `twine upload OUTDIR/*` with a PyPI token, see README.
 set -euo pipefail
@@ -36,7 +44,15 @@ out=$(cd "$1" && pwd)
 python=${PYTHON:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tvir-release.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-step() { printf '\n== %s (%s s)\n' "$*" "$(($(date +%s) - started))"; }
+timings=""
+last_name="" last_at=0
+step() { # closes the previous step's timing, opens the next
+    local now
+    now=$(date +%s)
+    [ -z "$last_name" ] || timings+=$(printf '%6d s  %s' "$((now - last_at))" "$last_name")$'\n'
+    last_name=$* last_at=$now
+    printf '\n== %s (at %s s)\n' "$*" "$((now - started))"
+}
 fail() { printf 'build_release: FAILED: %s\n' "$*" >&2; exit 1; }
 started=$(date +%s)
 
@@ -51,19 +67,23 @@ if [ -z "$tools" ]; then
     tools="$work/tools"
     "$python" -m venv "$tools"
     "$tools/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "maturin>=1.9,<2" "ziglang>=0.13" "auditwheel>=6"
+        "maturin>=1.9,<2" "ziglang>=0.13" "auditwheel>=6" "twine>=6.1"
 fi
 # maturin finds zig through the `ziglang` package of the Python on PATH.
 export PATH="$tools/bin:$PATH"
 maturin --version
 python -m ziglang version
 auditwheel --version | head -n 1
+twine --version | head -n 1
 if command -v rustup >/dev/null 2>&1; then
     rustup target list --installed | grep -qx "$musl" || rustup target add "$musl"
 fi
 
 rm -f "$out"/tvir_eval-"$version"-*.whl "$out"/tvir_eval-"$version".tar.gz
 cd "$repo"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
+mkdir -p "$CARGO_TARGET_DIR"
+export CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
 
 step "manylinux2014 wheel (zig linker, glibc 2.17 symbols)"
 maturin build --release --locked --zig --target "$gnu" \
@@ -101,11 +121,20 @@ for needed in pyproject.toml Cargo.toml Cargo.lock prices.toml rubrics/ prompts/
 done
 echo "$(wc -l <"$work/sdist.txt") files in $(basename "$sdist")"
 
+step "twine check --strict (metadata as PyPI reads it)"
+twine check --strict "$out"/tvir_eval-"$version"-*.whl "$sdist" || fail "twine check"
+
 if [ "${SKIP_SDIST_BUILD:-0}" != 1 ]; then
-    step "pip builds the sdist (fresh virtualenv, maturin from PyPI)"
+    step "pip builds the sdist (fresh virtualenv, maturin from PyPI, CARGO_TARGET_DIR shared)"
+    # Unpacked with fresh modification times (the sdist's are fixed in 2006), so
+    # cargo compiles every tvir crate from the sdist's own sources; only the
+    # dependencies come from CARGO_TARGET_DIR. pip then builds that folder exactly as
+    # `pip install tvir_eval-VERSION.tar.gz` does after unpacking.
     "$python" -m venv "$work/sdist-venv"
+    mkdir -p "$work/sdist-src"
+    tar -xzmf "$sdist" -C "$work/sdist-src"
     "$work/sdist-venv/bin/python" -m pip wheel --quiet --disable-pip-version-check \
-        --no-deps --wheel-dir "$work/from-sdist" "$sdist"
+        --no-deps --wheel-dir "$work/from-sdist" "$work/sdist-src/tvir_eval-$version"
     ls "$work/from-sdist"/tvir_eval-"$version"-*.whl >/dev/null || fail "pip built no wheel from the sdist"
     "$work/sdist-venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
         "$work"/from-sdist/tvir_eval-"$version"-*.whl
@@ -120,3 +149,4 @@ fi
 
 step "done"
 ls -l "$out"
+printf '\nbuild_release: all passed; step times:\n%s%6d s  total\n' "$timings" "$(($(date +%s) - started))"

@@ -256,7 +256,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let evaluated = evaluated?;
     let summary = output::summary(&evaluated.records, &settings_json);
     output::write_summary(&inputs.out, &summary)?;
-    let time_line = write_run_stats(&inputs.out, &engine, evaluated.records.len(), started)?;
+    let time_line = write_run_stats(
+        &inputs.out,
+        &engine,
+        evaluated.records.len(),
+        evaluated.thumbnails_written,
+        started,
+    )?;
     print!("{}", output::table(&summary));
     let costs = Costs {
         batch_price: wiring.batch_prices.flatten(),
@@ -666,6 +672,8 @@ struct Evaluated {
     records: Vec<ReportRecord>,
     /// Failed units of the reports that could be read.
     failed_units: usize,
+    /// Figure thumbnails made for the summary (absent ones; `run.json`).
+    thumbnails_written: usize,
 }
 
 /// Run the engine, writing each report's files as soon as its records are final
@@ -680,6 +688,7 @@ fn evaluate_and_write(
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
     let write_errors = Mutex::new(Vec::<String>::new());
     let failed_units = AtomicUsize::new(0);
+    let thumbnails_written = AtomicUsize::new(0);
     let mut records: Vec<_> = runtime
         .block_on(engine.evaluate_each(planned, &|recs, report_timing| {
             write_report(
@@ -689,6 +698,7 @@ fn evaluate_and_write(
                 report_timing,
                 &write_errors,
                 &failed_units,
+                &thumbnails_written,
             )
         }))
         .into_iter()
@@ -702,6 +712,7 @@ fn evaluate_and_write(
     Ok(Evaluated {
         records,
         failed_units: failed_units.into_inner(),
+        thumbnails_written: thumbnails_written.into_inner(),
     })
 }
 
@@ -715,6 +726,7 @@ fn write_report(
     mut report_timing: ReportTiming,
     write_errors: &Mutex<Vec<String>>,
     failed_units: &AtomicUsize,
+    thumbnails_written: &AtomicUsize,
 ) -> Vec<ReportRecord> {
     let mut rows = Vec::with_capacity(recs.len());
     let started = Instant::now();
@@ -730,6 +742,9 @@ fn write_report(
     for (r, w) in recs.iter().zip(written) {
         let w = w
             .and_then(|()| output::write_report_json(out, r, Some(&report_timing)))
+            .map(|n| {
+                thumbnails_written.fetch_add(n, Relaxed);
+            })
             .and_then(|()| output::write_timing(out, r, &report_timing));
         if let Err(e) = w {
             write_errors
@@ -753,6 +768,7 @@ fn write_run_stats(
     out_dir: &Path,
     engine: &Engine,
     reports: usize,
+    thumbnails_written: usize,
     started: Instant,
 ) -> anyhow::Result<String> {
     let stats = &engine.stats;
@@ -774,6 +790,7 @@ fn write_run_stats(
                 "encoded": engine.images.encoded.load(Relaxed),
                 "facts_reused": engine.figure_facts.hits.load(Relaxed),
                 "facts_computed": engine.figure_facts.computed.load(Relaxed),
+                "thumbnails_written": thumbnails_written,
             },
             "timing": engine.timing.to_json(wall, cpu),
         }),

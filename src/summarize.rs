@@ -42,7 +42,8 @@ pub struct SummarizeArgs {
     /// `tvir agree --json` outputs to show (HTML, JSON, Markdown, table).
     #[arg(long = "agree", value_name = "AGREE_JSON")]
     pub agree: Vec<PathBuf>,
-    /// Report folders (`ROOT/{system}/{task_id}/`) for figure thumbnails in HTML.
+    /// Report folders (`ROOT/{system}/{task_id}/`) for figure pictures in HTML, only
+    /// for outputs written before `tvir eval` put thumbnails in the output folder.
     #[arg(long)]
     pub reports: Option<PathBuf>,
     /// Per-report sections of the HTML page: every run, the first run only, or none.

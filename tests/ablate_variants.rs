@@ -184,6 +184,7 @@ fn record(system: &str, task: &str, s: &Spec) -> ReportRecord {
         n_figures: n + s.charts.len(),
         extraction: None,
         render: None,
+        thumbnails: Vec::new(),
         error: None,
     };
     rescore(&rec, &rubrics, &ScoreOptions::default())

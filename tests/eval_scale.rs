@@ -309,8 +309,13 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     let calls = mock.requests();
     assert!(calls > 0);
     assert!(run1["figures"]["encoded"].as_u64().unwrap() > 0, "{run1}");
+    assert!(
+        run1["figures"]["thumbnails_written"].as_u64().unwrap() > 0,
+        "{run1}"
+    );
 
-    // Same tree again: every answer from the cache, no figure decoded or encoded.
+    // Same tree again: every answer from the cache, no figure decoded or encoded for
+    // the judges (the new output folder gets its thumbnails made once more).
     let (_, run2) = run("out2");
     assert_eq!(mock.requests(), calls, "the re-run must call nothing");
     assert_eq!(run2["figures"]["encoded"], 0, "{run2}");

@@ -3,9 +3,14 @@
 //! `tests/golden/sources.jsonl`), then `tvir summarize --format html`, parsed: every
 //! citation unit's row holds the fact sentence, each cited source with its title or
 //! address, read or not and the characters given to the judge, and the verdict with
-//! its justification, all equal to what report.json stores; the failed / zero
-//! filters are there. When Chromium is installed the page is also rendered headless
-//! (DOM dump and a screenshot, whose path the test prints).
+//! its justification, all equal to what report.json stores; every figure unit shows
+//! its picture, embedded from the thumbnail `tvir eval` wrote into the output folder
+//! (bounded JPEG, written once: a second run rewrites none), with its caption and
+//! scores, and a clear note when the thumbnail is gone; the failed / zero filters
+//! are there. The example's reports copied to 100 give a page under a stated size.
+//! When Chromium is installed the pages are also rendered headless (DOM dump, the
+//! load time printed, and a screenshot of a figure gallery, whose path the test
+//! prints).
 
 mod common;
 
@@ -60,6 +65,38 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
         "{}",
         describe(&res)
     );
+    // Thumbnails are written once: a second run (answers from the cache) leaves
+    // every one untouched and records the same paths.
+    let thumbs_before = thumbnail_files(&out);
+    assert!(!thumbs_before.is_empty(), "no thumbnail written");
+    let records_before: Vec<Value> = reports(&out)
+        .into_iter()
+        .map(|r| r.1["thumbnails"].clone())
+        .collect();
+    let again = eval_with_golden_sources(
+        tmp.path(),
+        &examples,
+        &examples.join("tasks.json"),
+        &out,
+        &tmp.path().join("cache.sqlite"),
+        &mock.base_url(),
+    );
+    let res = output_async(again).await;
+    assert!(
+        matches!(res.status.code(), Some(0) | Some(1)),
+        "{}",
+        describe(&res)
+    );
+    assert_eq!(
+        thumbnail_files(&out),
+        thumbs_before,
+        "a thumbnail was rewritten"
+    );
+    let records_after: Vec<Value> = reports(&out)
+        .into_iter()
+        .map(|r| r.1["thumbnails"].clone())
+        .collect();
+    assert_eq!(records_after, records_before);
     let page = tmp.path().join("summary.html");
     let res = tvir_command()
         .arg("summarize")
@@ -75,7 +112,10 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
     assert_eq!(html.select(&sel("input#only-failed")).count(), 1);
     assert_eq!(html.select(&sel("input#only-zero")).count(), 1);
 
+    let style: String = html.select(&sel("style")).map(text_of).collect();
     let mut checked_units = 0;
+    let mut pictures = 0;
+    let mut no_pictures = 0;
     let mut read_sources = 0;
     let mut unread_sources = 0;
     for (path, report) in reports(&out) {
@@ -145,6 +185,9 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
             }
             checked_units += 1;
         }
+        let (p, n) = check_figures(&path, &report, section, &style);
+        pictures += p;
+        no_pictures += n;
         // Every unit scored 0 is marked for the filter.
         for unit in report["units"].as_array().unwrap() {
             if unit["status"] == "scored" && unit["score"] == 0.0 {
@@ -162,8 +205,9 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
     }
     assert!(checked_units >= 6, "{checked_units} citation units checked");
     assert!(read_sources > 0, "no source was read");
+    assert!(pictures >= 6, "{pictures} figure pictures checked");
     println!(
-        "{checked_units} citation units checked ({read_sources} read and {unread_sources} unread sources); page {} bytes",
+        "{checked_units} citation units checked ({read_sources} read and {unread_sources} unread sources); {pictures} figures shown with their picture, {no_pictures} with the reason there is none; page {} bytes",
         std::fs::metadata(&page).unwrap().len()
     );
     render_in_chromium(&page, tmp.path());
@@ -191,6 +235,16 @@ fn hundred_reports(out: &Path, tmp: &Path) {
         std::fs::create_dir_all(&dest).unwrap();
         for entry in std::fs::read_dir(judge_dir).unwrap() {
             let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                // figures/: the thumbnails (and rendered charts).
+                let to = dest.join(entry.file_name());
+                std::fs::create_dir_all(&to).unwrap();
+                for f in std::fs::read_dir(entry.path()).unwrap() {
+                    let f = f.unwrap();
+                    std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+                }
+                continue;
+            }
             let mut text = std::fs::read_to_string(entry.path()).unwrap();
             if let Ok(mut v) = serde_json::from_str::<Value>(&text) {
                 if v.get("task_id").is_some() {
@@ -201,6 +255,19 @@ fn hundred_reports(out: &Path, tmp: &Path) {
             std::fs::write(dest.join(entry.file_name()), text).unwrap();
         }
     }
+    // One thumbnail gone from the output folder: its figure says so.
+    let (gone_report, gone) = reports(&big)
+        .into_iter()
+        .find_map(|(p, r)| {
+            let t = r["thumbnails"]
+                .as_array()?
+                .iter()
+                .find(|t| t["path"].is_string())?
+                .clone();
+            Some((r, p.parent().unwrap().join(t["path"].as_str().unwrap())))
+        })
+        .expect("a thumbnail in the copies");
+    std::fs::remove_file(&gone).unwrap();
     let res = tvir_command()
         .arg("summarize")
         .arg(&big)
@@ -213,19 +280,181 @@ fn hundred_reports(out: &Path, tmp: &Path) {
     let html = Html::parse_document(&String::from_utf8_lossy(&res.stdout));
     assert_eq!(html.select(&sel("details.report")).count(), 100);
     let size = res.stdout.len() as u64;
+    let embedded = html
+        .select(&sel("style"))
+        .map(|s| text_of(s).matches("data:image/").count())
+        .sum::<usize>();
     println!(
-        "100-report page: {size} bytes ({} units)",
+        "100-report page: {size} bytes ({} units, {embedded} pictures embedded)",
         html.select(&sel("tr.unit")).count()
     );
     assert!(
         size < HUNDRED_REPORT_PAGE_BYTES,
         "{size} bytes for 100 reports"
     );
+    let task = gone_report["task_id"].as_str().unwrap();
+    let notes: Vec<String> = html
+        .select(&sel("details.report"))
+        .filter(|d| {
+            d.select(&sel("summary"))
+                .next()
+                .map(text_of)
+                .is_some_and(|h| h.contains(&format!("/ {task} /")))
+        })
+        .flat_map(|d| d.select(&sel(".nopic")).map(text_of).collect::<Vec<_>>())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("missing from the output folder")),
+        "no note for the removed {}: {notes:?}",
+        gone.display()
+    );
     render_in_chromium(&page, tmp);
 }
 
-/// Headless Chromium: the rendered DOM holds the evidence rows, and a screenshot is
-/// written (kept under the system temp folder, path printed).
+/// Thumbnail files under `out` with their modification times.
+fn thumbnail_files(out: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
+    let mut found: Vec<_> = walkdir::WalkDir::new(out)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy();
+            name.starts_with("fig-") && name.ends_with(".jpg")
+        })
+        .map(|e| {
+            (
+                e.path().to_path_buf(),
+                e.metadata().unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Every figure of one report on the page: the thumbnail report.json names is a
+/// JPEG of at most 320 pixels a side in the output folder, and the report's
+/// gallery and every unit row of the figure show that very picture (a CSS class
+/// whose background is its data URI), the gallery with the figure's caption and
+/// scores; a figure without a thumbnail shows the recorded reason. Returns
+/// (pictures, figures without one).
+fn check_figures(path: &Path, report: &Value, section: ElementRef, style: &str) -> (usize, usize) {
+    use base64::Engine as _;
+    let (mut shown, mut missing) = (0, 0);
+    let thumbs = report["thumbnails"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        thumbs.len() as u64,
+        report["n_figures"].as_u64().unwrap(),
+        "{}: one thumbnail entry per figure",
+        path.display()
+    );
+    let units = report["units"].as_array().unwrap();
+    for t in &thumbs {
+        let unit = t["unit"].as_str().unwrap();
+        let gallery = section
+            .select(&sel("figure.thumb"))
+            .find(|f| f.select(&sel("b")).next().map(text_of).as_deref() == Some(unit))
+            .unwrap_or_else(|| panic!("{}: {unit} not in the gallery", path.display()));
+        let rows: Vec<ElementRef> = section
+            .select(&sel(&format!("tr.unit[data-unit=\"{unit}\"]")))
+            .collect();
+        let figure_units: Vec<&Value> = units.iter().filter(|u| u["unit"] == unit).collect();
+        assert_eq!(rows.len(), figure_units.len(), "{unit}");
+        // Its Image Quality unit (`image:K`, named by the file) shows it too.
+        let iq_units: Vec<&Value> = units
+            .iter()
+            .filter(|u| u["metric"] == "image_quality" && u["detail"]["path"] == t["content"])
+            .collect();
+        let iq_rows: Vec<ElementRef> = iq_units
+            .iter()
+            .map(|u| {
+                let id = u["unit"].as_str().unwrap();
+                section
+                    .select(&sel(&format!(
+                        "tr.unit[data-metric=\"image_quality\"][data-unit=\"{id}\"]"
+                    )))
+                    .next()
+                    .unwrap_or_else(|| panic!("no row for {id}"))
+            })
+            .collect();
+        let Some(rel) = t["path"].as_str() else {
+            let why = t["reason"].as_str().unwrap();
+            let note = gallery.select(&sel(".nopic")).next().map(text_of).unwrap();
+            assert!(note.contains(why), "{note} lacks {why}");
+            missing += 1;
+            continue;
+        };
+        let file = path.parent().unwrap().join(rel);
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert!(
+            bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+            "{} is not a JPEG",
+            file.display()
+        );
+        let img = image::load_from_memory(&bytes).unwrap();
+        assert!(
+            img.width().max(img.height()) <= 320,
+            "{}: {}x{}",
+            file.display(),
+            img.width(),
+            img.height()
+        );
+        let class = gallery
+            .select(&sel(".pic"))
+            .next()
+            .and_then(|p| {
+                p.value()
+                    .classes()
+                    .find(|c| *c != "pic")
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| panic!("{unit}: no picture in the gallery"));
+        let uri = format!(
+            "data:image/jpeg;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
+        );
+        assert!(
+            style.contains(&format!(".{class}{{background-image:url(\"{uri}\")}}")),
+            "{unit}: the page's picture is not {}",
+            file.display()
+        );
+        for row in rows.iter().chain(&iq_rows) {
+            assert!(
+                row.select(&sel(&format!(".pic.{class}"))).next().is_some(),
+                "{unit}: a unit row lacks the picture"
+            );
+        }
+        let shown_caption = text_of(gallery);
+        if let Some(caption) = figure_units
+            .iter()
+            .find_map(|u| u["detail"]["caption"].as_str())
+        {
+            let start: String = caption.chars().take(40).collect();
+            assert!(
+                shown_caption.contains(&start),
+                "{shown_caption} lacks {start}"
+            );
+        }
+        for u in figure_units.iter().chain(&iq_units) {
+            if u["status"] == "scored" {
+                let score = format!("{:.2}", u["score"].as_f64().unwrap());
+                assert!(
+                    shown_caption.contains(&score),
+                    "{shown_caption} lacks {score}"
+                );
+            }
+        }
+        shown += 1;
+    }
+    (shown, missing)
+}
+
+/// Headless Chromium: the rendered DOM holds the evidence rows; the page's load
+/// time (the load event of a frame holding it, measured inside Chromium) is
+/// printed; and a screenshot of the first report's section, opened at its figures
+/// (a frame holding the page, whose script opens the section), is written under
+/// the system temp folder, path printed.
 fn render_in_chromium(page: &Path, tmp: &Path) {
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
@@ -259,17 +488,99 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
         rendered.select(&sel("li.source")).count() > 0,
         "the rendered page has no source list"
     );
-    let shot = std::env::temp_dir().join(format!(
-        "tvir-{}.png",
+    // Load time: a frame holding the page; its load event (HTML parsed, embedded
+    // pictures decoded for the visible part, styles applied) timed in the page.
+    let probe = tmp.join(format!(
+        "load-{}.html",
         page.file_stem().unwrap().to_string_lossy()
     ));
+    std::fs::write(
+        &probe,
+        format!(
+            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const d=this.contentDocument;const shown=()=>[...d.querySelectorAll('tr.unit')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.unit.'+cls).length+'/'+d.querySelectorAll('tr.unit').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');\"></iframe><p id=\"filters\">pending</p></body></html>",
+            url
+        ),
+    )
+    .unwrap();
+    let timed = Command::new(chromium)
+        .args(common_args)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--allow-file-access-from-files", "--dump-dom"])
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    assert!(timed.status.success(), "{}", describe(&timed));
+    let dump = Html::parse_document(&String::from_utf8_lossy(&timed.stdout));
+    let ms = dump
+        .select(&sel("#ms"))
+        .next()
+        .map(text_of)
+        .unwrap_or_default();
+    let ms: u64 = ms
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no load time measured: {ms:?}"));
+    // The filters work in the browser: with a box checked, exactly the failed (or
+    // zero-score) rows stay displayed. Each entry: box:shown/marked/all.
+    let filters = dump
+        .select(&sel("#filters"))
+        .next()
+        .map(text_of)
+        .unwrap_or_default();
+    for entry in filters.split_whitespace() {
+        let counts: Vec<usize> = entry
+            .split(':')
+            .nth(1)
+            .unwrap_or_default()
+            .split('/')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 3, "{filters}");
+        assert_eq!(
+            counts[0], counts[1],
+            "filter {entry}: shown rows are not the marked ones"
+        );
+        assert!(counts[1] < counts[2], "filter {entry}: hides nothing");
+    }
+    assert_eq!(
+        filters.split_whitespace().count(),
+        2,
+        "filters not measured: {filters:?}"
+    );
+    println!("chromium filters (box:shown/marked/all rows): {filters}");
+    println!(
+        "chromium load: {} ({} bytes) loaded in {ms} ms (load event of a frame holding it)",
+        page.display(),
+        std::fs::metadata(page).unwrap().len()
+    );
+    // The process id keeps concurrent runs (other checkouts) from overwriting it.
+    let shot = std::env::temp_dir().join(format!(
+        "tvir-{}-{}.png",
+        page.file_stem().unwrap().to_string_lossy(),
+        std::process::id()
+    ));
+    let opener = tmp.join(format!(
+        "shot-{}.html",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::write(
+        &opener,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe style=\"border:0;width:1400px;height:2400px\" src=\"{url}\" onload=\"const d=this.contentDocument;const r=d.querySelector('details.report');r.open=true;const g=r.querySelector('div.thumbs')||r;g.scrollIntoView();this.contentWindow.scrollBy(0,-60);\"></iframe></body></html>"
+        ),
+    )
+    .unwrap();
     let started = std::time::Instant::now();
     let res = Command::new(chromium)
         .args(common_args)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--window-size=1400,2400", "--hide-scrollbars"])
+        .args([
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+        ])
         .arg(format!("--screenshot={}", shot.display()))
-        .arg(&url)
+        .arg(format!("file://{}", opener.display()))
         .output()
         .unwrap();
     assert!(res.status.success(), "{}", describe(&res));
@@ -280,7 +591,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
         shot.display()
     );
     println!(
-        "chromium screenshot: {} ({} bytes, rendered in {:.2} s)",
+        "chromium screenshot: {} ({} bytes, the first report's section opened at its figures; Chromium started, loaded and captured it in {:.2} s)",
         shot.display(),
         bytes.len(),
         started.elapsed().as_secs_f64()

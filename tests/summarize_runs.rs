@@ -73,6 +73,7 @@ fn record(r: &Rec) -> ReportRecord {
         n_figures: usize::from(r.va.is_some()),
         extraction: None,
         render: None,
+        thumbnails: Vec::new(),
         error: None,
     }
 }

@@ -67,6 +67,7 @@ fn write(
         n_figures: 1,
         extraction: None,
         render: None,
+        thumbnails: Vec::new(),
         error: None,
     };
     let dir = root.join(system).join(task).join(folder);

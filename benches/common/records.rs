@@ -62,6 +62,7 @@ pub fn loaded_record(
         n_figures: 2,
         extraction: None,
         render: None,
+        thumbnails: Vec::new(),
         error: None,
     };
     LoadedRecord {

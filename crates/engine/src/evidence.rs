@@ -38,6 +38,9 @@ pub(crate) struct Evidence {
     pub(crate) unrendered: Vec<crate::render::Unrendered>,
     /// The `render` block of the report's records.
     pub(crate) render: Option<crate::record::RenderRecord>,
+    /// The `thumbnails` of the report's records: where each figure's picture goes,
+    /// with the bytes to make it from (see [`thumbnail_records`]).
+    pub(crate) thumbnails: Vec<crate::record::ThumbnailRecord>,
     /// Set when this report's fetches reached no server and neither did any other
     /// fetch of the run (see [`crate::network`]): "no network: N of N cited pages
     /// could not be reached (...)".
@@ -116,7 +119,7 @@ impl Engine {
                 (r, timed(t))
             }
         );
-        let (((figures, iq), images_cpu), images_wall) = figures;
+        let ((((figures, iq), thumbnails), images_cpu), images_wall) = figures;
         let (sources, fetch_wall) = sources;
         timing.images = StageTime::new(images_wall, images_cpu);
         timing.fetch = StageTime::new(fetch_wall, None);
@@ -131,6 +134,7 @@ impl Engine {
             fetch,
             unrendered: render.map(|r| r.unrendered.clone()).unwrap_or_default(),
             render: render.map(|r| crate::render::render_record(report, r)),
+            thumbnails,
             no_network,
         }
     }
@@ -144,7 +148,13 @@ impl Engine {
         &self,
         report: &Arc<Report>,
         render: Option<&RenderResult>,
-    ) -> ((Vec<FigureEvidence>, IqResult), Option<std::time::Duration>) {
+    ) -> (
+        (
+            (Vec<FigureEvidence>, IqResult),
+            Vec<crate::record::ThumbnailRecord>,
+        ),
+        Option<std::time::Duration>,
+    ) {
         let limits = self.settings.image_limits.clone();
         let bytes: Vec<Result<Arc<Vec<u8>>, FigureFailure>> = join_all(
             report
@@ -184,10 +194,10 @@ impl Engine {
                 ops.score_hashed(&inputs, &input_hashes)
             });
             let cpu = score_cpu.map(|c| c + std::time::Duration::from_micros(cpu_us.into_inner()));
-            (evidence, iq, bytes, cpu)
+            (evidence, iq, bytes, hashes, cpu)
         };
         match tokio::task::spawn_blocking(work).await {
-            Ok((evidence, iq, bytes, cpu)) => {
+            Ok((evidence, iq, bytes, hashes, cpu)) => {
                 let ops = self.figure_ops.clone();
                 let encode: Encoder = Arc::new(move |b: &[u8], name: &str| {
                     ops.prepare(b, name, true)
@@ -199,22 +209,26 @@ impl Engine {
                             .register(r, b.clone(), &f.content, encode.clone());
                     }
                 }
-                ((evidence, iq), cpu)
+                let thumbnails = thumbnail_records(&report.figures, &evidence, &bytes, &hashes);
+                (((evidence, iq), thumbnails), cpu)
             }
             Err(e) => (
                 (
-                    (0..n)
-                        .map(|_| FigureEvidence {
-                            invalid: Some(format!("image processing crashed: {e}")),
-                            unavailable: None,
-                            data_uri: None,
-                        })
-                        .collect(),
-                    IqResult {
-                        images: Vec::new(),
-                        duplicate_penalty: 0.0,
-                        iq: 0.0,
-                    },
+                    (
+                        (0..n)
+                            .map(|_| FigureEvidence {
+                                invalid: Some(format!("image processing crashed: {e}")),
+                                unavailable: None,
+                                data_uri: None,
+                            })
+                            .collect(),
+                        IqResult {
+                            images: Vec::new(),
+                            duplicate_penalty: 0.0,
+                            iq: 0.0,
+                        },
+                    ),
+                    Vec::new(),
                 ),
                 None,
             ),
@@ -408,6 +422,45 @@ fn figure_check(
         },
     };
     (evidence, Some(hash))
+}
+
+/// Where each figure's thumbnail goes (`figures/fig-N-HASH.jpg`, see
+/// [`crate::record::ThumbnailRecord`]) with the bytes to make it from; a figure
+/// that is broken or was not fetched gets the reason instead. The output stage
+/// writes the file only when it is not there yet, so a re-run decodes nothing.
+fn thumbnail_records(
+    figures: &[Figure],
+    evidence: &[FigureEvidence],
+    bytes: &[Result<Arc<Vec<u8>>, FigureFailure>],
+    hashes: &[Option<String>],
+) -> Vec<crate::record::ThumbnailRecord> {
+    figures
+        .iter()
+        .zip(evidence)
+        .zip(bytes.iter().zip(hashes))
+        .enumerate()
+        .map(|(i, ((f, e), (b, hash)))| {
+            let mut t = crate::record::ThumbnailRecord {
+                unit: format!("figure:{}", i + 1),
+                content: f.content.clone(),
+                ..Default::default()
+            };
+            match (e.invalid.as_ref().or(e.unavailable.as_ref()), b, hash) {
+                (Some(why), _, _) => t.reason = Some(why.clone()),
+                (None, Ok(b), Some(hash)) => {
+                    t.path = Some(format!(
+                        "{}/fig-{}-{}.jpg",
+                        crate::record::FIGURES_DIR,
+                        i + 1,
+                        &hash[..hash.len().min(12)]
+                    ));
+                    t.bytes = Some(b.clone());
+                }
+                (None, _, _) => t.reason = Some("no bytes were read for this figure".into()),
+            }
+            t
+        })
+        .collect()
 }
 
 /// The evidence of a figure with no bytes.

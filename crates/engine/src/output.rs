@@ -149,7 +149,7 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
 /// Write a report's metric files and `report.json`.
 pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
     write_metric_files(out, record)?;
-    write_report_json(out, record, None)
+    write_report_json(out, record, None).map(|_| ())
 }
 
 /// Write a report's metric files (creating its folder).
@@ -178,21 +178,80 @@ struct Timed<'a> {
     timing: &'a super::timing::ReportTiming,
 }
 
-/// Write `report.json`; with `timing`, the record carries a `timing` object (wall
-/// and CPU time by stage, this process's: everything else in the file is a pure
-/// function of the answers, so comparisons of two runs mask that one key).
+/// Write `report.json` (and the figure pictures it names: rendered charts, and the
+/// thumbnails not there yet); with `timing`, the record carries a `timing` object
+/// (wall and CPU time by stage, this process's: everything else in the file is a
+/// pure function of the answers, so comparisons of two runs mask that one key).
+/// Returns how many thumbnails were made (decoded and encoded) for it.
 pub fn write_report_json(
     out: &Path,
     record: &ReportRecord,
     timing: Option<&super::timing::ReportTiming>,
-) -> Result<(), OutputError> {
+) -> Result<usize, OutputError> {
     let dir = report_dir(out, record);
     write_rendered_figures(&dir, record)?;
+    let (written, failed) = write_thumbnails(&dir, record)?;
+    // A thumbnail that could not be made keeps no path, with why.
+    let amended;
+    let record = if failed.is_empty() {
+        record
+    } else {
+        let mut r = record.clone();
+        for (k, why) in failed {
+            r.thumbnails[k].path = None;
+            r.thumbnails[k].reason = Some(why);
+        }
+        amended = r;
+        &amended
+    };
     let path = dir.join("report.json");
     match timing {
         Some(timing) => write_json(&path, &Timed { record, timing }),
         None => write_json(&path, record),
     }
+    .map(|()| written)
+}
+
+/// Thumbnails made, and the figures (by index) whose thumbnail could not be, with why.
+type ThumbnailsMade = (usize, Vec<(usize, String)>);
+
+/// Each figure's thumbnail that is not there yet (its name carries the figure's
+/// content hash, so one that is there is this figure's): decoded from the bytes
+/// the evaluation read, bounded JPEG (`tvir_images::thumbnail_of_bytes`), written
+/// then renamed. Returns how many were made and the figures whose thumbnail could
+/// not be, with why; an error writing the file is the run's.
+fn write_thumbnails(dir: &Path, record: &ReportRecord) -> Result<ThumbnailsMade, OutputError> {
+    let mut failed = Vec::new();
+    let mut written = 0;
+    for (k, t) in record.thumbnails.iter().enumerate() {
+        let (Some(rel), Some(bytes)) = (&t.path, &t.bytes) else {
+            continue;
+        };
+        let path = dir.join(rel);
+        if path.is_file() {
+            continue;
+        }
+        let limits = tvir_images::ImageLimits::default();
+        let jpeg = match tvir_images::thumbnail_of_bytes(bytes, &t.content, &limits) {
+            Ok(j) => j,
+            Err(e) => {
+                failed.push((k, format!("no thumbnail: {e}")));
+                continue;
+            }
+        };
+        let err = |source| OutputError {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(err)?;
+        }
+        let tmp = path.with_extension("jpg.tmp");
+        std::fs::write(&tmp, &jpeg).map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)?;
+        written += 1;
+    }
+    Ok((written, failed))
 }
 
 /// The PNG of every chart the suite rendered, under `figures/` beside

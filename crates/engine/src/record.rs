@@ -159,7 +159,35 @@ pub struct ReportRecord {
     /// report needs no browser).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render: Option<RenderRecord>,
+    /// Each figure's picture for the HTML summary, in figure order: a bounded JPEG
+    /// thumbnail beside this `report.json` (absent in results written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thumbnails: Vec<ThumbnailRecord>,
 }
+
+/// The thumbnail of one figure (`tvir summarize --format html` embeds it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThumbnailRecord {
+    /// The figure's unit name (`figure:N`).
+    pub unit: String,
+    /// The figure's `content` (path, address or chart element).
+    pub content: String,
+    /// The JPEG, relative to this `report.json`:
+    /// `figures/fig-N-HASH.jpg` (HASH: the first 12 hex digits of the figure's
+    /// SHA-256, so a changed figure never shows an old picture); null when the
+    /// figure has no picture.
+    pub path: Option<String>,
+    /// Why there is no thumbnail (the figure is broken, was not fetched, or its
+    /// thumbnail could not be written).
+    pub reason: Option<String>,
+    /// The figure's bytes, for the output stage to make the thumbnail from when the
+    /// file is not there yet (not serialised).
+    #[serde(skip)]
+    pub bytes: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+/// Folder of a report's thumbnails and rendered charts, beside `report.json`.
+pub const FIGURES_DIR: &str = "figures";
 
 /// The `render` block of `report.json`: how a report's script-drawn charts were
 /// rendered and where each one's picture is.
@@ -223,6 +251,7 @@ impl ReportRecord {
         }
         self.units = Vec::new();
         self.structural_errors = Default::default();
+        self.thumbnails = Vec::new();
         self
     }
 

@@ -74,6 +74,7 @@ impl Engine {
             error: None,
             extraction: report.map(|r| r.extraction.clone()),
             render: None,
+            thumbnails: Vec::new(),
         }
     }
 
@@ -90,6 +91,7 @@ impl Engine {
         let sample = run - 1;
         let mut record = self.empty_record(job, task, run, Some(report));
         record.render = ev.render.clone();
+        record.thumbnails = ev.thumbnails.clone();
         let blank_edits = report
             .figures
             .iter()

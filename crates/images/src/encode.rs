@@ -94,3 +94,68 @@ mod tests {
         );
     }
 }
+
+/// Long side, in pixels, of the figure thumbnails `tvir eval` writes beside each
+/// `report.json` for the HTML summary.
+pub const THUMBNAIL_MAX_SIDE: u32 = 320;
+
+/// JPEG quality of those thumbnails (a 320-pixel chart or photo comes out at
+/// roughly 8-30 KB).
+pub const THUMBNAIL_JPEG_QUALITY: u8 = 80;
+
+/// A JPEG thumbnail: alpha on white, long side at most `max_side` (area-averaged
+/// downscale, never upscaled), at `quality`.
+pub fn thumbnail_jpeg(img: &RgbaImage, max_side: u32, quality: u8) -> Result<Vec<u8>, ImageError> {
+    if img.width() == 0 || img.height() == 0 {
+        return Err(ImageError::Encode {
+            message: "cannot encode an empty image".into(),
+        });
+    }
+    let (w, h) = fit_within(img.width(), img.height(), max_side);
+    let small = if (w, h) == img.dimensions() {
+        img.clone()
+    } else {
+        image::imageops::thumbnail(img, w, h)
+    };
+    let rgb = composite_on_white(&small);
+    let mut out = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(&rgb)
+        .map_err(|e| ImageError::Encode {
+            message: format!("JPEG encoding failed: {e}"),
+        })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod thumbnail_tests {
+    use super::*;
+
+    #[test]
+    fn thumbnails_are_bounded_jpegs_on_white() {
+        // 1000 x 400, transparent left half, opaque red right half.
+        let img = RgbaImage::from_fn(1000, 400, |x, _| {
+            if x < 500 {
+                image::Rgba([0, 0, 0, 0])
+            } else {
+                image::Rgba([255, 0, 0, 255])
+            }
+        });
+        let jpeg = thumbnail_jpeg(&img, THUMBNAIL_MAX_SIDE, THUMBNAIL_JPEG_QUALITY).unwrap();
+        assert!(jpeg.starts_with(&[0xFF, 0xD8]), "not a JPEG");
+        let back = image::load_from_memory(&jpeg).unwrap().to_rgb8();
+        assert_eq!(back.dimensions(), (320, 128));
+        let white = back.get_pixel(10, 64);
+        assert!(
+            white.0.iter().all(|&c| c > 240),
+            "transparency not on white: {white:?}"
+        );
+        let red = back.get_pixel(300, 64);
+        assert!(red[0] > 200 && red[1] < 60 && red[2] < 60, "{red:?}");
+        // Small images keep their size.
+        let tiny = RgbaImage::from_pixel(40, 30, image::Rgba([0, 0, 255, 255]));
+        let jpeg = thumbnail_jpeg(&tiny, THUMBNAIL_MAX_SIDE, THUMBNAIL_JPEG_QUALITY).unwrap();
+        assert_eq!(image::load_from_memory(&jpeg).unwrap().width(), 40);
+        assert!(thumbnail_jpeg(&RgbaImage::new(0, 0), 320, 80).is_err());
+    }
+}

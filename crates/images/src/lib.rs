@@ -24,7 +24,7 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 pub use contrast::ContrastStats;
-pub use encode::DEFAULT_MAX_SIDE;
+pub use encode::{DEFAULT_MAX_SIDE, THUMBNAIL_JPEG_QUALITY, THUMBNAIL_MAX_SIDE};
 pub use gray::GrayPlanes;
 pub use load::{decode_dynamic, decode_file, png_rows, read_file_bounded, PngRows};
 pub use phash::PHash;
@@ -122,6 +122,17 @@ pub fn decode(
 /// PNG `data:` URI for a judge, alpha composited on white, long side <= `max_side`.
 pub fn to_png_data_uri(img: &image::RgbaImage, max_side: u32) -> Result<String, ImageError> {
     encode::data_uri(img, max_side)
+}
+
+/// The JPEG thumbnail of an image file's bytes (decoded within `limits`), long side
+/// at most [`THUMBNAIL_MAX_SIDE`]: what the HTML summary embeds for a figure.
+pub fn thumbnail_of_bytes(
+    bytes: &[u8],
+    name: &str,
+    limits: &ImageLimits,
+) -> Result<Vec<u8>, ImageError> {
+    let img = decode(bytes, name, limits)?;
+    encode::thumbnail_jpeg(&img, THUMBNAIL_MAX_SIDE, THUMBNAIL_JPEG_QUALITY)
 }
 
 /// Everything IQ needs from one decoded image.

@@ -7,17 +7,17 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Component, Path};
 
 use plotters::prelude::*;
 
+use super::pictures::{figure_caption, metric_short, report_pictures};
 use super::render::{
     breakdown_tables, difficulty_tables, leaderboard_table, level_label, metrics_table, TextTable,
 };
 use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement, Summary};
 use crate::load::LoadedRecord;
 use tvir_engine::record::{ReportRecord, UnitStatus};
-use tvir_images::{self as images, ImageLimits};
+use tvir_images::ImageLimits;
 
 /// Which reports get a section on the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -368,46 +368,6 @@ fn agreement_section(reports: &[NamedAgreement]) -> String {
     out
 }
 
-/// A relative path that stays inside its folder (no root, no `..`).
-fn is_contained_relative(p: &Path) -> bool {
-    p.components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-}
-
-/// A PNG data URI thumbnail of a figure of a report, or why there is none.
-pub fn thumbnail(
-    report_dir: &Path,
-    content: &str,
-    side: u32,
-    limits: &ImageLimits,
-) -> Result<String, String> {
-    let lower = content.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("data:") {
-        return Err("remote image (not fetched for this page)".into());
-    }
-    let rel = Path::new(content.trim_start_matches("./"));
-    if content.trim().is_empty() || !is_contained_relative(rel) {
-        return Err("path outside the report folder".into());
-    }
-    let dir = report_dir
-        .canonicalize()
-        .map_err(|e| format!("report folder: {e}"))?;
-    let path = dir
-        .join(rel)
-        .canonicalize()
-        .map_err(|e| format!("missing file: {e}"))?;
-    if !path.starts_with(&dir) {
-        return Err("path leaves the report folder (symlink)".into());
-    }
-    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
-    if meta.len() > limits.max_file_bytes {
-        return Err(format!("file larger than {} bytes", limits.max_file_bytes));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
-    let img = images::decode(&bytes, content, limits).map_err(|e| e.to_string())?;
-    images::to_png_data_uri(&img, side).map_err(|e| e.to_string())
-}
-
 fn status_label(s: UnitStatus) -> &'static str {
     match s {
         UnitStatus::Scored => "scored",
@@ -556,24 +516,6 @@ fn unit_verdict(u: &tvir_engine::record::UnitRecord, max_chars: usize) -> String
     out
 }
 
-fn figure_contents(rec: &ReportRecord) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for u in &rec.units {
-        let c = u
-            .detail
-            .get("content")
-            .or_else(|| u.detail.get("path"))
-            .and_then(|v| v.as_str());
-        if let Some(c) = c {
-            if seen.insert(c.to_string()) {
-                out.push(c.to_string());
-            }
-        }
-    }
-    out
-}
-
 fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &ImageLimits) -> String {
     let rec = &r.record;
     let pct = |v: Option<f64>| {
@@ -670,46 +612,37 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
         out.push_str("</ul>\n");
     }
 
-    let figures = figure_contents(rec);
-    if !figures.is_empty() {
+    let pictures = report_pictures(i, r, opts, limits);
+    if !pictures.figures.is_empty() {
+        out.push_str(&pictures.style);
         let _ = writeln!(
             out,
             "<h4>Figures ({})</h4>\n<div class=\"thumbs\">",
-            figures.len()
+            pictures.figures.len()
         );
-        for (k, c) in figures.iter().enumerate() {
-            let thumb = if k >= opts.max_thumbnails_per_report {
-                Err("thumbnail limit reached".to_string())
-            } else {
-                match &opts.reports_root {
-                    Some(root) => thumbnail(
-                        &root.join(&r.system).join(&r.task_id),
-                        c,
-                        opts.thumbnail_side,
-                        limits,
-                    ),
-                    None => Err("no --reports folder given".into()),
-                }
-            };
-            match thumb {
-                Ok(uri) => {
-                    let _ = write!(
-                        out,
-                        "<figure class=\"thumb\"><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
-                        esc(&uri),
-                        esc(c),
-                        esc(&truncate(c, 60))
-                    );
-                }
-                Err(why) => {
-                    let _ = write!(
-                        out,
-                        "<figure class=\"thumb missing\"><div class=\"nothumb\">{}</div><figcaption>{}</figcaption></figure>",
-                        esc(&why),
-                        esc(&truncate(c, 60))
-                    );
-                }
-            }
+        for f in &pictures.figures {
+            let scores: Vec<String> = rec
+                .units
+                .iter()
+                .filter(|u| u.status == UnitStatus::Scored)
+                .filter(|u| pictures.figure_of(u).is_some_and(|g| g.unit == f.unit))
+                .filter_map(|u| {
+                    u.score
+                        .map(|s| format!("{} {s:.2}", metric_short(&u.metric)))
+                })
+                .collect();
+            let caption = figure_caption(rec, &f.unit)
+                .map(|c| format!("<div class=\"caption\">{}</div>", esc(&truncate(c, 200))))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<figure class=\"thumb\" id=\"fig-{i}-{}\">{}<figcaption><b>{}</b> <code>{}</code>{caption}<div class=\"fig-scores\">{}</div></figcaption></figure>",
+                esc(f.unit.trim_start_matches("figure:")),
+                f.picture(),
+                esc(&f.unit),
+                esc(&truncate(&f.content, 60)),
+                if scores.is_empty() { "no score".to_string() } else { esc(&scores.join(" · ")) },
+            );
         }
         out.push_str("</div>\n");
     }
@@ -729,7 +662,7 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
             esc(&u.unit),
             status_label(u.status),
             u.score.map(|s| format!("{s:.3}")).unwrap_or_else(|| "-".into()),
-            unit_evidence(u),
+            pictures.of_unit(u) + &unit_evidence(u),
             unit_verdict(u, opts.max_answer_chars),
             esc(u.reason.as_deref().unwrap_or(""))
         );
@@ -744,8 +677,11 @@ th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .charts{display:flex;flex-wrap:wrap;gap:8px}figure.chart{margin:0}\
 details.report{border:1px solid #ddd;margin:4px 0;padding:4px}details.report summary{cursor:pointer}\
 tr.failed td{background:#fde8e8}tr.skipped td{background:#f6f6f6}\
-.thumbs{display:flex;flex-wrap:wrap;gap:6px}figure.thumb{margin:0;width:170px;font-size:11px}\
-.nothumb{width:160px;height:60px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box}\
+.thumbs{display:flex;flex-wrap:wrap;gap:8px}figure.thumb{margin:0;width:240px;font-size:11px}\
+.pic{background:#fff center/contain no-repeat;border:1px solid #ddd}figure.thumb .pic{width:240px;height:180px}\
+td.evidence .pic{width:200px;height:150px;margin-bottom:4px}\
+.nopic,.nothumb{width:200px;min-height:40px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box;margin-bottom:4px}\
+.fig-scores{font-variant-numeric:tabular-nums;color:#333}\
 .note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}\
 table.pairs td{text-align:center;font-size:12px;font-variant-numeric:tabular-nums}table.pairs th{font-size:12px}\
 blockquote{margin:0 0 4px;padding-left:6px;border-left:3px solid #bbb}ul.sources{margin:0;padding-left:16px;font-size:12px}\
@@ -938,23 +874,5 @@ mod tests {
             "{v}"
         );
         assert!(v.contains("The &lt;page&gt; differs."), "{v}");
-    }
-
-    #[test]
-    fn thumbnail_refuses_escapes() {
-        let dir = tempfile::tempdir().unwrap();
-        let l = ImageLimits::default();
-        assert!(thumbnail(dir.path(), "../x.png", 100, &l)
-            .unwrap_err()
-            .contains("outside"));
-        assert!(thumbnail(dir.path(), "/etc/passwd", 100, &l)
-            .unwrap_err()
-            .contains("outside"));
-        assert!(thumbnail(dir.path(), "https://e.x/a.png", 100, &l)
-            .unwrap_err()
-            .contains("remote"));
-        assert!(thumbnail(dir.path(), "images/none.png", 100, &l)
-            .unwrap_err()
-            .contains("missing"));
     }
 }

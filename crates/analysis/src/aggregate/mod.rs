@@ -6,6 +6,7 @@
 //! self-contained HTML page.
 
 pub mod html;
+mod pictures;
 pub mod render;
 pub mod summary;
 pub mod uncertainty;

@@ -56,9 +56,11 @@ const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
 const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.2;
-// Citation residue (marks the parse consumed nowhere): a few stray shapes are
-// quantities and asides; a fifth of the cited units is a dialect the grammar missed.
-const MIN_RESIDUE: usize = 4;
+// Citation residue (marks the parse consumed nowhere): a stray shape is a quantity
+// or an aside; two, and more than a fifth of the cited units, are a dialect the
+// grammar missed (a report with no cited unit left is the extreme case).
+const MIN_RESIDUE: usize = 2;
+const MIN_RESIDUE_WITH_LINK_LINES: usize = 4;
 const RESIDUE_SHARE: f64 = 0.2;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -315,7 +317,12 @@ fn reasons(
         ));
     }
     let residue = c.residue.total();
-    if residue >= MIN_RESIDUE && residue as f64 > RESIDUE_SHARE * c.cited_units as f64 {
+    // Lines of links are also how further-reading lists and appendices look, so
+    // they need company: two marks of the other classes, or four in all.
+    let marks = residue - c.residue.link_lines;
+    if (marks >= MIN_RESIDUE || residue >= MIN_RESIDUE_WITH_LINK_LINES)
+        && residue as f64 > RESIDUE_SHARE * c.cited_units as f64
+    {
         let r = &c.residue;
         out.push(format!(
             "{residue} citation-like marks outside every cited unit against {} cited units \

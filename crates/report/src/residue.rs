@@ -28,9 +28,16 @@ static GLUED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
 static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Han}\p{Hiragana}\p{Katakana}])").unwrap()
 });
-/// A numeral glued to the end of a lowercase word before punctuation (`claim3.`).
+/// A numeral glued to the end of a word before punctuation, a table cell's end or
+/// the line's end (`claim3.`, `synthesis27`).
 static GLUED_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\p{Ll}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)[.!?;,:](?:\s|$)").unwrap()
+    Regex::new(r"(?m)(\p{L}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)(?:[.!?;,:](?:\s|$)| *\|| *$)")
+        .unwrap()
+});
+/// A numeral glued to a year (`Smith et al. 201220` for `2012 [20]`): the year
+/// part is 1900–2039 and what follows it must name an entry.
+static GLUED_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(?:^|[^\d.,])((?:19|20)\d\d)(\d{1,3})(?:[.;,:](?:\s|$)| *\|| *$)").unwrap()
 });
 static GLUED_CJK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])(\d{1,3})[。．！？]").unwrap()
@@ -41,11 +48,11 @@ static CELL_END: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
+    Regex::new(r"(?m)⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[˒,][⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})+|(?:^|\s|\\)[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[.,;:]|\s|$)|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[(\[{⁽^]?\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[)\]}⁾]?\s*</a>|\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
@@ -73,6 +80,7 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
         &*SPACED,
         &*GLUED_AFTER,
         &*GLUED_WORD,
+        &*GLUED_YEAR,
         &*GLUED_CJK,
         &*AFTER_CJK_STOP,
         &*CELL_END,
@@ -84,6 +92,17 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
             let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
                 takes_spaced_marker(word.as_str())
+            } else if std::ptr::eq(re, &*GLUED_YEAR) {
+                is_year(w)
+            } else if std::ptr::eq(re, &*SPACED) {
+                // The grammar reads a spaced numeral only after a word that takes
+                // no number (`rose to 7.` is a quantity); the residue also counts
+                // one after a year (`between 2021 and 2023 1.`) and a list of
+                // numerals after any word (`within three years 4, 5.`), which
+                // prose writes with "and".
+                takes_spaced_marker(w)
+                    || is_year(w)
+                    || (nums.as_str().contains(',') && w.chars().any(char::is_alphabetic))
             } else {
                 takes_spaced_marker(w)
             };
@@ -107,6 +126,10 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
     c.files = count(&FILES);
     c.link_lines = link_lines(text, consumed);
     c
+}
+
+fn is_year(w: &str) -> bool {
+    w.len() == 4 && w.parse::<u32>().is_ok_and(|y| (1900..2040).contains(&y))
 }
 
 /// Lines in the last third of the text, outside what was consumed, whose
@@ -166,6 +189,17 @@ mod tests {
         );
         assert_eq!(residue("It rose sharply (3).").brackets, 1);
         assert_eq!(
+            residue("它增长了（3）。它下降了〔4〕。 It fell ⟨5⟩. 见<a href=\"#r6\">（6）</a>")
+                .brackets,
+            4
+        );
+        // Glued to the end of a line or cell, or to a year; superscript lists and
+        // superscripts standing alone.
+        assert_eq!(residue("| grew in the latest synthesis27 |").numerals, 1);
+        assert_eq!(residue("Lee et al. 201220\nNext line").numerals, 1);
+        assert_eq!(residue("between 2021 and 2023 1. Then").numerals, 1);
+        assert_eq!(residue("It rose to 3.1 km¹˒³. Then\n⁴.\n").superscripts, 2);
+        assert_eq!(
             residue("A ([](https://e.org/a)) and [source](https://e.org/b) and [e.org](https://e.org/c).").links,
             3
         );
@@ -183,6 +217,11 @@ mod tests {
         assert!(r.is_empty(), "{r:?}");
         // Numbers beyond the list are quantities.
         assert!(scan("Output rose sharply 42.", &|_| false, 10).is_empty());
+        // Enumerations, regex quantifiers and figure links are not citations.
+        let r = residue(
+            "章节：（1）行程概览；（2）亮点 `^[a-z]{1,64}$` 如<a href=\"#f1\">图 1</a>所示",
+        );
+        assert!(r.is_empty(), "{r:?}");
         // Consumed text is never residue.
         assert!(scan("Output rose sharply 3. {4}", &|_| true, 300).is_empty());
     }

@@ -141,7 +141,17 @@ fn link_lines(text: &str, consumed: &dyn Fn(usize) -> bool) -> usize {
     for line in text.split_inclusive('\n') {
         let start = at;
         at += line.len();
-        if start < tail_from || consumed(start + (line.len() - line.trim_start().len())) {
+        // A cited bullet whose links outweigh its words (`- 2011 rule change
+        // [[4]](https://…)[[5]](https://…)`) is a unit: its text after the
+        // bullet, or its last character, lies in a consumed span.
+        let body = line.trim_start();
+        let body = body
+            .strip_prefix(['-', '*', '+', '•'])
+            .unwrap_or(body)
+            .trim_start();
+        let content = start + (line.len() - body.len());
+        let last = start + line.trim_end().len().saturating_sub(1);
+        if start < tail_from || consumed(content) || consumed(last) {
             continue;
         }
         let chars = line.chars().filter(|c| !c.is_whitespace()).count();
@@ -232,5 +242,10 @@ mod tests {
         let text = format!("{body}[\\[1\\]](https://e.org/a) [\\[2\\]](https://e.org/b)\n");
         assert_eq!(residue(&text).link_lines, 1);
         assert_eq!(residue(&body).link_lines, 0);
+        // A bullet that a cited unit covers after its marker is not residue.
+        let line = "- Rule changed [[4]](https://e.org/a)[[5]](https://e.org/b)\n";
+        let text = format!("{body}{line}");
+        let unit = body.len() + 2..text.len() - 1;
+        assert_eq!(scan(&text, &|p| unit.contains(&p), 300).link_lines, 0);
     }
 }

@@ -56,12 +56,15 @@ const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
 const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.2;
-// Citation residue (marks the parse consumed nowhere): a stray shape is a quantity
-// or an aside; two, and more than a fifth of the cited units, are a dialect the
-// grammar missed (a report with no cited unit left is the extreme case).
-const MIN_RESIDUE: usize = 2;
+// Citation residue (marks the parse consumed nowhere): each mark is a citation the
+// parse may have lost, and a parse that loses more than 5 % of the cited units is
+// wrong, so marks above 5 % of the units make the report suspect (one mark in a
+// report of under 20 units). Lines of links are also how further-reading lists
+// look: with them among the marks it takes four, and more than a fifth.
+const MIN_RESIDUE: usize = 1;
+const RESIDUE_SHARE: f64 = 0.05;
 const MIN_RESIDUE_WITH_LINK_LINES: usize = 4;
-const RESIDUE_SHARE: f64 = 0.2;
+const LINK_LINE_SHARE: f64 = 0.2;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
@@ -267,8 +270,17 @@ fn reasons(
     // In an HTML page that writes no marker, units cited by inline links to pages
     // do not make an unnumbered further-reading list (`<ol>` of links) a sign of
     // missed citations either.
-    let cites_expected =
-        numbered || c.markers_seen > 0 || (c.cited_units > 0 && input.format != SourceFormat::Html);
+    // The rules below read uncited entries, sentences and lines as citations the
+    // grammar did not see. The residue looks for those citations directly: when it
+    // finds no citation-shaped mark outside the cited units, the report simply
+    // does not cite there, a finding about the report that its counts
+    // (`entries_never_cited`, `uncited_quantitative`, `unlisted_reference_lines`)
+    // and the structural errors keep, not a sign of a wrong parse.
+    let residue_seen = c.residue.total() > 0;
+    let cites_expected = residue_seen
+        && (numbered
+            || c.markers_seen > 0
+            || (c.cited_units > 0 && input.format != SourceFormat::Html));
     if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
@@ -278,7 +290,12 @@ fn reasons(
             ));
         }
     }
-    if c.list_entries >= 3 && numbered && c.cited_units == 0 && body_chars >= LONG_BODY_CHARS {
+    if c.list_entries >= 3
+        && numbered
+        && residue_seen
+        && c.cited_units == 0
+        && body_chars >= LONG_BODY_CHARS
+    {
         let msg = format!(
             "a long report ({body_chars} characters) with a reference list of {} entries has no cited sentence",
             c.list_entries
@@ -293,13 +310,18 @@ fn reasons(
             c.facts_like_entries
         ));
     }
-    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES {
+    // Entry-like lines are a list the parser missed when a marker names nothing
+    // (the entries it would name are those lines) or when citations went unseen.
+    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES
+        && (residue_seen || c.markers_unresolved > 0)
+    {
         out.push(format!(
             "{} lines outside any reference list look like reference entries (numbered or bulleted, with a URL)",
             c.unlisted_reference_lines
         ));
     }
     if c.cited_units >= HEAVY_CITING_UNITS
+        && residue_seen
         && c.uncited_quantitative >= UNCITED_QUANT_MIN
         && c.uncited_quantitative as f64 > UNCITED_QUANT_RATIO * c.cited_units as f64
     {
@@ -317,11 +339,10 @@ fn reasons(
         ));
     }
     let residue = c.residue.total();
-    // Lines of links are also how further-reading lists and appendices look, so
-    // they need company: two marks of the other classes, or four in all.
     let marks = residue - c.residue.link_lines;
-    if (marks >= MIN_RESIDUE || residue >= MIN_RESIDUE_WITH_LINK_LINES)
-        && residue as f64 > RESIDUE_SHARE * c.cited_units as f64
+    let units = c.cited_units as f64;
+    if (marks >= MIN_RESIDUE && marks as f64 > RESIDUE_SHARE * units)
+        || (residue >= MIN_RESIDUE_WITH_LINK_LINES && residue as f64 > LINK_LINE_SHARE * units)
     {
         let r = &c.residue;
         out.push(format!(
@@ -809,8 +830,11 @@ mod tests {
             ..Default::default()
         };
         assert!(reasons(&base, &input, 5000, true).is_empty());
+        // Rules that read uncited text as missed citations need one
+        // citation-shaped mark outside the units (which alone is over 5 % of 15).
         let case = |f: &dyn Fn(&mut ExtractionCounts), needle: &str| {
             let mut c = base.clone();
+            c.residue.numerals = 1;
             f(&mut c);
             let r = reasons(&c, &input, 5000, true);
             assert!(r.iter().any(|x| x.contains(needle)), "{needle}: {r:?}");
@@ -862,7 +886,34 @@ mod tests {
         c.cited_units = 0;
         c.entries_never_cited = 10;
         assert!(reasons(&c, &input, 5000, false).is_empty());
+        // A numbered one is expected to be cited when a citation-shaped mark
+        // lies outside every unit; with none the report simply cites nothing.
+        assert!(reasons(&c, &input, 5000, true).is_empty());
+        c.residue.numerals = 1;
+        assert!(reasons(&c, &input, 5000, true)
+            .iter()
+            .any(|r| r.contains("only 0 of them")));
+        // Without residue, uncited entries, lines and quantities are findings
+        // about the report (kept in the counts), not reasons.
+        let mut c = base.clone();
+        c.entries_never_cited = 9;
+        c.unlisted_reference_lines = 4;
+        c.uncited_quantitative = 16;
+        assert!(reasons(&c, &input, 5000, true).is_empty());
+        // Entry-like lines beside a marker that names nothing are a missed list.
+        c.markers_resolved = 19;
+        c.markers_unresolved = 1;
+        let r = reasons(&c, &input, 5000, true);
+        assert!(
+            r.len() == 1 && r[0].contains("outside any reference list"),
+            "{r:?}"
+        );
+        // Residue above 5 % of the units: 1 of 15 is suspect, 1 of 20 is not.
+        let mut c = base.clone();
+        c.residue.superscripts = 1;
         assert!(!reasons(&c, &input, 5000, true).is_empty());
+        c.cited_units = 20;
+        assert!(reasons(&c, &input, 5000, true).is_empty());
         // No list: bracketed numbers point nowhere.
         let no_list = input_with(false, &[], &errors);
         let c = ExtractionCounts {

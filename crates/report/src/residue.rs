@@ -24,9 +24,16 @@ static SPACED: LazyLock<Regex> = LazyLock::new(|| {
 static GLUED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(\p{L}{2,}[)”’\x22]?)[.!?。．！？](\d{1,3}(?:, ?\d{1,3})*)(?:\s|$)").unwrap()
 });
-/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`).
+/// A numeral a space after the full stop that ends a line (`grew. 3⏎`): nothing
+/// it could count follows it.
+static AFTER_STOP_EOL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(\p{L}{2,}[)”’\x22]?)[.!?] {1,2}(\d{1,3}(?:, ?\d{1,3})*)[ \t]*$").unwrap()
+});
+/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`,
+/// `。19は…`); one followed by a Han or Katakana character or by `つ` is a quantity
+/// with its counter or unit (`。25歳の場合`, `。1つは`).
 static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Han}\p{Hiragana}\p{Katakana}])").unwrap()
+    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Hiragana}&&[^つ]])").unwrap()
 });
 /// A numeral glued to the end of a word before punctuation, a table cell's end or
 /// the line's end (`claim3.`, `synthesis27`).
@@ -52,11 +59,11 @@ static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[\s*\]\((?:https?|file|sandbox):|\[(?:source|sources|link|here|ref|reference|citation|cite|\d{1,3})\]\(https?://|\[(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\]\(https?://")
+    Regex::new(r"(?i)\[\s*\]\((?:https?|file|sandbox):|\[(?:source|sources|link|ref|reference|citation|cite|\d{1,3})\]\(https?://|\[(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\]\(https?://")
         .unwrap()
 });
 static FILES: LazyLock<Regex> =
@@ -79,6 +86,7 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
     for re in [
         &*SPACED,
         &*GLUED_AFTER,
+        &*AFTER_STOP_EOL,
         &*GLUED_WORD,
         &*GLUED_YEAR,
         &*GLUED_CJK,
@@ -93,7 +101,8 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
                 takes_spaced_marker(word.as_str())
             } else if std::ptr::eq(re, &*GLUED_YEAR) {
-                is_year(w)
+                // A number after a label (`Output Tokens: 20029`) is its value.
+                is_year(w) && !text[..word.start()].trim_end().ends_with(':')
             } else if std::ptr::eq(re, &*SPACED) {
                 // The grammar reads a spaced numeral only after a word that takes
                 // no number (`rose to 7.` is a quantity); the residue also counts
@@ -106,7 +115,15 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             } else {
                 takes_spaced_marker(w)
             };
-            if consumed(nums.start()) || !word_ok || !label_ok(nums.as_str()) {
+            // A numeral glued to a name that is part of a path or identifier
+            // (`upstash/context7`, `gpt-4o-mini3`) belongs to the name.
+            let in_name = std::ptr::eq(re, &*GLUED_WORD) || std::ptr::eq(re, &*CELL_END);
+            let in_name = in_name
+                && text[..word.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|ch| ch.is_ascii_digit() || "/-_.@".contains(ch));
+            if consumed(nums.start()) || !word_ok || in_name || !label_ok(nums.as_str()) {
                 continue;
             }
             if !seen.contains(&nums.start()) {
@@ -121,8 +138,24 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             .count()
     };
     c.superscripts = count(&SUPERSCRIPT);
-    c.brackets = count(&BRACKETS);
-    c.links = count(&LINKS);
+    // `(3)` glued to a Latin letter or digit is a call or a label (`add(2, 3)`,
+    // `checkEligibility(18)`); prose puts a space before it.
+    c.brackets = BRACKETS
+        .find_iter(text)
+        .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+        .filter(|m| {
+            !m.as_str()
+                .find('(')
+                .and_then(|i| m.as_str()[..i].chars().next_back())
+                .is_some_and(|ch| ch.is_ascii_alphanumeric())
+        })
+        .count();
+    // An image (`![](url)`) is not an empty-text link.
+    c.links = LINKS
+        .find_iter(text)
+        .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+        .filter(|m| !text[..m.start()].ends_with('!'))
+        .count();
     c.files = count(&FILES);
     c.link_lines = link_lines(text, consumed);
     c
@@ -198,6 +231,9 @@ mod tests {
             4
         );
         assert_eq!(residue("It rose sharply (3).").brackets, 1);
+        // After the full stop that ends a line.
+        assert_eq!(residue("It rose sharply. (3)\nIt fell.").brackets, 1);
+        assert_eq!(residue("It rose sharply. 3\nIt fell.").numerals, 1);
         assert_eq!(
             residue("它增长了（3）。它下降了〔4〕。 It fell ⟨5⟩. 见<a href=\"#r6\">（6）</a>")
                 .brackets,
@@ -230,6 +266,14 @@ mod tests {
         // Enumerations, regex quantifiers and figure links are not citations.
         let r = residue(
             "章节：（1）行程概览；（2）亮点 `^[a-z]{1,64}$` 如<a href=\"#f1\">图 1</a>所示",
+        );
+        assert!(r.is_empty(), "{r:?}");
+        // Ages and counted things after an ideographic stop, a label's value,
+        // names with a digit, calls in code and images are not citations either.
+        let r = residue(
+            "See ![](https://e.org/a.png) and the photo [here](https://e.org/b).\n\
+             睡眠不足と仮定する。25歳の場合。2つの例\nTotal Output Tokens: 20029\n\
+             | Server | upstash/context7 |\nassertEquals(5, calc.add(2, 3))\n",
         );
         assert!(r.is_empty(), "{r:?}");
         // Consumed text is never residue.

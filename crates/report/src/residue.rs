@@ -54,8 +54,11 @@ static CELL_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]? *\||(\p{Ll}{3,}[.)*_]*)(\d{1,3}(?:,\d{1,3})*)[。.]? *\|")
         .unwrap()
 });
+/// Superscripts after a word or punctuation, in lists, alone on a line, after a
+/// name that carries its own number (`GPT-4⁴`: an exponent follows a bare
+/// number, not a name), and carets.
 static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[˒,][⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})+|(?:^|\s|\\)[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[.,;:]|\s|$)|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
+    Regex::new(r"(?m)⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|\p{L}[\p{L}\d]*-\d{1,3}[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[˒,][⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})+|(?:^|\s|\\)[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[.,;:]|\s|$)|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
@@ -231,6 +234,8 @@ mod tests {
             4
         );
         assert_eq!(residue("It rose sharply (3).").brackets, 1);
+        // After a name that carries its own number.
+        assert_eq!(residue("Tools like GPT-4⁴. Then").superscripts, 1);
         // After the full stop that ends a line.
         assert_eq!(residue("It rose sharply. (3)\nIt fell.").brackets, 1);
         assert_eq!(residue("It rose sharply. 3\nIt fell.").numerals, 1);

@@ -56,11 +56,8 @@ const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
 const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.2;
-// Citation residue (marks the parse consumed nowhere): each mark is a citation the
-// parse may have lost, and a parse that loses more than 5 % of the cited units is
-// wrong, so marks above 5 % of the units make the report suspect (one mark in a
-// report of under 20 units). Lines of links are also how further-reading lists
-// look: with them among the marks it takes four, and more than a fifth.
+// Residue: each mark is a citation the parse may have lost, and losing over 5 % of
+// the units is a wrong parse. Link lines (also further reading) need 4 and 20 %.
 const MIN_RESIDUE: usize = 1;
 const RESIDUE_SHARE: f64 = 0.05;
 const MIN_RESIDUE_WITH_LINK_LINES: usize = 4;
@@ -270,12 +267,9 @@ fn reasons(
     // In an HTML page that writes no marker, units cited by inline links to pages
     // do not make an unnumbered further-reading list (`<ol>` of links) a sign of
     // missed citations either.
-    // The rules below read uncited entries, sentences and lines as citations the
-    // grammar did not see. The residue looks for those citations directly: when it
-    // finds no citation-shaped mark outside the cited units, the report simply
-    // does not cite there, a finding about the report that its counts
-    // (`entries_never_cited`, `uncited_quantitative`, `unlisted_reference_lines`)
-    // and the structural errors keep, not a sign of a wrong parse.
+    // Rules reading uncited entries, sentences and lines as unseen citations need
+    // a residue mark: without one the report does not cite there (its counts and
+    // structural errors say so), which is no sign of a wrong parse.
     let residue_seen = c.residue.total() > 0;
     let cites_expected = residue_seen
         && (numbered
@@ -290,12 +284,8 @@ fn reasons(
             ));
         }
     }
-    if c.list_entries >= 3
-        && numbered
-        && residue_seen
-        && c.cited_units == 0
-        && body_chars >= LONG_BODY_CHARS
-    {
+    let long = body_chars >= LONG_BODY_CHARS;
+    if c.list_entries >= 3 && numbered && residue_seen && c.cited_units == 0 && long {
         let msg = format!(
             "a long report ({body_chars} characters) with a reference list of {} entries has no cited sentence",
             c.list_entries
@@ -310,11 +300,9 @@ fn reasons(
             c.facts_like_entries
         ));
     }
-    // Entry-like lines are a list the parser missed when a marker names nothing
-    // (the entries it would name are those lines) or when citations went unseen.
-    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES
-        && (residue_seen || c.markers_unresolved > 0)
-    {
+    // Entry-like lines are a missed list when a marker names nothing (or residue).
+    let missed_list = residue_seen || c.markers_unresolved > 0;
+    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES && missed_list {
         out.push(format!(
             "{} lines outside any reference list look like reference entries (numbered or bulleted, with a URL)",
             c.unlisted_reference_lines
@@ -830,8 +818,7 @@ mod tests {
             ..Default::default()
         };
         assert!(reasons(&base, &input, 5000, true).is_empty());
-        // Rules that read uncited text as missed citations need one
-        // citation-shaped mark outside the units (which alone is over 5 % of 15).
+        // Rules reading uncited text as missed citations need a residue mark.
         let case = |f: &dyn Fn(&mut ExtractionCounts), needle: &str| {
             let mut c = base.clone();
             c.residue.numerals = 1;
@@ -886,15 +873,13 @@ mod tests {
         c.cited_units = 0;
         c.entries_never_cited = 10;
         assert!(reasons(&c, &input, 5000, false).is_empty());
-        // A numbered one is expected to be cited when a citation-shaped mark
-        // lies outside every unit; with none the report simply cites nothing.
+        // A numbered one is expected to be cited when there is residue.
         assert!(reasons(&c, &input, 5000, true).is_empty());
         c.residue.numerals = 1;
         assert!(reasons(&c, &input, 5000, true)
             .iter()
             .any(|r| r.contains("only 0 of them")));
-        // Without residue, uncited entries, lines and quantities are findings
-        // about the report (kept in the counts), not reasons.
+        // Without residue, uncited entries, lines and quantities are no reasons.
         let mut c = base.clone();
         c.entries_never_cited = 9;
         c.unlisted_reference_lines = 4;
@@ -908,7 +893,7 @@ mod tests {
             r.len() == 1 && r[0].contains("outside any reference list"),
             "{r:?}"
         );
-        // Residue above 5 % of the units: 1 of 15 is suspect, 1 of 20 is not.
+        // Residue over 5 % of the units: 1 of 15 is suspect, 1 of 20 is not.
         let mut c = base.clone();
         c.residue.superscripts = 1;
         assert!(!reasons(&c, &input, 5000, true).is_empty());

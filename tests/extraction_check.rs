@@ -49,10 +49,39 @@ fn most_markers_naming_no_entry_is_suspect() {
     assert_eq!(r.extraction.counts.markers_unresolved, 9);
 }
 
+/// The fixture's file as text, with `edit` applied, parsed in its folder.
+fn parse_edited(name: &str, edit: &dyn Fn(&str) -> String) -> Report {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(name);
+    let path = dir.join("report.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_str(&edit(&text), SourceFormat::Markdown, &path, &dir)
+}
+
+/// A list almost nobody cites is suspect when citation-shaped marks lie outside
+/// every cited unit (the citations went unseen); with none the report simply
+/// cites one entry in its body: `ok`, and the count says so (issue #26).
 #[test]
 fn a_list_almost_nobody_cites_is_suspect() {
-    let r = assert_suspect("check-uncited-list", "only 1 of them");
+    let r = load("check-uncited-list");
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:#?}",
+        r.extraction
+    );
     assert_eq!(r.extraction.counts.entries_never_cited, 7);
+    assert_eq!(r.extraction.counts.residue.total(), 0);
+    let r = parse_edited("check-uncited-list", &|t| {
+        t.replace("ten years of cycling.", "ten years of cycling {3}.")
+    });
+    let e = &r.extraction;
+    assert_eq!(e.verdict, ExtractionVerdict::Suspect, "{e:#?}");
+    assert!(
+        e.reasons.iter().any(|x| x.contains("only 1 of them")),
+        "{e:#?}"
+    );
 }
 
 #[test]
@@ -79,8 +108,29 @@ fn many_uncited_quantities_in_a_citing_report_are_suspect() {
 
 #[test]
 fn entry_like_lines_outside_the_list_are_suspect() {
-    let r = assert_suspect("check-entry-lines", "outside any reference list");
+    // A further-reading list of links in a report whose citations all parsed:
+    // counted, not suspect.
+    let r = load("check-entry-lines");
+    assert_eq!(
+        r.extraction.verdict,
+        ExtractionVerdict::Ok,
+        "{:#?}",
+        r.extraction
+    );
     assert_eq!(r.extraction.counts.unlisted_reference_lines, 4);
+    // With a citation the grammar does not read beside them, they are a sign
+    // of a list it missed.
+    let r = parse_edited("check-entry-lines", &|t| {
+        t.replace("before judging it.", "before judging it ⁽²⁾.")
+    });
+    let e = &r.extraction;
+    assert_eq!(e.verdict, ExtractionVerdict::Suspect, "{e:#?}");
+    assert!(
+        e.reasons
+            .iter()
+            .any(|x| x.contains("outside any reference list")),
+        "{e:#?}"
+    );
 }
 
 #[test]

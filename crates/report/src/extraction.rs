@@ -56,10 +56,12 @@ const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
 const UNITS_WITHOUT_TEXT_SHARE: f64 = 0.2;
-// Citation residue (marks the parse consumed nowhere): a few stray shapes are
-// quantities and asides; a fifth of the cited units is a dialect the grammar missed.
-const MIN_RESIDUE: usize = 4;
-const RESIDUE_SHARE: f64 = 0.2;
+// Residue: each mark is a citation the parse may have lost, and losing over 5 % of
+// the units is a wrong parse. Link lines (also further reading) need 4 and 20 %.
+const MIN_RESIDUE: usize = 1;
+const RESIDUE_SHARE: f64 = 0.05;
+const MIN_RESIDUE_WITH_LINK_LINES: usize = 4;
+const LINK_LINE_SHARE: f64 = 0.2;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
@@ -265,8 +267,14 @@ fn reasons(
     // In an HTML page that writes no marker, units cited by inline links to pages
     // do not make an unnumbered further-reading list (`<ol>` of links) a sign of
     // missed citations either.
-    let cites_expected =
-        numbered || c.markers_seen > 0 || (c.cited_units > 0 && input.format != SourceFormat::Html);
+    // Rules reading uncited entries, sentences and lines as unseen citations need
+    // a residue mark: without one the report does not cite there (its counts and
+    // structural errors say so), which is no sign of a wrong parse.
+    let residue_seen = c.residue.total() > 0;
+    let cites_expected = residue_seen
+        && (numbered
+            || c.markers_seen > 0
+            || (c.cited_units > 0 && input.format != SourceFormat::Html));
     if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
@@ -276,7 +284,8 @@ fn reasons(
             ));
         }
     }
-    if c.list_entries >= 3 && numbered && c.cited_units == 0 && body_chars >= LONG_BODY_CHARS {
+    let long = body_chars >= LONG_BODY_CHARS;
+    if c.list_entries >= 3 && numbered && residue_seen && c.cited_units == 0 && long {
         let msg = format!(
             "a long report ({body_chars} characters) with a reference list of {} entries has no cited sentence",
             c.list_entries
@@ -291,13 +300,16 @@ fn reasons(
             c.facts_like_entries
         ));
     }
-    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES {
+    // Entry-like lines are a missed list when a marker names nothing (or residue).
+    let missed_list = residue_seen || c.markers_unresolved > 0;
+    if c.unlisted_reference_lines >= MIN_UNLISTED_LINES && missed_list {
         out.push(format!(
             "{} lines outside any reference list look like reference entries (numbered or bulleted, with a URL)",
             c.unlisted_reference_lines
         ));
     }
     if c.cited_units >= HEAVY_CITING_UNITS
+        && residue_seen
         && c.uncited_quantitative >= UNCITED_QUANT_MIN
         && c.uncited_quantitative as f64 > UNCITED_QUANT_RATIO * c.cited_units as f64
     {
@@ -315,7 +327,11 @@ fn reasons(
         ));
     }
     let residue = c.residue.total();
-    if residue >= MIN_RESIDUE && residue as f64 > RESIDUE_SHARE * c.cited_units as f64 {
+    let marks = residue - c.residue.link_lines;
+    let units = c.cited_units as f64;
+    if (marks >= MIN_RESIDUE && marks as f64 > RESIDUE_SHARE * units)
+        || (residue >= MIN_RESIDUE_WITH_LINK_LINES && residue as f64 > LINK_LINE_SHARE * units)
+    {
         let r = &c.residue;
         out.push(format!(
             "{residue} citation-like marks outside every cited unit against {} cited units \
@@ -802,8 +818,10 @@ mod tests {
             ..Default::default()
         };
         assert!(reasons(&base, &input, 5000, true).is_empty());
+        // Rules reading uncited text as missed citations need a residue mark.
         let case = |f: &dyn Fn(&mut ExtractionCounts), needle: &str| {
             let mut c = base.clone();
+            c.residue.numerals = 1;
             f(&mut c);
             let r = reasons(&c, &input, 5000, true);
             assert!(r.iter().any(|x| x.contains(needle)), "{needle}: {r:?}");
@@ -855,7 +873,32 @@ mod tests {
         c.cited_units = 0;
         c.entries_never_cited = 10;
         assert!(reasons(&c, &input, 5000, false).is_empty());
+        // A numbered one is expected to be cited when there is residue.
+        assert!(reasons(&c, &input, 5000, true).is_empty());
+        c.residue.numerals = 1;
+        assert!(reasons(&c, &input, 5000, true)
+            .iter()
+            .any(|r| r.contains("only 0 of them")));
+        // Without residue, uncited entries, lines and quantities are no reasons.
+        let mut c = base.clone();
+        c.entries_never_cited = 9;
+        c.unlisted_reference_lines = 4;
+        c.uncited_quantitative = 16;
+        assert!(reasons(&c, &input, 5000, true).is_empty());
+        // Entry-like lines beside a marker that names nothing are a missed list.
+        c.markers_resolved = 19;
+        c.markers_unresolved = 1;
+        let r = reasons(&c, &input, 5000, true);
+        assert!(
+            r.len() == 1 && r[0].contains("outside any reference list"),
+            "{r:?}"
+        );
+        // Residue over 5 % of the units: 1 of 15 is suspect, 1 of 20 is not.
+        let mut c = base.clone();
+        c.residue.superscripts = 1;
         assert!(!reasons(&c, &input, 5000, true).is_empty());
+        c.cited_units = 20;
+        assert!(reasons(&c, &input, 5000, true).is_empty());
         // No list: bracketed numbers point nowhere.
         let no_list = input_with(false, &[], &errors);
         let c = ExtractionCounts {

@@ -24,13 +24,27 @@ static SPACED: LazyLock<Regex> = LazyLock::new(|| {
 static GLUED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(\p{L}{2,}[)”’\x22]?)[.!?。．！？](\d{1,3}(?:, ?\d{1,3})*)(?:\s|$)").unwrap()
 });
-/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`).
-static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Han}\p{Hiragana}\p{Katakana}])").unwrap()
+/// A numeral a space after the full stop that ends a line (`grew. 3⏎`): nothing
+/// it could count follows it.
+static AFTER_STOP_EOL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(\p{L}{2,}[)”’\x22]?)[.!?] {1,2}(\d{1,3}(?:, ?\d{1,3})*)[ \t]*$").unwrap()
 });
-/// A numeral glued to the end of a lowercase word before punctuation (`claim3.`).
+/// A numeral right after an ideographic full stop (`…です。1 次に`, `。 1 2`,
+/// `。19は…`); one followed by a Han or Katakana character or by `つ` is a quantity
+/// with its counter or unit (`。25歳の場合`, `。1つは`).
+static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Hiragana}&&[^つ]])").unwrap()
+});
+/// A numeral glued to the end of a word before punctuation, a table cell's end or
+/// the line's end (`claim3.`, `synthesis27`).
 static GLUED_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\p{Ll}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)[.!?;,:](?:\s|$)").unwrap()
+    Regex::new(r"(?m)(\p{L}{3,}[)”’\x22*_]*)(\d{1,3}(?:,\d{1,3})*)(?:[.!?;,:](?:\s|$)| *\|| *$)")
+        .unwrap()
+});
+/// A numeral glued to a year (`Smith et al. 201220` for `2012 [20]`): the year
+/// part is 1900–2039 and what follows it must name an entry.
+static GLUED_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(?:^|[^\d.,])((?:19|20)\d\d)(\d{1,3})(?:[.;,:](?:\s|$)| *\|| *$)").unwrap()
 });
 static GLUED_CJK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])(\d{1,3})[。．！？]").unwrap()
@@ -40,16 +54,19 @@ static CELL_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(\S+) (\d{1,3}(?:, ?\d{1,3})*)[。.]? *\||(\p{Ll}{3,}[.)*_]*)(\d{1,3}(?:,\d{1,3})*)[。.]? *\|")
         .unwrap()
 });
+/// Superscripts after a word or punctuation, in lists, alone on a line, after a
+/// name that carries its own number (`GPT-4⁴`: an exponent follows a bare
+/// number, not a name), and carets.
 static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
+    Regex::new(r"(?m)⁽[⁰¹²³⁴⁵⁶⁷⁸⁹\d]{1,4}⁾|\p{L}[\p{L}\d]*-\d{1,3}[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[˒,][⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})+|(?:^|\s|\\)[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}(?:[.,;:]|\s|$)|(?:\p{L}{3,}|[.,;:)\]”’\x22'%*_。，）]|[2-9]\d|\d{3,})[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|(?:\p{L}|[.,;:)\]。*_])\^\[?\d{1,3}\]?\^?")
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[(\[{⁽^]?\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[)\]}⁾]?\s*</a>|\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|\s*$)"#)
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[\s*\]\((?:https?|file|sandbox):|\[(?:source|sources|link|here|ref|reference|citation|cite|\d{1,3})\]\(https?://|\[(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\]\(https?://")
+    Regex::new(r"(?i)\[\s*\]\((?:https?|file|sandbox):|\[(?:source|sources|link|ref|reference|citation|cite|\d{1,3})\]\(https?://|\[(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\]\(https?://")
         .unwrap()
 });
 static FILES: LazyLock<Regex> =
@@ -72,7 +89,9 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
     for re in [
         &*SPACED,
         &*GLUED_AFTER,
+        &*AFTER_STOP_EOL,
         &*GLUED_WORD,
+        &*GLUED_YEAR,
         &*GLUED_CJK,
         &*AFTER_CJK_STOP,
         &*CELL_END,
@@ -84,10 +103,30 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
             let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
                 takes_spaced_marker(word.as_str())
+            } else if std::ptr::eq(re, &*GLUED_YEAR) {
+                // A number after a label (`Output Tokens: 20029`) is its value.
+                is_year(w) && !text[..word.start()].trim_end().ends_with(':')
+            } else if std::ptr::eq(re, &*SPACED) {
+                // The grammar reads a spaced numeral only after a word that takes
+                // no number (`rose to 7.` is a quantity); the residue also counts
+                // one after a year (`between 2021 and 2023 1.`) and a list of
+                // numerals after any word (`within three years 4, 5.`), which
+                // prose writes with "and".
+                takes_spaced_marker(w)
+                    || is_year(w)
+                    || (nums.as_str().contains(',') && w.chars().any(char::is_alphabetic))
             } else {
                 takes_spaced_marker(w)
             };
-            if consumed(nums.start()) || !word_ok || !label_ok(nums.as_str()) {
+            // A numeral glued to a name that is part of a path or identifier
+            // (`upstash/context7`, `gpt-4o-mini3`) belongs to the name.
+            let in_name = std::ptr::eq(re, &*GLUED_WORD) || std::ptr::eq(re, &*CELL_END);
+            let in_name = in_name
+                && text[..word.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|ch| ch.is_ascii_digit() || "/-_.@".contains(ch));
+            if consumed(nums.start()) || !word_ok || in_name || !label_ok(nums.as_str()) {
                 continue;
             }
             if !seen.contains(&nums.start()) {
@@ -102,11 +141,31 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             .count()
     };
     c.superscripts = count(&SUPERSCRIPT);
-    c.brackets = count(&BRACKETS);
-    c.links = count(&LINKS);
+    // `(3)` glued to a Latin letter or digit is a call or a label (`add(2, 3)`,
+    // `checkEligibility(18)`); prose puts a space before it.
+    c.brackets = BRACKETS
+        .find_iter(text)
+        .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+        .filter(|m| {
+            !m.as_str()
+                .find('(')
+                .and_then(|i| m.as_str()[..i].chars().next_back())
+                .is_some_and(|ch| ch.is_ascii_alphanumeric())
+        })
+        .count();
+    // An image (`![](url)`) is not an empty-text link.
+    c.links = LINKS
+        .find_iter(text)
+        .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+        .filter(|m| !text[..m.start()].ends_with('!'))
+        .count();
     c.files = count(&FILES);
     c.link_lines = link_lines(text, consumed);
     c
+}
+
+fn is_year(w: &str) -> bool {
+    w.len() == 4 && w.parse::<u32>().is_ok_and(|y| (1900..2040).contains(&y))
 }
 
 /// Lines in the last third of the text, outside what was consumed, whose
@@ -118,7 +177,17 @@ fn link_lines(text: &str, consumed: &dyn Fn(usize) -> bool) -> usize {
     for line in text.split_inclusive('\n') {
         let start = at;
         at += line.len();
-        if start < tail_from || consumed(start + (line.len() - line.trim_start().len())) {
+        // A cited bullet whose links outweigh its words (`- 2011 rule change
+        // [[4]](https://…)[[5]](https://…)`) is a unit: its text after the
+        // bullet, or its last character, lies in a consumed span.
+        let body = line.trim_start();
+        let body = body
+            .strip_prefix(['-', '*', '+', '•'])
+            .unwrap_or(body)
+            .trim_start();
+        let content = start + (line.len() - body.len());
+        let last = start + line.trim_end().len().saturating_sub(1);
+        if start < tail_from || consumed(content) || consumed(last) {
             continue;
         }
         let chars = line.chars().filter(|c| !c.is_whitespace()).count();
@@ -165,6 +234,22 @@ mod tests {
             4
         );
         assert_eq!(residue("It rose sharply (3).").brackets, 1);
+        // After a name that carries its own number.
+        assert_eq!(residue("Tools like GPT-4⁴. Then").superscripts, 1);
+        // After the full stop that ends a line.
+        assert_eq!(residue("It rose sharply. (3)\nIt fell.").brackets, 1);
+        assert_eq!(residue("It rose sharply. 3\nIt fell.").numerals, 1);
+        assert_eq!(
+            residue("它增长了（3）。它下降了〔4〕。 It fell ⟨5⟩. 见<a href=\"#r6\">（6）</a>")
+                .brackets,
+            4
+        );
+        // Glued to the end of a line or cell, or to a year; superscript lists and
+        // superscripts standing alone.
+        assert_eq!(residue("| grew in the latest synthesis27 |").numerals, 1);
+        assert_eq!(residue("Lee et al. 201220\nNext line").numerals, 1);
+        assert_eq!(residue("between 2021 and 2023 1. Then").numerals, 1);
+        assert_eq!(residue("It rose to 3.1 km¹˒³. Then\n⁴.\n").superscripts, 2);
         assert_eq!(
             residue("A ([](https://e.org/a)) and [source](https://e.org/b) and [e.org](https://e.org/c).").links,
             3
@@ -183,6 +268,19 @@ mod tests {
         assert!(r.is_empty(), "{r:?}");
         // Numbers beyond the list are quantities.
         assert!(scan("Output rose sharply 42.", &|_| false, 10).is_empty());
+        // Enumerations, regex quantifiers and figure links are not citations.
+        let r = residue(
+            "章节：（1）行程概览；（2）亮点 `^[a-z]{1,64}$` 如<a href=\"#f1\">图 1</a>所示",
+        );
+        assert!(r.is_empty(), "{r:?}");
+        // Ages and counted things after an ideographic stop, a label's value,
+        // names with a digit, calls in code and images are not citations either.
+        let r = residue(
+            "See ![](https://e.org/a.png) and the photo [here](https://e.org/b).\n\
+             睡眠不足と仮定する。25歳の場合。2つの例\nTotal Output Tokens: 20029\n\
+             | Server | upstash/context7 |\nassertEquals(5, calc.add(2, 3))\n",
+        );
+        assert!(r.is_empty(), "{r:?}");
         // Consumed text is never residue.
         assert!(scan("Output rose sharply 3. {4}", &|_| true, 300).is_empty());
     }
@@ -193,5 +291,10 @@ mod tests {
         let text = format!("{body}[\\[1\\]](https://e.org/a) [\\[2\\]](https://e.org/b)\n");
         assert_eq!(residue(&text).link_lines, 1);
         assert_eq!(residue(&body).link_lines, 0);
+        // A bullet that a cited unit covers after its marker is not residue.
+        let line = "- Rule changed [[4]](https://e.org/a)[[5]](https://e.org/b)\n";
+        let text = format!("{body}{line}");
+        let unit = body.len() + 2..text.len() - 1;
+        assert_eq!(scan(&text, &|p| unit.contains(&p), 300).link_lines, 0);
     }
 }

@@ -123,6 +123,22 @@ pub fn metric_file(record: &ReportRecord, metric: &str) -> MetricFile {
     }
 }
 
+/// Write `bytes` to `path` (creating its folder) through a temporary file renamed
+/// into place, so an interrupted run never leaves half a file.
+fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let err = |source| OutputError {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
     let err = |source| OutputError {
         path: path.display().to_string(),
@@ -139,10 +155,7 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
         serde_json::to_writer_pretty(&mut *bytes, value)
             .map_err(|e| err(std::io::Error::other(e)))?;
         bytes.push(b'\n');
-        // Write then rename, so an interrupted run never leaves half a file.
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, &*bytes).map_err(err)?;
-        std::fs::rename(&tmp, path).map_err(err)
+        write_file_atomic(path, &bytes)
     })
 }
 
@@ -239,16 +252,7 @@ fn write_thumbnails(dir: &Path, record: &ReportRecord) -> Result<ThumbnailsMade,
                 continue;
             }
         };
-        let err = |source| OutputError {
-            path: path.display().to_string(),
-            source,
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(err)?;
-        }
-        let tmp = path.with_extension("jpg.tmp");
-        std::fs::write(&tmp, &jpeg).map_err(err)?;
-        std::fs::rename(&tmp, &path).map_err(err)?;
+        write_file_atomic(&path, &jpeg)?;
         written += 1;
     }
     Ok((written, failed))
@@ -264,15 +268,7 @@ fn write_rendered_figures(dir: &Path, record: &ReportRecord) -> Result<(), Outpu
         let Some(bytes) = &chart.bytes else {
             continue;
         };
-        let path = dir.join(&chart.png);
-        let err = |source| OutputError {
-            path: path.display().to_string(),
-            source,
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(err)?;
-        }
-        std::fs::write(&path, bytes.as_slice()).map_err(err)?;
+        write_file_atomic(&dir.join(&chart.png), bytes)?;
     }
     Ok(())
 }

@@ -51,8 +51,9 @@ pub fn unit_ends(text: &str) -> Vec<usize> {
     for (i, &c) in chars.iter().enumerate() {
         let ends = match c {
             '\n' => open,
-            '.' | '!' | '?' => open && chars.get(i + 1).is_none_or(|n| n.is_whitespace()),
-            '。' | '！' | '？' => open,
+            '.' | '!' | '?' | '。' | '！' | '？' => {
+                open && closes_sentence(c, chars.get(i + 1).copied())
+            }
             _ => {
                 open |= !c.is_whitespace();
                 false
@@ -193,16 +194,24 @@ fn sentence_end(text: &str, pos: usize) -> usize {
     let rest = &text[pos..];
     let mut it = rest.char_indices().peekable();
     while let Some((i, c)) = it.next() {
-        match c {
-            '\n' => return pos + i,
-            '.' | '!' | '?' if it.peek().is_none_or(|(_, n)| n.is_whitespace()) => {
-                return pos + i + 1
-            }
-            '。' | '！' | '？' => return pos + i + c.len_utf8(),
-            _ => {}
+        if c == '\n' {
+            return pos + i;
+        }
+        if closes_sentence(c, it.peek().map(|&(_, n)| n)) {
+            return pos + i + c.len_utf8();
         }
     }
     text.len()
+}
+
+/// Whether `c`, followed by `next`, ends a sentence: `.`, `!` or `?` before
+/// whitespace or the end of the text; `。`, `！` or `？` anywhere.
+fn closes_sentence(c: char, next: Option<char>) -> bool {
+    match c {
+        '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
+        '。' | '！' | '？' => true,
+        _ => false,
+    }
 }
 
 /// The one URL in `text` that starts with `prefix` (a URL an answer gave cut at its

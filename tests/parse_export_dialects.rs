@@ -63,7 +63,7 @@ fn chinese_numerals_before_the_full_stop_cite() {
             s(&["3"]),
             s(&["4"]),
             s(&["2", "4"]),
-            s(&["5", "2"]),
+            s(&["2", "5"]),
             s(&["6"]),
             s(&["7"])
         ]
@@ -144,4 +144,37 @@ fn markers_naming_no_entry_still_make_cited_units() {
     let why = r.unusable_citation("8").unwrap();
     assert!(why.contains("names no entry"), "{why}");
     assert!(r.unusable_citation("1").is_none());
+}
+
+#[test]
+fn japanese_numerals_inside_sentences_cite() {
+    let r = load("cjk-inline-ja");
+    assert_eq!(r.references.len(), 9);
+    // Before a comma, before a particle after a word or a closing quote, as the
+    // sentence's subject, after a closing emphasis, as a label's value.
+    let at = |needle: &str| fact(&r, needle).ref_idxs.clone();
+    assert_eq!(at("異なるが、人口"), s(&["6"]));
+    assert_eq!(at("観光協会や商工会議所"), s(&["7", "8"]));
+    assert_eq!(at("「電動アシスト」や「シェアサイクル」"), s(&["2", "3"]));
+    assert_eq!(at("4は、駅前の駐輪場"), s(&["4"]));
+    assert_eq!(at("長く走れる"), s(&["9"]));
+    assert_eq!(at("関連資料"), s(&["6"]));
+    // A product written once with a numeral cites; a name the report repeats
+    // (`Velo 3`) does not, and neither do counters (`3 人`, `5 年`) nor a
+    // heading's step number.
+    assert_eq!(at("DataHubは"), s(&["5"]));
+    for not in ["Velo", "会員数", "会員登録"] {
+        assert!(
+            r.facts.iter().all(|f| !f.fact.contains(not)),
+            "{not}: {:#?}",
+            r.facts
+        );
+    }
+    // A source column named in Japanese, and one named in the first row of a
+    // table whose header row is blank, with a superscript number.
+    assert_eq!(at("30 分ごとに課金"), s(&["4"]));
+    assert_eq!(at("市内に約 200 台"), s(&["5"]));
+    assert_eq!(at("ヘルメット"), s(&["7"]));
+    assert_eq!(r.facts.len(), 15, "{:#?}", r.facts);
+    assert!(!r.extraction.is_suspect(), "{:?}", r.extraction);
 }

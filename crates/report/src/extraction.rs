@@ -36,6 +36,8 @@ pub(crate) struct CheckInput<'a> {
     pub repeat_spans: Vec<Range<usize>>,
     pub figures: &'a [Figure],
     pub errors: &'a StructuralErrors,
+    /// The parse read `claim 2.` numerals as citations (the report's dialect).
+    pub spaced_dialect: bool,
 }
 
 /// Thresholds of the verdict (calibrated on the corpus and `tests/fixtures/reports/check-*`;
@@ -201,20 +203,11 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
             .chain(figure_spans.iter().cloned())
             .collect(),
     );
-    let max_label = if input.has_list {
-        input
-            .references
-            .iter()
-            .filter_map(|r| r.idx.parse::<u64>().ok())
-            .max()
-            .unwrap_or(300)
-    } else {
-        300
-    };
     counts.residue = super::residue::scan(
         text,
         &|pos| super::residue::covered(&consumed, pos),
-        max_label,
+        super::residue::max_label(input.has_list, input.references),
+        input.spaced_dialect,
     );
     let body_chars = body_chars(text, &skip);
     let numbered = numbered_list(text, input.references, input.has_list);
@@ -802,6 +795,7 @@ mod tests {
             repeat_spans: Vec::new(),
             figures,
             errors,
+            spaced_dialect: false,
         }
     }
 

@@ -147,7 +147,10 @@ fn parse_inner(
     if has_list {
         append_link_entries(&blocks, &body, &lines, &mut refscan.references);
     }
-    let resolver = Resolver::new(&refscan.references, has_list);
+    let body_texts: Vec<String> = body.iter().map(|&i| blocks[i].plain_text()).collect();
+    let titles = refscan.references.iter().filter_map(|r| r.title.as_deref());
+    let names = citations::named_numbers(body_texts.iter().map(String::as_str), titles);
+    let resolver = Resolver::new(&refscan.references, has_list).with_names(names);
     // Bare numerals glued to sentence ends count only in reports that use no
     // explicit marker that resolves (Gemini's style); elsewhere they are numbers.
     // A report whose math or tables were mangled may carry a few explicit markers
@@ -251,6 +254,7 @@ fn parse_inner(
         repeat_spans,
         figures: &figscan.figures,
         errors: &errors,
+        spaced_dialect: allow_glued == Glued::Spaced,
     });
     Report {
         path: path.to_path_buf(),

@@ -12,8 +12,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::citations::takes_spaced_marker;
-use crate::model::ResidueCounts;
+use crate::citations::{latin_tail, named_numbers, takes_spaced_marker};
+use crate::model::{Reference, ResidueCounts};
 
 /// A numeral a space before sentence-end punctuation (`grew 1.`, `している 1。`),
 /// glued after it (`growth.1 `, `增长。1`), or glued to a CJK word before an
@@ -34,6 +34,13 @@ static AFTER_STOP_EOL: LazyLock<Regex> = LazyLock::new(|| {
 /// with its counter or unit (`。25歳の場合`, `。1つは`).
 static AFTER_CJK_STOP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][。．！？]) ?(\d{1,3}(?:[, ]\d{1,3})*)(?:[\s,，]|$|[\p{Hiragana}&&[^つ]])").unwrap()
+});
+/// Two or more numerals in a list before a full stop or at a line's end, after
+/// any token (`requires Python 3.10+ 2, 7, 10.`, `moved 1, 2, 3, 10⏎`), or alone
+/// on a line: lists of entry numbers, whatever the word before takes.
+static NUMBER_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(\S+|^)[ \t]+(\d{1,3}(?:, ?\d{1,3})+)(?:[.!?。．！？](?:\s|$)|[ \t]*$)")
+        .unwrap()
 });
 /// A numeral glued to the end of a word before punctuation, a table cell's end or
 /// the line's end (`claim3.`, `synthesis27`).
@@ -62,7 +69,7 @@ static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}>|&lt;\d{1,3}&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
+    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}(?:,\s*\d{1,3})*>|&lt;\d{1,3}(?:,\s*\d{1,3})*&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
@@ -75,19 +82,67 @@ static LINK_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[[^\]\n]*\]\([^)\s]*\)|<(?:https?|file|sandbox):[^>\s]*>|https?://\S+").unwrap()
 });
 
+/// Nouns that name a numbered thing (`model 2`, `Phase 3`): the grammar never reads
+/// the numeral after one as a citation, since it is usually the thing's number.
+const LABEL_NOUNS: &[&str] = &[
+    "act",
+    "article",
+    "category",
+    "chapter",
+    "class",
+    "episode",
+    "fig",
+    "figure",
+    "gen",
+    "generation",
+    "grade",
+    "group",
+    "issue",
+    "item",
+    "level",
+    "line",
+    "model",
+    "number",
+    "page",
+    "part",
+    "phase",
+    "rank",
+    "round",
+    "rule",
+    "season",
+    "section",
+    "series",
+    "stage",
+    "step",
+    "table",
+    "tier",
+    "type",
+    "version",
+    "vol",
+    "volume",
+];
+
 /// Count the residue in `text` at positions `consumed` does not cover. `max_label`
 /// bounds the numerals read as citations (the list's highest number, or 300
-/// without a list).
-pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64) -> ResidueCounts {
+/// without a list). `spaced_dialect`: the report cites as `claim 2.`, so a numeral
+/// that names an entry after a label noun (`language model 2.`) may be one more.
+pub(crate) fn scan(
+    text: &str,
+    consumed: &dyn Fn(usize) -> bool,
+    max_label: u64,
+    spaced_dialect: bool,
+) -> ResidueCounts {
     let mut c = ResidueCounts::default();
     let label_ok = |nums: &str| {
         nums.split([',', ' '])
             .filter_map(|n| n.trim().parse::<u64>().ok())
             .all(|n| n >= 1 && n <= max_label)
     };
+    let names = named_numbers(std::iter::once(text), std::iter::empty());
     let mut seen: Vec<usize> = Vec::new();
     for re in [
         &*SPACED,
+        &*NUMBER_LIST,
         &*GLUED_AFTER,
         &*AFTER_STOP_EOL,
         &*GLUED_WORD,
@@ -103,6 +158,8 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             let w = word.as_str().trim_matches(|ch: char| !ch.is_alphanumeric());
             let word_ok = if std::ptr::eq(re, &*GLUED_CJK) || std::ptr::eq(re, &*AFTER_CJK_STOP) {
                 takes_spaced_marker(word.as_str())
+            } else if std::ptr::eq(re, &*NUMBER_LIST) {
+                true
             } else if std::ptr::eq(re, &*GLUED_YEAR) {
                 // A number after a label (`Output Tokens: 20029`) is its value.
                 is_year(w) && !text[..word.start()].trim_end().ends_with(':')
@@ -115,6 +172,7 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
                 takes_spaced_marker(w)
                     || is_year(w)
                     || (nums.as_str().contains(',') && w.chars().any(char::is_alphabetic))
+                    || (spaced_dialect && LABEL_NOUNS.contains(&w.to_lowercase().as_str()))
             } else {
                 takes_spaced_marker(w)
             };
@@ -126,7 +184,13 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
                     .chars()
                     .next_back()
                     .is_some_and(|ch| ch.is_ascii_digit() || "/-_.@".contains(ch));
-            if consumed(nums.start()) || !word_ok || in_name || !label_ok(nums.as_str()) {
+            // A Latin `word N` the report writes again is a name (`Wi-Fi 7`).
+            let named = || {
+                let tail = latin_tail(word.as_str());
+                !tail.is_empty() && names.contains(&(tail, nums.as_str().to_string()))
+            };
+            if consumed(nums.start()) || !word_ok || in_name || !label_ok(nums.as_str()) || named()
+            {
                 continue;
             }
             if !seen.contains(&nums.start()) {
@@ -140,7 +204,14 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
             .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
             .count()
     };
-    c.superscripts = count(&SUPERSCRIPT);
+    // `$O(N^2)$`: an exponent in inline math is no citation.
+    static MATH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$[^$\n]{1,200}\$").unwrap());
+    let math: Vec<Range<usize>> = MATH.find_iter(text).map(|m| m.range()).collect();
+    c.superscripts = SUPERSCRIPT
+        .find_iter(text)
+        .filter(|m| !consumed(m.start()) && !consumed(m.end().saturating_sub(1)))
+        .filter(|m| !math.iter().any(|r| r.contains(&m.start())))
+        .count();
     // `(3)` glued to a Latin letter or digit is a call or a label (`add(2, 3)`,
     // `checkEligibility(18)`); prose puts a space before it.
     c.brackets = BRACKETS
@@ -162,6 +233,19 @@ pub(crate) fn scan(text: &str, consumed: &dyn Fn(usize) -> bool, max_label: u64)
     c.files = count(&FILES);
     c.link_lines = link_lines(text, consumed);
     c
+}
+
+/// The highest number a citation numeral can have: the list's last entry, or 300
+/// in a report without a list.
+pub(crate) fn max_label(has_list: bool, references: &[Reference]) -> u64 {
+    let last = references
+        .iter()
+        .filter_map(|r| r.idx.parse::<u64>().ok())
+        .max();
+    match (has_list, last) {
+        (true, Some(n)) => n,
+        _ => 300,
+    }
 }
 
 fn is_year(w: &str) -> bool {
@@ -218,7 +302,7 @@ mod tests {
     use super::*;
 
     fn residue(text: &str) -> ResidueCounts {
-        scan(text, &|_| false, 300)
+        scan(text, &|_| false, 300, false)
     }
 
     #[test]
@@ -267,7 +351,7 @@ mod tests {
             residue("It happened in 2024. Growth was 3.5 times. The rate rose to 7. Area 5 km².");
         assert!(r.is_empty(), "{r:?}");
         // Numbers beyond the list are quantities.
-        assert!(scan("Output rose sharply 42.", &|_| false, 10).is_empty());
+        assert!(scan("Output rose sharply 42.", &|_| false, 10, false).is_empty());
         // Enumerations, regex quantifiers and figure links are not citations.
         let r = residue(
             "章节：（1）行程概览；（2）亮点 `^[a-z]{1,64}$` 如<a href=\"#f1\">图 1</a>所示",
@@ -281,8 +365,24 @@ mod tests {
              | Server | upstash/context7 |\nassertEquals(5, calc.add(2, 3))\n",
         );
         assert!(r.is_empty(), "{r:?}");
+        // An exponent in inline math is no citation.
+        assert_eq!(residue("Cost grows as $O(N^2)$ with size.").superscripts, 0);
+        assert_eq!(residue("Cost grows as N^2 with size.").superscripts, 1);
+        // Lists of numerals after any token, or alone on a line.
+        let r = residue("Requires Python 3.10+ 2, 7, 10.\nModules moved 1, 2, 3\n    1, 2, 10\n");
+        assert_eq!(r.numerals, 3, "{r:?}");
+        // A name the report writes again (`Wi-Fi 7`) is not residue.
+        let r = residue("| Wi-Fi 7 | Wi-Fi 7 |\nAlso Wi-Fi 7 here.\nAnd Wi-Fi 7 again.");
+        assert_eq!(r.numerals, 0, "{r:?}");
+        assert_eq!(residue("| Wi-Fi 7 |\n").numerals, 1);
+        // A label's number (`model 2.`) is residue only in a report that cites as
+        // `claim 2.`, and only when it could name an entry.
+        let label = "It runs on the Gemini language model 2. It costs less 3.";
+        assert_eq!(residue(label).numerals, 1, "only `less 3.`");
+        assert_eq!(scan(label, &|_| false, 300, true).numerals, 2);
+        assert_eq!(scan(label, &|_| false, 1, true).numerals, 0);
         // Consumed text is never residue.
-        assert!(scan("Output rose sharply 3. {4}", &|_| true, 300).is_empty());
+        assert!(scan("Output rose sharply 3. {4}", &|_| true, 300, false).is_empty());
     }
 
     #[test]
@@ -295,6 +395,9 @@ mod tests {
         let line = "- Rule changed [[4]](https://e.org/a)[[5]](https://e.org/b)\n";
         let text = format!("{body}{line}");
         let unit = body.len() + 2..text.len() - 1;
-        assert_eq!(scan(&text, &|p| unit.contains(&p), 300).link_lines, 0);
+        assert_eq!(
+            scan(&text, &|p| unit.contains(&p), 300, false).link_lines,
+            0
+        );
     }
 }

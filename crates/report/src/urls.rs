@@ -22,6 +22,30 @@ pub(crate) fn is_web_url(s: &str) -> bool {
         || identifier_url(s.trim_start()).is_some()
 }
 
+/// Whether link text only names its target (the URL itself, or the target's host
+/// as in `[docs.example.com](https://docs.example.com/a)`): such a link is a
+/// citation marker, and its text is no part of the sentence.
+pub(crate) fn text_names_target(text: &str, url: &str) -> bool {
+    if is_web_url(text) {
+        return true;
+    }
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.strip_prefix("www.").unwrap_or(&t);
+    // The host: after the scheme, before the path, port or credentials.
+    let rest = url.trim().split_once("://").map(|(_, r)| r);
+    let host = rest
+        .and_then(|r| r.split(['/', '?', '#']).next())
+        .map(|h| h.rsplit('@').next().unwrap_or(h))
+        .map(|h| h.split(':').next().unwrap_or(h).to_ascii_lowercase());
+    match host {
+        Some(h) if t.contains('.') => {
+            let h = h.strip_prefix("www.").unwrap_or(&h);
+            h == t || h.ends_with(&format!(".{t}"))
+        }
+        _ => false,
+    }
+}
+
 /// Whether a link target is a file the user uploaded to the chat or one the
 /// assistant wrote in its sandbox (`file://file-…`, `file:///…`,
 /// `sandbox:/mnt/data/…`): a citation of a source no judge can open.
@@ -276,6 +300,24 @@ pub(crate) fn loose_links(s: &str) -> Vec<LooseLink> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_text_that_names_its_host() {
+        assert!(text_names_target(
+            "docs.example.com",
+            "https://docs.example.com/a"
+        ));
+        assert!(text_names_target(
+            "example.com",
+            "https://www.docs.example.com/a"
+        ));
+        assert!(text_names_target("https://e.org/x", "https://e.org/x"));
+        assert!(!text_names_target("the docs", "https://docs.example.com/a"));
+        assert!(!text_names_target(
+            "other.org",
+            "https://docs.example.com/a"
+        ));
+    }
 
     #[test]
     fn loose_links_never_overlap() {

@@ -10,7 +10,8 @@ use regex::Regex;
 
 use crate::blocks::Inline;
 use crate::urls::{
-    clean_url, is_citable_url, is_image_url, is_web_url, loose_links, url_key, BARE_URL,
+    clean_url, is_citable_url, is_image_url, is_web_url, loose_links, text_names_target, url_key,
+    BARE_URL,
 };
 
 /// Stands in for a citation marker in flattened unit text (a private-use char that
@@ -37,6 +38,10 @@ pub(crate) enum RawCite {
     /// A bare numeral glued to a sentence end (`offspring.1`) or a number in a
     /// citation column: a citation only when it names an existing entry.
     Weak(String),
+    /// A bare numeral inside a sentence after a Latin word (`Notion AI 37 や`): a
+    /// `Weak` citation unless the report writes that word with that number again
+    /// (`Veo 3`, a name).
+    AfterName(String, String),
 }
 
 /// One flattened unit.
@@ -101,7 +106,7 @@ pub(super) static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*[\[(（【]?\^?(\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*)[\])）】]?\s*$").unwrap()
 });
 pub(super) static CITE_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(snippet ids?|sources?|source ids?|refs?\.?|references?|citations?|cites?|来源|引用|参考|参考文献|出处|文献)$").unwrap()
+    Regex::new(r"(?i)^(?:(?:main |key |primary |related )?(?:snippet ids?|sources?|source ids?|refs?\.?|references?|citations?|cites?)|\p{Han}{0,4}(?:な|する)?(?:来源|引用|引用元|参考|参考文献|出处|出典|出典例|典拠|情報源|参照|参照元|ソース|文献|資料)|(?:데이터 |주요 )?(?:출처|소스|참고|참고 자료|근거))$").unwrap()
 });
 pub(super) static CELL_NUMBERS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[?\d{1,4}\]?(?:\s*[,，、;]?\s*\[?\d{1,4}\]?)*$").unwrap());
@@ -151,7 +156,14 @@ pub(super) fn scan_text(flat: &mut Flat, text: &str, src: Range<usize>, allow_gl
                 allow_glued,
             );
             let link_src = map_src(l.range.start, l.range.end);
-            if !is_web_url(&l.text) {
+            let before = crate::slice::cut(text, 0, l.range.start);
+            let closes = crate::slice::from(text, l.range.end)
+                .trim_start()
+                .starts_with([')', '）']);
+            let parenthesised = closes
+                && (before.trim_end().ends_with(['(', '（'])
+                    || before.trim().is_empty() && flat.text.trim_end().ends_with(['(', '（']));
+            if !(is_web_url(&l.text) || parenthesised && text_names_target(&l.text, &l.url)) {
                 flat.push_text(&l.text, link_src.clone());
             }
             if !is_image_url(&l.url) {
@@ -272,10 +284,15 @@ pub(super) fn assistant_pair(after: &str) -> Option<&str> {
 
 /// Superscript digit runs that read as citations: after punctuation or a word of
 /// three letters or more, never after a digit or a short unit (`10⁶`, `km²`).
-pub(super) fn superscript_markers(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
+pub(super) fn superscript_markers(text: &str, prev: &str) -> Vec<(Range<usize>, Vec<String>)> {
     let mut out = Vec::new();
     for m in SUPERSCRIPT_RUN.find_iter(text) {
-        let before = &text[..m.start()];
+        // At the start of a piece, the text before is the unit's so far (an
+        // emphasis closed just before `**ImGui**⁶`).
+        let before = match &text[..m.start()] {
+            "" => prev.trim_end_matches(SENTINEL),
+            b => b,
+        };
         let Some(prev) = before.chars().last() else {
             continue;
         };
@@ -285,7 +302,9 @@ pub(super) fn superscript_markers(text: &str) -> Vec<(Range<usize>, Vec<String>)
                 .rev()
                 .take_while(|c| c.is_alphabetic())
                 .collect();
-            word.chars().count() >= 3 && !crate::language::is_cjk(prev)
+            // An acronym (`UI⁹`, `AI²`) is no unit either.
+            let acronym = word.chars().count() == 2 && word.chars().all(char::is_uppercase);
+            (word.chars().count() >= 3 || acronym) && !crate::language::is_cjk(prev)
                 || crate::language::is_cjk(prev)
         } else {
             matches!(
@@ -312,18 +331,8 @@ pub(super) fn superscript_markers(text: &str) -> Vec<(Range<usize>, Vec<String>)
             .as_str()
             .chars()
             .map(|c| match c {
-                '⁰' => '0',
-                '¹' => '1',
-                '²' => '2',
-                '³' => '3',
-                '⁴' => '4',
-                '⁵' => '5',
-                '⁶' => '6',
-                '⁷' => '7',
-                '⁸' => '8',
-                '⁹' => '9',
                 '⁻' => '-',
-                _ => ',',
+                c => superscript_digit(c).unwrap_or(','),
             })
             .collect();
         out.push((m.range(), expand_numbers(&plain)));
@@ -355,7 +364,7 @@ pub(super) fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_g
         cuts.push((m.start()..m.start() + kept, RawCite::Url(url)));
     }
     if !text.is_ascii() {
-        for (r, n) in superscript_markers(text) {
+        for (r, n) in superscript_markers(text, &flat.text) {
             if !cuts.iter().any(|(c, _)| c.start < r.end && r.start < c.end) {
                 for num in n {
                     cuts.push((r.clone(), RawCite::Weak(num)));
@@ -378,6 +387,18 @@ pub(super) fn scan_plain(flat: &mut Flat, text: &str, src: Range<usize>, allow_g
                 for num in n {
                     cuts.push((r.clone(), RawCite::Weak(num)));
                 }
+            }
+        }
+    }
+    if allow_glued == Glued::Spaced {
+        for (r, group) in super::spaced::in_sentence_numerals(text, &flat.text) {
+            // An empty range (a subject, whose numeral stays) overlaps a cut
+            // that starts at or covers its position.
+            let overlaps = |c: &Range<usize>| {
+                c.start < r.end.max(r.start + 1) && r.start < c.end.max(c.start + 1)
+            };
+            if !cuts.iter().any(|(c, _)| overlaps(c)) {
+                cuts.extend(group.into_iter().map(|cite| (r.clone(), cite)));
             }
         }
     }
@@ -626,10 +647,13 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
 /// Characters after which a CJK numeral is a count or an ordinal (`約 5。`,
 /// `第 3。`, `共 12。`), not a citation.
 pub(super) const CJK_NUMBER_WORDS: &[char] = &[
-    '約', '约', '第', '全', '計', '计', '共', '合', '満', '满', '近', '超', '達', '达', '為', '为',
-    '是', '有', '至', '到', '和', '及', '与', '與', '或', '每', '毎', '各', '前', '後', '后', '上',
-    '下', '数', '數', '凡', '총', '약', '제', '및', '와', '과',
+    '約', '约', '第', '全', '計', '计', '共', '満', '满', '近', '超', '達', '达', '為', '为', '是',
+    '有', '至', '到', '和', '及', '与', '與', '或', '每', '毎', '各', '数', '數', '凡', '총', '약',
+    '제', '및', '와', '과',
 ];
+/// Position words that take a number only on their own or after `以` (`前 5`,
+/// `以上 3`): inside a compound they end an ordinary word (`向上`, `統合`, `午後`).
+const CJK_POSITION_WORDS: &[char] = &['前', '後', '后', '上', '下', '合'];
 
 /// Numerals a space before a sentence end (`through diet 2.`, `less so 1, 3.`,
 /// `…している 1。` as Gemini writes them in Japanese, Chinese and Korean): after a
@@ -664,12 +688,30 @@ pub(crate) fn spaced_numerals(text: &str) -> Vec<(Range<usize>, Vec<String>)> {
 /// Whether a spaced numeral after this word can be a citation: the word has a
 /// letter and is not one that takes a number (`in 2`, `約 5`).
 pub(crate) fn takes_spaced_marker(word: &str) -> bool {
+    // In unspaced CJK text the word before is the whole run (`1およびPhase`): its
+    // Latin tail is the word that may take the number.
+    let tail_start = word
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphabetic())
+        .last()
+        .map_or(word.len(), |(i, _)| i);
+    let tail = word[tail_start..].to_lowercase();
     word.chars().any(char::is_alphabetic)
         && !NUMBER_WORDS.contains(&word.to_lowercase().as_str())
-        && !word
-            .chars()
-            .last()
-            .is_some_and(|l| CJK_NUMBER_WORDS.contains(&l))
+        && !NUMBER_WORDS.contains(&tail.as_str())
+        && !takes_cjk_number(word)
+}
+
+/// Whether a CJK word ends in one that takes a number (`約`, `第`, `以上`).
+fn takes_cjk_number(word: &str) -> bool {
+    let mut rev = word.chars().rev();
+    let (Some(last), before) = (rev.next(), rev.next()) else {
+        return false;
+    };
+    CJK_NUMBER_WORDS.contains(&last)
+        || CJK_POSITION_WORDS.contains(&last)
+            && before.is_none_or(|b| b == '以' || !('\u{4E00}'..='\u{9FFF}').contains(&b))
 }
 
 /// Numerals a space after the last word of a table cell (`AI API 利用料別途 9`,
@@ -710,7 +752,7 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                 if span.start >= outer.start && span.end <= outer.end)
         })
     };
-    for inline in inlines {
+    for (k, inline) in inlines.iter().enumerate() {
         match inline {
             Inline::Text { text, span, sup } => {
                 if *sup {
@@ -745,7 +787,12 @@ pub(super) fn flatten_into(flat: &mut Flat, inlines: &[Inline], allow_glued: Glu
                     // The link text stays in the sentence (unless it is the URL itself),
                     // the target is a citation; a link to a picture, or a linked
                     // image, is not.
-                    if !is_web_url(text) {
+                    // A host as link text in parentheses (`([site.org](url))`) is a
+                    // marker; in prose (`the ClinicalTrials.gov registry`) a word.
+                    let parenthesised = flat.text.trim_end().ends_with(['(', '（'])
+                        && matches!(inlines.get(k + 1), Some(Inline::Text { text, .. })
+                            if text.trim_start().starts_with([')', '）']));
+                    if !(is_web_url(text) || parenthesised && text_names_target(text, url)) {
                         flat.push_text(text, span.clone());
                     }
                     if !is_image_url(url) && (!text.trim().is_empty() || !holds_image(span)) {
@@ -791,8 +838,19 @@ pub(crate) fn urls_in_order(flats: &[Flat]) -> Vec<String> {
     out
 }
 /// Cited numbers in a citation column cell of a table (`31`, `15, 23`).
+/// The ASCII digit a superscript digit stands for.
+fn superscript_digit(c: char) -> Option<char> {
+    let at = "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|d| d == c)?;
+    char::from_digit(at as u32, 10)
+}
+
 pub(crate) fn cell_citations(cell: &str) -> Option<Vec<RawCite>> {
-    let c = cell.trim();
+    // Superscript numbers (`⁵`, `¹²`) cite in a citation column too.
+    let plain: String = cell
+        .chars()
+        .map(|c| superscript_digit(c).unwrap_or(c))
+        .collect();
+    let c = plain.trim();
     if c.is_empty() || !CELL_NUMBERS.is_match(c) {
         return None;
     }

@@ -9,6 +9,7 @@
 mod markers;
 mod resolve;
 mod sentences;
+mod spaced;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -27,6 +28,7 @@ pub(crate) use markers::{
     flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite,
 };
 pub(crate) use resolve::{Resolved, Resolver};
+pub(crate) use spaced::{latin_tail, named_numbers};
 
 /// Inputs for fact extraction.
 pub(crate) struct FactInput<'a> {
@@ -403,11 +405,15 @@ fn excerpt(s: &str) -> String {
 fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
     let blocks = input.blocks;
     let header = &blocks[rows.start];
+    // A table whose header row is blank names its columns in the first body row.
+    let header_text = header.plain_text();
+    let blank = header_text.split(" | ").all(|c| c.trim().is_empty());
+    let named = match blocks.get(rows.start + 1) {
+        Some(first) if blank && rows.len() > 1 => first.plain_text(),
+        _ => header_text,
+    };
     let cite_col = if matches!(header.kind, BlockKind::TableRow { header: true, .. }) {
-        header
-            .plain_text()
-            .split(" | ")
-            .position(is_citation_column)
+        named.split(" | ").position(is_citation_column)
     } else {
         None
     };
@@ -455,8 +461,19 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
                         Resolved::Ref(_)
                     )
                 };
+                // `Wi-Fi 7` in a cell is a name when the report writes it again.
+                let name = |at: usize, n: &[String]| match n {
+                    [one] if cell[..at].ends_with(|c: char| c.is_ascii_alphanumeric()) => {
+                        let word = cell[..at].rsplit(' ').next().unwrap_or("");
+                        input
+                            .resolver
+                            .resolve(&RawCite::AfterName(one.clone(), latin_tail(word)))
+                            == Resolved::NotACitation
+                    }
+                    _ => false,
+                };
                 if let Some((at, nums)) =
-                    cell_end_numerals(cell).filter(|(_, n)| n.iter().all(named))
+                    cell_end_numerals(cell).filter(|(at, n)| n.iter().all(named) && !name(*at, n))
                 {
                     cites.extend(nums.into_iter().map(RawCite::Weak));
                     cell.truncate(at);

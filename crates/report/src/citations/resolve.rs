@@ -14,6 +14,9 @@ pub(crate) struct Resolver {
     by_url: HashMap<String, String>,
     has_list: bool,
     max_numeric: u64,
+    /// Latin `word N` pairs the report writes more than once: names, so a
+    /// [`RawCite::AfterName`] with one of them is no citation.
+    names: HashSet<(String, String)>,
 }
 
 /// Outcome of resolving one raw marker.
@@ -43,7 +46,14 @@ impl Resolver {
                 .filter_map(|r| r.idx.parse().ok())
                 .max()
                 .unwrap_or(0),
+            names: HashSet::new(),
         }
+    }
+
+    /// The report's recurring `word N` names (see [`super::spaced::named_numbers`]).
+    pub fn with_names(mut self, names: HashSet<(String, String)>) -> Self {
+        self.names = names;
+        self
     }
 
     pub fn resolve(&self, c: &RawCite) -> Resolved {
@@ -72,6 +82,13 @@ impl Resolver {
                     Resolved::Ref(n.clone())
                 } else {
                     Resolved::NotACitation
+                }
+            }
+            RawCite::AfterName(n, word) => {
+                if self.names.contains(&(word.clone(), n.clone())) {
+                    Resolved::NotACitation
+                } else {
+                    self.resolve(&RawCite::Weak(n.clone()))
                 }
             }
             RawCite::Url(u) => match self.by_url.get(&url_key(u)) {

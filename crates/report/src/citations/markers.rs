@@ -106,7 +106,7 @@ pub(super) static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*[\[(（【]?\^?(\d{1,4}(?:\s*[,，、\-–]\s*\d{1,4})*)[\])）】]?\s*$").unwrap()
 });
 pub(super) static CITE_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:(?:main |key |primary |related )?(?:snippet ids?|sources?|source ids?|refs?\.?|references?|citations?|cites?)|\p{Han}{0,4}(?:な|する)?(?:来源|引用|引用元|参考|参考文献|出处|出典|出典例|典拠|情報源|参照|参照元|ソース|文献|資料)|(?:데이터 |주요 )?(?:출처|소스|참고|참고 자료|근거))$").unwrap()
+    Regex::new(r"(?i)^(?:(?:main |key |primary |related )?(?:snippet ids?|sources?|source ids?|refs?\.?|references?|citations?|cites?)|\p{Han}{0,4}(?:な|する)?(?:来源|引用|引用元|参考|参考文献|出处|出典|典拠|情報源|参照|参照元|ソース|文献|資料)例?|(?:데이터 |주요 )?(?:출처|소스|참고|참고 자료|근거))$").unwrap()
 });
 pub(super) static CELL_NUMBERS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[?\d{1,4}\]?(?:\s*[,，、;]?\s*\[?\d{1,4}\]?)*$").unwrap());
@@ -890,6 +890,25 @@ mod tests {
         assert!(glued("v1.2.3 ok").is_empty());
         assert!(glued("W=a×2020.5 x").len() == 1);
         assert!(!ends_with_year("a×"));
+    }
+
+    #[test]
+    fn citation_columns_named_in_any_script() {
+        for h in [
+            "Sources",
+            "**来源**",
+            "出典",
+            "主要な典拠",
+            "関連資料例",
+            "参照",
+            "출처",
+            "Key sources",
+        ] {
+            assert!(is_citation_column(h), "{h}");
+        }
+        for h in ["参考価格", "Source code", "資料請求の方法", "数値"] {
+            assert!(!is_citation_column(h), "{h}");
+        }
     }
 
     #[test]

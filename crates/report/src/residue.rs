@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::citations::{latin_tail, named_numbers, takes_spaced_marker};
+use crate::citations::{latin_tail, named_numbers, takes_spaced_marker, LABEL_NOUNS};
 use crate::model::{Reference, ResidueCounts};
 
 /// A numeral a space before sentence-end punctuation (`grew 1.`, `している 1。`),
@@ -81,46 +81,6 @@ static FILES: LazyLock<Regex> =
 static LINK_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[[^\]\n]*\]\([^)\s]*\)|<(?:https?|file|sandbox):[^>\s]*>|https?://\S+").unwrap()
 });
-
-/// Nouns that name a numbered thing (`model 2`, `Phase 3`): the grammar never reads
-/// the numeral after one as a citation, since it is usually the thing's number.
-const LABEL_NOUNS: &[&str] = &[
-    "act",
-    "article",
-    "category",
-    "chapter",
-    "class",
-    "episode",
-    "fig",
-    "figure",
-    "gen",
-    "generation",
-    "grade",
-    "group",
-    "issue",
-    "item",
-    "level",
-    "line",
-    "model",
-    "number",
-    "page",
-    "part",
-    "phase",
-    "rank",
-    "round",
-    "rule",
-    "season",
-    "section",
-    "series",
-    "stage",
-    "step",
-    "table",
-    "tier",
-    "type",
-    "version",
-    "vol",
-    "volume",
-];
 
 /// Count the residue in `text` at positions `consumed` does not cover. `max_label`
 /// bounds the numerals read as citations (the list's highest number, or 300

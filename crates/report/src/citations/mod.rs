@@ -25,7 +25,7 @@ use sentences::{clean_fact_text, split_sentences};
 
 // What the parser root and the figure stage use.
 pub(crate) use markers::{
-    flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite,
+    flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite, LABEL_NOUNS,
 };
 pub(crate) use resolve::{Resolved, Resolver};
 pub(crate) use spaced::{latin_tail, named_numbers};

@@ -66,7 +66,8 @@ const MIN_RESIDUE_WITH_LINK_LINES: usize = 4;
 const LINK_LINE_SHARE: f64 = 0.2;
 
 static SCRIPT_STYLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->").unwrap()
+    Regex::new(r"(?is)<script(?-u:\b).*?</script\s*>|<style(?-u:\b).*?</style\s*>|<!--.*?-->")
+        .unwrap()
 });
 /// `[3]`, `[3, 4]`, `[3-5]`, `\[3\]`, `[^3]`, `[^1_4]`, `【3】`, `【3†source】`.
 static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
@@ -77,10 +78,10 @@ static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Unbracketed numbers as HTML citations: `<sup>3</sup>`, `<a href="#src">3</a>`.
 static HTML_NUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?is)<sup\b[^>]*>\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\s*</sup>|<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*(\d{1,3})\s*</a>"#)
+    Regex::new(r#"(?is)<sup(?-u:\b)[^>]*>\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\s*</sup>|<a(?-u:\b)[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*(\d{1,3})\s*</a>"#)
         .unwrap()
 });
-static IMG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)<img\b[^>]*>").unwrap());
+static IMG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)<img(?-u:\b)[^>]*>").unwrap());
 static LOGO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)logo|icon|badge|avatar|favicon|sprite|pixel").unwrap());
 static URL: LazyLock<Regex> =

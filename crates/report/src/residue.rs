@@ -69,7 +69,7 @@ static SUPERSCRIPT: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 static BRACKETS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<a\b[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}(?:,\s*\d{1,3})*>|&lt;\d{1,3}(?:,\s*\d{1,3})*&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
+    Regex::new(r#"(?i)<a(?-u:\b)[^>]*href\s*=\s*["']#[^"']*["'][^>]*>\s*[\p{P}\p{S}]{0,2}\s*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|\d{1,3})\s*[\p{P}\p{S}]{0,2}\s*</a>|(?:^|[^\])}\\\w])\{\d{1,3}(?:,\s*\d{1,3})*\}|《\d{1,3}(?:,\s*\d{1,3})*》|(?:[^\s（(]（\d{1,3}(?:[,，、]\s*\d{1,3})*）|〔\d{1,3}(?:[,，、]\s*\d{1,3})*〕|⟨\d{1,3}(?:,\s*\d{1,3})*⟩|［\d{1,3}(?:[,，、]\s*\d{1,3})*］)(?:[.。，,、;；:：!?！？\s|]|$)|«\d{1,3}»|†\d{1,3}|<\d{1,3}(?:,\s*\d{1,3})*>|&lt;\d{1,3}(?:,\s*\d{1,3})*&gt;|\[(?:ref|refs|source|src|cite|citation|note|fn)\.?\s*#?\d{1,3}\]|\((?:source|sources|ref|refs|citation|cite|see source|fn|note|footnote)\.?\s*#?\d{1,3}(?:,\s*\d{1,3})*\)|[\p{L}*_)”\x22][.。]?\s?\(\d{1,3}(?:,\s*\d{1,3})*\)(?:[.。，,;；:：!?！？)]|[ \t]*(?:\n|$))"#)
         .unwrap()
 });
 static LINKS: LazyLock<Regex> = LazyLock::new(|| {
@@ -165,7 +165,7 @@ pub(crate) fn scan(
             .count()
     };
     // `$O(N^2)$`: an exponent in inline math is no citation.
-    static MATH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$[^$\n]{1,200}\$").unwrap());
+    static MATH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$[^$\n]+\$").unwrap());
     let math: Vec<Range<usize>> = MATH.find_iter(text).map(|m| m.range()).collect();
     c.superscripts = SUPERSCRIPT
         .find_iter(text)

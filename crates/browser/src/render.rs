@@ -495,10 +495,14 @@ struct FinishState {
 }
 
 /// Finish animations: repeat finish.js + two animation frames until nothing is pending
-/// (at most ~3 s). A page busy in a loop is stopped once; busy again fails the attempt.
+/// twice in a row (at most ~3 s). A page busy in a loop is stopped once; busy again fails the attempt.
 async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> Result<(), String> {
     let until = (Instant::now() + Duration::from_secs(3)).min(deadline);
     let mut stopped = false;
+    // A script may start a transition in the frames just waited for (a section
+    // shown from a load-time requestAnimationFrame, late on a busy machine): only
+    // two quiet passes in a row end the wait.
+    let mut quiet_before = false;
     loop {
         let r = eval(
             page,
@@ -530,7 +534,9 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
         let frames =
             "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
         let _ = eval(page, frames.into(), true, Duration::from_secs(2)).await;
-        if !pending || Instant::now() >= until {
+        let quiet = !pending && quiet_before;
+        quiet_before = !pending;
+        if quiet || Instant::now() >= until {
             if pending {
                 note(
                     log,

@@ -234,7 +234,11 @@ fn parse_inner(
         list.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
     }
 
-    let language = detect_language(&body_text(&blocks, &body));
+    let language = detect_language(&body_texts.iter().fold(String::new(), |mut s, t| {
+        s.push_str(t);
+        s.push('\n');
+        s
+    }));
     let extraction = extraction::check(&extraction::CheckInput {
         text,
         format,
@@ -270,15 +274,6 @@ fn parse_inner(
         warnings: Vec::new(),
         extraction,
     }
-}
-
-fn body_text(blocks: &[Block], body: &[usize]) -> String {
-    let mut s = String::new();
-    for &i in body {
-        s.push_str(&blocks[i].plain_text());
-        s.push('\n');
-    }
-    s
 }
 
 /// The inlines whose links can cite a page: a figure's caption (`Data: <a

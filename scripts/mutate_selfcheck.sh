@@ -10,4 +10,4 @@ if [ "$#" -gt 0 ]; then
   export TVIR_MUTATE_DIRS
 fi
 cd "$ROOT"
-exec cargo test -q -p tvir-eval --test selfcheck_mutation -- --nocapture
+exec cargo test -q -p tvir-eval --test suite selfcheck_mutation:: -- --nocapture

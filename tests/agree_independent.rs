@@ -2,7 +2,7 @@
 //! missing systems and constant columns; CSV, eval-folder and human inputs;
 //! bootstrap determinism through the command line.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,7 +1,8 @@
 //! The workspace's shape, checked: which crate may depend on which (the layering
 //! drawn in ARCHITECTURE.md), no module cycle inside any crate, every crate
 //! documented with what it must never depend on, and no source file over 1,000 lines
-//! without a reason at its top. Cargo already refuses cycles between crates; these
+//! without a reason at its top, and each `tests/` folder built as one test binary
+//! that runs every file in it. Cargo already refuses cycles between crates; these
 //! are the rules it cannot see.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -420,3 +421,109 @@ fn named_paths_reads_paths_out_of_prose() {
         vec!["crates/report/src/lib.rs", "src/eval.rs"]
     );
 }
+
+/// What is wrong with how a package's `tests/` folder is built into test binaries.
+/// A folder with two or more files is one binary: `tests/suite.rs` names every other
+/// file as a module, and the manifest turns autodiscovery off and declares that one
+/// target (each extra binary is another link of the whole dependency tree, which is
+/// what made CI slow). A file the suite does not name would never run.
+fn test_layout_problems(package: &Path) -> Vec<String> {
+    let tests = package.join("tests");
+    let mut files: BTreeSet<String> = match std::fs::read_dir(&tests) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => return Vec::new(),
+    };
+    let mut problems = Vec::new();
+    let has_suite = files.remove("suite");
+    if !has_suite {
+        if files.len() > 1 {
+            problems.push(format!(
+                "{}: {} test files, each its own binary; make them modules of tests/suite.rs",
+                tests.display(),
+                files.len()
+            ));
+        }
+        return problems;
+    }
+    let suite = std::fs::read_to_string(tests.join("suite.rs")).unwrap();
+    let named: BTreeSet<String> = suite
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .filter(|m| *m != "common")
+        .map(str::to_string)
+        .collect();
+    for file in files.difference(&named) {
+        problems.push(format!(
+            "{}/{file}.rs is not a module of tests/suite.rs: its tests never run",
+            tests.display()
+        ));
+    }
+    for module in named.difference(&files) {
+        problems.push(format!(
+            "tests/suite.rs of {} names {module}, which has no file",
+            package.display()
+        ));
+    }
+    let table = manifest(&package.join("Cargo.toml"));
+    if table["package"].get("autotests").and_then(|v| v.as_bool()) != Some(false) {
+        problems.push(format!(
+            "{}: autotests is not false, so every file is also a binary of its own",
+            package.join("Cargo.toml").display()
+        ));
+    }
+    let targets = table.get("test").and_then(|t| t.as_array());
+    let declared = targets.is_some_and(|t| {
+        t.iter()
+            .any(|t| t.get("path").and_then(|p| p.as_str()) == Some("tests/suite.rs"))
+    });
+    if !declared {
+        problems.push(format!(
+            "{}: no [[test]] target with path tests/suite.rs",
+            package.join("Cargo.toml").display()
+        ));
+    }
+    problems
+}
+
+#[test]
+fn each_tests_folder_is_one_binary_that_runs_every_file() {
+    let mut packages = crate_dirs();
+    packages.push(root());
+    let problems: Vec<String> = packages
+        .iter()
+        .flat_map(|p| test_layout_problems(p))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_test_layout_check_finds_a_file_the_suite_forgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"x\"\nautotests = false\n\n[[test]]\nname = \"suite\"\npath = \"tests/suite.rs\"\n",
+    )
+    .unwrap();
+    std::fs::write(tests.join("suite.rs"), "mod common;\nmod a;\nmod gone;\n").unwrap();
+    for f in ["a.rs", "forgotten.rs"] {
+        std::fs::write(tests.join(f), "").unwrap();
+    }
+    let problems = test_layout_problems(dir.path());
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].contains("forgotten.rs is not a module"),
+        "{problems:?}"
+    );
+    assert!(problems[1].contains("names gone"), "{problems:?}");
+    // Two files and no suite: two binaries.
+    std::fs::remove_file(tests.join("suite.rs")).unwrap();
+    let problems = test_layout_problems(dir.path());
+    assert!(problems[0].contains("2 test files"), "{problems:?}");
+}
+

@@ -3,7 +3,7 @@
 //! invocation re-attaches by the input file id: every request reaches the provider
 //! exactly once and the run completes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

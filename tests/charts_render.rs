@@ -8,7 +8,7 @@
 //! fail with the library's address and the remedy. Without a browser the charts are
 //! not evaluated, and a report whose only visuals they are gets no VA.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! independent runner imports cleanly; malformed result lines are reported by line
 //! number and skipped.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! - batch files put Citation Support requests that share sources next to each
 //!   other, in canonical source order (prefix caches).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

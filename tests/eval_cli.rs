@@ -1,7 +1,7 @@
 //! `tvir eval` as a user runs it: the shipped example benchmark with no judge
 //! configured (offline, no key) and as a dry run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! for any report: no panic, every unit scored/failed/skipped with a reason, scores in
 //! [0, 1], the stored answers re-score to the same numbers, VA null iff text-only.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! `ablate`; the built-in metric files do not move. Every start-up error of a rubric
 //! folder names the file, the line and the problem.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! on a long report, the cache (a re-run costs no call), `auto` leaving `ok` reports
 //! alone, and dry-run counting.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

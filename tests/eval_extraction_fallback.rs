@@ -10,7 +10,7 @@
 //! stops it) is completed to the end of its sentence, the cut recorded; one quoted
 //! over the bound (a server that does not enforce the schema) is re-asked.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 //!   evidence (`--csc-unreadable judge`);
 //! - which member of a duplicate chain fact de-duplication drops (`--dedup-keep`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! in-process mock judge (schema-driven answers), outputs. A second run over the same
 //! cache calls nothing and writes byte-identical results.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -9,7 +9,7 @@
 //! (connection refused, before any HTTP status); loopback addresses need
 //! `--allow-private`, as in the fetch tests.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

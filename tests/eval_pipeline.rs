@@ -5,7 +5,7 @@
 //! The report model is built by hand (so these tests do not depend on the parser),
 //! and figures go through a small fake `FigureOps` (bytes starting with `IMG` decode).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

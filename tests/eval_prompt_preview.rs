@@ -1,7 +1,7 @@
 //! Rendered prompts read as intended: every declared input appears, nothing else,
 //! and no template syntax leaks into the text.
 
-mod common;
+use crate::common;
 
 use tvir_judge::Part;
 use tvir_rubric::{

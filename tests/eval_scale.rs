@@ -5,7 +5,7 @@
 //! breakdown in `run.json`); and a re-run that is answered from the cache without
 //! encoding a single figure, while an edited report re-judges only its own units.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The example benchmark built into the binary: `tvir eval --example OUT` runs it
 //! with no source tree, and it is the same as the folder `examples/`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

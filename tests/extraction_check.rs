@@ -2,7 +2,7 @@
 //! each produce their reason; the check never panics and calls a report whose
 //! markers all resolve and whose list is cited `ok`; `tvir parse` shows the block.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `tvir fetch --offline` over the real reports of the corpus: every cited URL is
 //! selected, deduplicated, and reported unavailable without touching the network.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! Every flag a fidelity row of the built-in rubrics names (issue 27) exists in
 //! `tvir eval --help`, with the default the row states.
 
-mod common;
+use crate::common;
 
 use common::cli::tvir_command;
 use tvir_rubric::RubricSet;

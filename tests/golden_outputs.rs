@@ -26,9 +26,9 @@
 //! - every other file is compared byte for byte.
 //!
 //! To regenerate after an intended output change: `TVIR_GOLDEN_UPDATE=1 cargo test
-//! --test golden_outputs`, then review the diff of `tests/golden/` before committing.
+//! --test suite golden_outputs::`, then review the diff of `tests/golden/` before committing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

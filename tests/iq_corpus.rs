@@ -2,7 +2,7 @@
 //! numbers against the reference come from `scripts/compare_iq.py`; corpus data is
 //! never copied into the repository).
 
-mod common;
+use crate::common;
 
 use tvir_images::{self as images, inputs, ImageLimits};
 

@@ -3,7 +3,7 @@
 //! fixtures (palette + tRNS, gray, gray + alpha, RGBA, odd sizes, a truncated file)
 //! and, when `TVIR_CORPUS_DIR` is set, every image of the corpus reports.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! adaptations. Limits, accounting, the journal and configuration are in
 //! `judge_client_limits.rs`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! token limits, faults at scale, the journal, accounting and prices, dry runs and
 //! cost caps, shared cache files, configuration errors, progress and Azure URLs.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! remembered in the store across runs, and the vision check (a blind judge scores
 //! no vision metric).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

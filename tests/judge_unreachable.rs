@@ -7,7 +7,7 @@
 //!
 //! The assertions count attempts and answers, never elapsed time.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! into the repository): no panic, sensible counts, and the hand-made gold files in
 //! `tests/gold/` met.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! links to uploaded files, pandoc source sections, markers that name no entry.
 //! Every fixture is our own small report reproducing the dialect.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

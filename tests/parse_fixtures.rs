@@ -1,7 +1,7 @@
 //! One small report per citation/reference/figure style real systems emit (our own
 //! fixtures, written for these tests), each checked for what the parser extracts.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! Markdown with deeply indented HTML blocks, a Bootstrap-like layout and a notebook
 //! export. Every fixture is our own and is scored against its `gold.json`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

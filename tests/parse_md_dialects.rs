@@ -6,7 +6,7 @@
 //! careful reader counts); each is scored exactly, then checked for what the
 //! dialect is about.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -10,7 +10,7 @@
 //!   that one was answered, so the prefix is warm (the mock judge reports cached
 //!   tokens like OpenAI's prompt cache, counting only requests already answered).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

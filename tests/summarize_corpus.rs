@@ -1,7 +1,7 @@
 //! The real TVIR task file: it parses, and the language fallback finds the
 //! benchmark's 50 Chinese and 50 English tasks. Reads `TVIR_CORPUS_DIR`.
 
-mod common;
+use crate::common;
 
 use tvir_analysis::aggregate::load::{detect_language_fallback, load_tasks};
 

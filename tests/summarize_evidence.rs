@@ -12,7 +12,7 @@
 //! load time printed, and a screenshot of a figure gallery, whose path the test
 //! prints).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `tvir summarize` over eval trees written programmatically: means and standard
 //! deviations over runs, breakdowns, domain difficulty, formats and exit codes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

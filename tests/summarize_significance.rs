@@ -4,7 +4,7 @@
 //! sign-flip p by brute force over all sign patterns, Holm by its definition, the
 //! interval width against the normal approximation, the noise terms from the runs.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

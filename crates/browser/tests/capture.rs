@@ -3,7 +3,7 @@
 //! under the page's own fade-in, charts in hidden tab panels, a fixed bar over a long
 //! smooth-scrolling page. Needs Chromium and the npm chart libraries (skipped otherwise).
 
-mod common;
+use crate::common;
 
 use common::*;
 use tvir_browser::{Browser, PageRender, RenderedChart};

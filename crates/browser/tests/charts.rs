@@ -2,7 +2,7 @@
 //! Needs Chromium (`skipped: no Chromium` otherwise) and the npm chart libraries
 //! (`scripts/fetch_chart_libs.sh target/chart-libs`, or TVIR_CHART_LIBS).
 
-mod common;
+use crate::common;
 
 use common::*;
 use tvir_browser::{Browser, RenderedChart};

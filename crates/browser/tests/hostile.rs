@@ -2,7 +2,7 @@
 //! 50,000-point chart, dialogs and pop-ups, a page that never finishes loading, a page
 //! with no chart. Needs Chromium and the npm chart libraries (else `skipped: …`).
 
-mod common;
+use crate::common;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;

@@ -1,7 +1,7 @@
 //! No Chromium process outlives the browser: after close, and when the process that
 //! started it panics or aborts (checked in /proc by process group).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
@@ -63,13 +63,12 @@ fn child_leaves_no_process(how: &str) {
     if chromium().is_none() {
         return;
     }
+    // The test's name in this binary: its module path without the crate's name
+    // (`process::child_starts_a_browser_then_dies`).
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::child_starts_a_browser_then_dies");
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_starts_a_browser_then_dies",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", &name, "--nocapture", "--test-threads=1"])
         .env("TVIR_BROWSER_CHILD", how)
         .output()
         .unwrap();

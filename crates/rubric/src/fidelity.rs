@@ -276,7 +276,7 @@ pub fn markdown(set: &RubricSet) -> String {
     out.push_str(
         "# Fidelity to the reference evaluator\n\n\
          <!-- Generated from the `[[fidelity]]` rows of `rubrics/*.toml`; do not edit by hand.\n     \
-         Regenerate: TVIR_FIDELITY_UPDATE=1 cargo test -p tvir-rubric --test fidelity_doc -->\n\n",
+         Regenerate: TVIR_FIDELITY_UPDATE=1 cargo test -p tvir-rubric --test suite fidelity_doc:: -->\n\n",
     );
     out.push_str(&format!(
         "The paper's numbers come from the authors' evaluator ({REFERENCE}). Each judged \
@@ -286,8 +286,8 @@ pub fn markdown(set: &RubricSet) -> String {
          default differs; *why* says why, and *switch* names the flag or rubric setting that \
          selects the other behaviour (a rubric setting is changed by a rubric override, \
          `--rubrics DIR`; a prompt by a template override, `--prompts DIR`).\n\n\
-         Every row is checked by `cargo test -p tvir-rubric --test fidelity_doc` (phrases of the \
-         rendered prompt, rubric settings) and `cargo test --test fidelity_flags` (flags and \
+         Every row is checked by `cargo test -p tvir-rubric --test suite fidelity_doc::` (phrases of the \
+         rendered prompt, rubric settings) and `cargo test --test suite fidelity_flags::` (flags and \
          their defaults), so the prompts, the rubric files and this page cannot drift apart. The \
          reference is described in our own words; none of its text is copied.\n\n"
     ));

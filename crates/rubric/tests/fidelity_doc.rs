@@ -4,7 +4,7 @@
 //! rows name are checked against `tvir eval --help` by the root `fidelity_flags` test.
 //!
 //! Regenerate the page after changing a row: `TVIR_FIDELITY_UPDATE=1 cargo test -p
-//! tvir-rubric --test fidelity_doc`, then review the diff of `docs/fidelity.md`.
+//! tvir-rubric --test suite fidelity_doc::`, then review the diff of `docs/fidelity.md`.
 
 use std::path::PathBuf;
 
@@ -111,6 +111,6 @@ fn the_committed_page_is_the_generated_one() {
     assert!(
         committed == generated,
         "docs/fidelity.md differs from what the rubric files generate; run \
-         TVIR_FIDELITY_UPDATE=1 cargo test -p tvir-rubric --test fidelity_doc"
+         TVIR_FIDELITY_UPDATE=1 cargo test -p tvir-rubric --test suite fidelity_doc::"
     );
 }

@@ -192,12 +192,14 @@ fn chromium() -> Option<PathBuf> {
 /// which is missing (`skipped: …`) and gives nothing.
 fn browser_and_libs() -> Option<PathBuf> {
     if chromium().is_none() {
-        println!("skipped: no Chromium");
+        common::skip("no Chromium");
         return None;
     }
     let libs = chart_libs();
     if libs.is_none() {
-        println!("skipped: chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)");
+        common::skip(
+            "chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)",
+        );
     }
     libs
 }
@@ -391,7 +393,7 @@ async fn rendered_charts_are_judged_written_and_cached() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offline_with_an_empty_cache_the_charts_fail_with_the_url_and_the_remedy() {
     let Some(_browser) = chromium() else {
-        println!("skipped: no Chromium");
+        common::skip("no Chromium");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

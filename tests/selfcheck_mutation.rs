@@ -341,7 +341,7 @@ fn inputs() -> Vec<Input> {
     let mut own = vec![fixtures];
     match std::env::var_os("TVIR_CORPUS_DIR") {
         Some(c) => own.push(PathBuf::from(c).join("reports")),
-        None => println!("skipped: the corpus (TVIR_CORPUS_DIR is not set); fixtures only"),
+        None => crate::common::skip("the corpus (TVIR_CORPUS_DIR is not set); fixtures only"),
     }
     for d in own {
         out.extend(walk(&d, "report.md").into_iter().map(|path| Input {

@@ -465,7 +465,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
                 .is_ok_and(|o| o.status.success())
         });
     let Some(chromium) = chromium else {
-        println!("skipped: chromium not found (the page was checked parsed, not rendered)");
+        common::skip("chromium not found (the page was checked parsed, not rendered)");
         return;
     };
     let url = format!("file://{}", page.display());

@@ -12,6 +12,11 @@ use tvir_browser::{
     Browser, BrowserConfig, PageRender, PageRequest, Resource, ResourceKind, ResourceProvider,
 };
 
+// The checkout's one skip rule (`TVIR_REQUIRE_ALL_TESTS=1` turns a skip into a failure).
+#[path = "../../../../tests/common/skip.rs"]
+mod skip_rule;
+pub use skip_rule::skip;
+
 pub fn pages_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pages")
 }
@@ -22,7 +27,7 @@ pub fn chromium() -> Option<PathBuf> {
     match tvir_browser::find_browser(explicit.as_deref()) {
         Ok(p) => Some(p),
         Err(e) => {
-            println!("skipped: no Chromium ({e})");
+            skip(&format!("no Chromium ({e})"));
             None
         }
     }
@@ -38,10 +43,10 @@ pub fn libraries() -> Option<LocalLibraries> {
     match LocalLibraries::open(&dir) {
         Ok(l) => Some(l),
         Err(e) => {
-            println!(
-                "skipped: chart libraries missing (run scripts/fetch_chart_libs.sh {}): {e}",
+            skip(&format!(
+                "chart libraries missing (run scripts/fetch_chart_libs.sh {}): {e}",
                 dir.display()
-            );
+            ));
             None
         }
     }

@@ -527,3 +527,69 @@ fn the_test_layout_check_finds_a_file_the_suite_forgets() {
     assert!(problems[0].contains("2 test files"), "{problems:?}");
 }
 
+/// Each package of one build's graph with the features that build switches on, read
+/// from `cargo tree` (`name vX.Y.Z` -> features).
+fn build_features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(root())
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "--prefix",
+            "none",
+            "-f",
+            "{p}|{f}",
+        ])
+        .args(args)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // A package shown before ends in ` (*)`, after its features.
+        let line = line.trim_end_matches(" (*)");
+        let Some((package, features)) = line.split_once('|') else {
+            continue;
+        };
+        // `serde v1.0.1 (proc-macro) (*)` and `tvir-report v0.1.0 (/path)` -> name + version.
+        let package: Vec<&str> = package.split_whitespace().take(2).collect();
+        graph.entry(package.join(" ")).or_default().extend(
+            features
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_string),
+        );
+    }
+    graph
+}
+
+/// The Quick start (`cargo run --release`, the command line's own graph) and the
+/// test command (`cargo test --release`: every member with its dev-dependencies)
+/// switch on the same features of every package they share, so the tests reuse every
+/// dependency the Quick start compiled (see "Feature unification" in Cargo.toml).
+#[test]
+fn the_test_build_shares_every_feature_of_the_quick_starts_build() {
+    let quick_start = build_features(&["-e", "normal,build", "-p", "tvir-eval"]);
+    let tests = build_features(&["-e", "normal,build,dev", "--workspace"]);
+    assert!(quick_start.len() > 100, "{} packages", quick_start.len());
+    let differing: Vec<String> = quick_start
+        .iter()
+        .filter_map(|(package, features)| {
+            let extra: Vec<&String> = tests.get(package)?.difference(features).collect();
+            (!extra.is_empty())
+                .then(|| format!("{package}: only the test build turns on {extra:?}"))
+        })
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "the test build would compile these (and all above them) again; switch the \
+         features on under \"Feature unification\" in Cargo.toml:\n{}",
+        differing.join("\n")
+    );
+}

@@ -13,6 +13,7 @@ mod agree_independent;
 mod architecture;
 mod batch_reattach;
 mod charts_render;
+mod ci_budget;
 mod eval_batch;
 mod eval_batch_waves;
 mod eval_cli;

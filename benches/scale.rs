@@ -16,7 +16,9 @@
 //! `SCALE_REPORTS=100 SCALE_LATENCY_MS=200 SCALE_CONCURRENCY=64 cargo bench --bench scale`.
 //! Also: `SCALE_WARM_RUNS` (cached re-runs, default 3, median reported), `SCALE_KEEP`
 //! (keep the temporary folder), `SCALE_WRAP` (a command the cached re-runs are started
-//! under, e.g. `perf record -g -o FILE`; their RSS is then the wrapper's).
+//! under, e.g. `perf record -g -o FILE`; their RSS is then the wrapper's), `SCALE_TVIR`
+//! (the `tvir` binary to run, default the one cargo built: a wheel's static musl
+//! binary, say, to compare builds on the same tree).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -164,14 +166,17 @@ struct RunResult {
 // The child is reaped by `wait4` (which also gives its peak RSS), not `Child::wait`.
 #[allow(clippy::zombie_processes)]
 fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[String]) -> RunResult {
+    let tvir = std::env::var_os("SCALE_TVIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tvir")));
     let started = Instant::now();
     let mut command = match wrap.split_first() {
         Some((program, rest)) => {
             let mut c = Command::new(program);
-            c.args(rest).arg(env!("CARGO_BIN_EXE_tvir"));
+            c.args(rest).arg(&tvir);
             c
         }
-        None => Command::new(env!("CARGO_BIN_EXE_tvir")),
+        None => Command::new(&tvir),
     };
     let child = command
         .args(args)

@@ -6,8 +6,10 @@
 # and check them: `auditwheel show` must confirm each wheel's platform tag (the
 # script fails otherwise), the sdist must hold what the build embeds (rubrics,
 # prompts, prices, the example benchmark), `twine check --strict` must pass on all
-# three, pip must build a working `tvir` from the sdist, and each wheel goes through
-# scripts/check_wheel.sh (fresh virtualenv outside the checkout, no Rust on PATH).
+# three, pip must build a working `tvir` from the sdist, and the manylinux wheel goes through
+# scripts/check_wheel.sh (fresh virtualenv outside the checkout, no Rust on PATH; the
+# musllinux wheel carries the same binary, checked by its sha256, and pip refuses a
+# musllinux wheel on a glibc machine).
 #
 # One build serves both wheels: a static musl binary (maturin's zig linker, target
 # x86_64-unknown-linux-musl) needs no shared library at all, not even libc, so it
@@ -26,14 +28,14 @@
 # Usage: scripts/build_release.sh OUTDIR
 # Environment:
 #   PYTHON        interpreter for the tool virtualenv (default python3)
-#   RELEASE_TOOLS a virtualenv that already has maturin, ziglang, auditwheel, twine
-#                 and wheel (default: one is made in a temporary folder, from PyPI;
-#                 .ci/run makes it in the background while clippy runs)
+#   RELEASE_TOOLS a virtualenv that already has scripts/release-tools.txt installed
+#                 (default: one is made in a temporary folder, from PyPI; .ci/run
+#                 makes it in the background while clippy runs)
 #   CARGO_TARGET_DIR  where cargo builds (default target/ of the checkout; the musl
 #                 build goes to target/x86_64-unknown-linux-musl/, apart from the
 #                 host build). The pip build of the sdist is given the same folder.
 #   SKIP_SDIST_BUILD=1  do not build the sdist with `pip wheel`
-#   SKIP_CHECK_WHEEL=1  do not run scripts/check_wheel.sh on the wheels
+#   SKIP_CHECK_WHEEL=1  do not run scripts/check_wheel.sh on the manylinux wheel
 #
 # Each step prints its time; a table of all steps ends the output.
 #
@@ -70,7 +72,7 @@ if [ -z "$tools" ]; then
     tools="$work/tools"
     "$python" -m venv "$tools"
     "$tools/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "maturin>=1.9,<2" "ziglang>=0.13" "auditwheel>=6" "twine>=6.1" "wheel>=0.42"
+        -r "$repo/scripts/release-tools.txt"
 fi
 # maturin finds zig through the `ziglang` package of the Python on PATH.
 export PATH="$tools/bin:$PATH"
@@ -98,7 +100,7 @@ step "manylinux2014 wheel (the same static binary, retagged)"
 # `wheel tags` names the file as maturin does (tags sorted: manylinux2014 first).
 manylinux_wheel="$out/$(cd "$out" && python -m wheel tags --platform-tag "$manylinux_tag" "$(basename "$musl_wheel")")"
 [ -f "$manylinux_wheel" ] || fail "wheel tags wrote no $manylinux_wheel"
-scripts_of() { # the `tvir` binary inside a wheel, as a sha256
+binary_sha256() { # the sha256 of the `tvir` binary inside a wheel
     python - "$1" <<'PY'
 import hashlib, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
@@ -107,9 +109,9 @@ assert len(names) == 1, names
 print(hashlib.sha256(z.read(names[0])).hexdigest())
 PY
 }
-[ "$(scripts_of "$musl_wheel")" = "$(scripts_of "$manylinux_wheel")" ] \
-    || fail "the two wheels carry different binaries"
-echo "both wheels carry tvir $(scripts_of "$manylinux_wheel" | cut -c1-16)…"
+binary=$(binary_sha256 "$musl_wheel")
+[ "$binary" = "$(binary_sha256 "$manylinux_wheel")" ] || fail "the two wheels carry different binaries"
+echo "both wheels carry tvir ${binary:0:16}…"
 
 step "sdist"
 maturin sdist --out "$out"

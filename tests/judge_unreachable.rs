@@ -15,6 +15,17 @@ use common::client::{config, request};
 use tvir_judge::{JudgeClient, JudgeConfig, JudgeError};
 use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
+/// A server slow enough that the units left when it is stopped cannot all be
+/// answered between the test seeing its count and the stop taking effect: with an
+/// instant mock, a loaded 2-core machine answered all of them in that gap (CI
+/// failure, `attempts` equal to `units`).
+fn slow_server() -> MockConfig {
+    MockConfig {
+        latency: Duration::from_millis(25),
+        ..MockConfig::default()
+    }
+}
+
 /// Wait until `mock` has answered `n` requests.
 async fn answered_at_least(mock: &MockJudge, n: u64) {
     while mock.answered() < n {
@@ -37,7 +48,7 @@ fn ask_all(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_mid_run_fails_the_rest_at_once() {
-    let mock = MockJudge::start(MockConfig::default()).await;
+    let mock = MockJudge::start(slow_server()).await;
     let max_attempts = 10;
     let client = JudgeClient::new(
         JudgeConfig {
@@ -91,7 +102,7 @@ async fn a_server_that_dies_mid_run_fails_the_rest_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_back_within_the_window_loses_nothing() {
-    let mock = MockJudge::start(MockConfig::default()).await;
+    let mock = MockJudge::start(slow_server()).await;
     let addr = mock.addr();
     let client = JudgeClient::new(
         JudgeConfig {
@@ -156,7 +167,7 @@ async fn eval_exits_1_naming_the_server_and_a_rerun_resumes_from_the_cache() {
         })
     };
 
-    let mock = MockJudge::start(MockConfig::default()).await;
+    let mock = MockJudge::start(slow_server()).await;
     let first = run(mock.base_url());
     answered_at_least(&mock, 10).await;
     let answered = mock.answered();

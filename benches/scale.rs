@@ -336,13 +336,18 @@ fn main() {
         pool["peak_in_flight"],
         100.0 * pool["busy_fraction"].as_f64().unwrap_or(0.0)
     );
-    println!(
-        "| figures | {} encoded, {} decoded | {} encoded, {} decoded |",
-        cold.run_json["figures"]["encoded"],
-        cold.run_json["figures"]["facts_computed"],
-        warm.run_json["figures"]["encoded"],
-        warm.run_json["figures"]["facts_computed"]
-    );
+    let figures = |r: &RunResult| {
+        let f = &r.run_json["figures"];
+        format!(
+            "{} encoded, {} decoded; thumbnails {} written, {} decoded, {} from the store",
+            f["encoded"],
+            f["facts_computed"],
+            f["thumbnails_written"],
+            f["thumbnails_decoded"],
+            f["thumbnails_reused"]
+        )
+    };
+    println!("| figures | {} | {} |", figures(&cold), figures(&warm));
     println!("| exit status | {} | {} |", cold.exit, warm.exit);
     println!(
         "\ncached re-runs ({warm_runs}, median above): {}",

@@ -741,7 +741,9 @@ fn write_report(
     engine.timing.add(timing::Stage::Write, report_timing.write);
     for (r, w) in recs.iter().zip(written) {
         let w = w
-            .and_then(|()| output::write_report_json(out, r, Some(&report_timing)))
+            .and_then(|()| {
+                output::write_report_json(out, r, Some(&report_timing), &engine.thumbnails)
+            })
             .map(|n| {
                 thumbnails_written.fetch_add(n, Relaxed);
             })
@@ -791,6 +793,8 @@ fn write_run_stats(
                 "facts_reused": engine.figure_facts.hits.load(Relaxed),
                 "facts_computed": engine.figure_facts.computed.load(Relaxed),
                 "thumbnails_written": thumbnails_written,
+                "thumbnails_reused": engine.thumbnails.reused.load(Relaxed),
+                "thumbnails_decoded": engine.thumbnails.decoded.load(Relaxed),
             },
             "timing": engine.timing.to_json(wall, cpu),
         }),

@@ -314,12 +314,22 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
         "{run1}"
     );
 
-    // Same tree again: every answer from the cache, no figure decoded or encoded for
-    // the judges (the new output folder gets its thumbnails made once more).
+    // Same tree again into a new output folder: every answer from the cache, no
+    // figure decoded or encoded for the judges, and every thumbnail of the new
+    // folder copied from the store by content hash (none decoded).
     let (_, run2) = run("out2");
     assert_eq!(mock.requests(), calls, "the re-run must call nothing");
     assert_eq!(run2["figures"]["encoded"], 0, "{run2}");
     assert_eq!(run2["figures"]["facts_computed"], 0, "{run2}");
+    assert_eq!(run2["figures"]["thumbnails_decoded"], 0, "{run2}");
+    assert_eq!(
+        run2["figures"]["thumbnails_written"], run1["figures"]["thumbnails_written"],
+        "{run2}"
+    );
+    assert_eq!(
+        run2["figures"]["thumbnails_reused"], run1["figures"]["thumbnails_written"],
+        "{run2}"
+    );
     assert_eq!(run2["cache_hits"], run2["answers"]);
 
     // Edit one report: only its units go to the judge.

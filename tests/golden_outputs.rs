@@ -21,8 +21,8 @@
 //!   `status`, `cache_hit`, `attempts` and `response_format` are normalised when it is
 //!   `ok` or a cache hit, and `run.json`'s `cache_hits` is masked); and two reports
 //!   sharing an image race to compute its stored figure facts and its encoding for
-//!   the judge (`run.json`'s `facts_reused`, `facts_computed` and `encoded` are
-//!   masked);
+//!   the judge and its thumbnail (`run.json`'s `facts_reused`, `facts_computed`,
+//!   `encoded`, `thumbnails_reused` and `thumbnails_decoded` are masked);
 //! - every other file is compared byte for byte.
 //!
 //! To regenerate after an intended output change: `TVIR_GOLDEN_UPDATE=1 cargo test
@@ -66,6 +66,8 @@ const MASKED_KEYS: &[&str] = &[
     "facts_reused",
     "facts_computed",
     "encoded",
+    "thumbnails_reused",
+    "thumbnails_decoded",
 ];
 
 /// A journal line of a call that succeeded or was served from the cache: which of the

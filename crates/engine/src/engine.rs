@@ -41,6 +41,8 @@ pub struct Engine {
     pub timing: Arc<RunTiming>,
     /// Figure facts of the built-in image pipeline (reused vs computed counts).
     pub figure_facts: Arc<FactsMemo>,
+    /// Figure thumbnails of the output folder by content (reused vs decoded counts).
+    pub thumbnails: Arc<crate::figures::ThumbnailMemo>,
     /// The render stage for charts drawn by script (by default: no browser, so
     /// those charts are not evaluated).
     pub renderer: Arc<Renderer>,
@@ -71,6 +73,7 @@ impl Engine {
             images,
             judge_resolves,
             figure_facts,
+            thumbnails: Arc::default(),
             page_watch: Arc::default(),
             timing: Arc::new(RunTiming::new(settings.concurrency.max(1))),
             rubrics,
@@ -99,8 +102,10 @@ impl Engine {
         self
     }
 
-    /// Keep figure facts (decodability, IQ analyses) in `store` across runs.
+    /// Keep figure facts (decodability, IQ analyses) and thumbnails in `store` across
+    /// runs.
     pub fn with_figure_store(mut self, store: tvir_store::Store) -> Self {
+        self.thumbnails = Arc::new(crate::figures::ThumbnailMemo::new(Some(store.clone())));
         let ops = ImagePipeline::new(
             self.settings.image_limits.clone(),
             self.settings.image_size.max_side(),

@@ -455,6 +455,7 @@ fn thumbnail_records(
                         &hash[..hash.len().min(12)]
                     ));
                     t.bytes = Some(b.clone());
+                    t.hash = Some(hash.clone());
                 }
                 (None, _, _) => t.reason = Some("no bytes were read for this figure".into()),
             }

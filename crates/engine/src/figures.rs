@@ -8,6 +8,9 @@
 //!   is computed from the request as built, so a cached request never decodes,
 //!   resizes or encodes anything; only a request that is actually sent has its
 //!   reference turned into a data URI, once per figure while its report is in flight.
+//! * [`ThumbnailMemo`]: the JPEG thumbnail the output folder shows for a figure, by
+//!   content hash in the store's `thumbnails` table, so a re-run into a new output
+//!   folder copies it instead of decoding the figure again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use tvir_images::{ContrastStats, ImageAnalysis, LaplacianVariances, PHash, QualityComponents};
-use tvir_store::{figure_facts, Store};
+use tvir_store::{figure_facts, thumbnails, Store};
 
 /// Prefix of an image reference in a judge request's image part.
 pub const IMAGE_REF_PREFIX: &str = "tvir-image:";
@@ -186,6 +189,68 @@ impl FactsMemo {
                 tracing::warn!("figure facts write failed: {e}");
             }
         }
+    }
+}
+
+/// Bump when the thumbnail's size, quality or encoder changes.
+const THUMBNAIL_VERSION: &str = "thumb-v1";
+
+/// Figure thumbnails by content key, in the store across runs (not kept in memory:
+/// a lookup is one indexed row, and the output stage asks once per figure).
+#[derive(Default)]
+pub struct ThumbnailMemo {
+    store: Option<Store>,
+    /// Thumbnails copied from the store, and thumbnails made by decoding the figure.
+    pub reused: AtomicU64,
+    pub decoded: AtomicU64,
+}
+
+impl ThumbnailMemo {
+    pub fn new(store: Option<Store>) -> Self {
+        Self {
+            store,
+            ..Self::default()
+        }
+    }
+
+    /// The JPEG thumbnail of a figure whose bytes hash to `hash` (computed when
+    /// `None`): from the store when known, else decoded from `bytes` within `limits`
+    /// and remembered.
+    pub fn jpeg(
+        &self,
+        hash: Option<&str>,
+        bytes: &[u8],
+        name: &str,
+        limits: &tvir_images::ImageLimits,
+    ) -> Result<Vec<u8>, String> {
+        let hash = match hash {
+            Some(h) => h.to_string(),
+            None => content_hash(bytes),
+        };
+        let key = format!(
+            "{hash};{}px;q{};{limits:?};{THUMBNAIL_VERSION}",
+            tvir_images::THUMBNAIL_MAX_SIDE,
+            tvir_images::THUMBNAIL_JPEG_QUALITY
+        );
+        if let Some(store) = &self.store {
+            match store.with_conn(|c| thumbnails::get(c, &key)) {
+                Ok(Some(jpeg)) => {
+                    self.reused.fetch_add(1, Ordering::Relaxed);
+                    return Ok(jpeg);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("thumbnail read failed, decoding instead: {e}"),
+            }
+        }
+        let jpeg =
+            tvir_images::thumbnail_of_bytes(bytes, name, limits).map_err(|e| e.to_string())?;
+        self.decoded.fetch_add(1, Ordering::Relaxed);
+        if let Some(store) = &self.store {
+            if let Err(e) = store.with_conn(|c| thumbnails::put(c, &key, &jpeg)) {
+                tracing::warn!("thumbnail write failed: {e}");
+            }
+        }
+        Ok(jpeg)
     }
 }
 

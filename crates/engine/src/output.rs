@@ -162,7 +162,7 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
 /// Write a report's metric files and `report.json`.
 pub fn write_report(out: &Path, record: &ReportRecord) -> Result<(), OutputError> {
     write_metric_files(out, record)?;
-    write_report_json(out, record, None).map(|_| ())
+    write_report_json(out, record, None, &Default::default()).map(|_| ())
 }
 
 /// Write a report's metric files (creating its folder).
@@ -195,15 +195,17 @@ struct Timed<'a> {
 /// thumbnails not there yet); with `timing`, the record carries a `timing` object
 /// (wall and CPU time by stage, this process's: everything else in the file is a
 /// pure function of the answers, so comparisons of two runs mask that one key).
-/// Returns how many thumbnails were made (decoded and encoded) for it.
+/// Thumbnails come from `thumbs` (the store by content hash) or are decoded there.
+/// Returns how many thumbnail files were written for it.
 pub fn write_report_json(
     out: &Path,
     record: &ReportRecord,
     timing: Option<&super::timing::ReportTiming>,
+    thumbs: &crate::figures::ThumbnailMemo,
 ) -> Result<usize, OutputError> {
     let dir = report_dir(out, record);
     write_rendered_figures(&dir, record)?;
-    let (written, failed) = write_thumbnails(&dir, record)?;
+    let (written, failed) = write_thumbnails(&dir, record, thumbs)?;
     // A thumbnail that could not be made keeps no path, with why.
     let amended;
     let record = if failed.is_empty() {
@@ -229,11 +231,16 @@ pub fn write_report_json(
 type ThumbnailsMade = (usize, Vec<(usize, String)>);
 
 /// Each figure's thumbnail that is not there yet (its name carries the figure's
-/// content hash, so one that is there is this figure's): decoded from the bytes
-/// the evaluation read, bounded JPEG (`tvir_images::thumbnail_of_bytes`), written
-/// then renamed. Returns how many were made and the figures whose thumbnail could
-/// not be, with why; an error writing the file is the run's.
-fn write_thumbnails(dir: &Path, record: &ReportRecord) -> Result<ThumbnailsMade, OutputError> {
+/// content hash, so one that is there is this figure's): from the store by content
+/// hash, else decoded from the bytes the evaluation read, bounded JPEG
+/// (`tvir_images::thumbnail_of_bytes`), written then renamed. Returns how many were
+/// written and the figures whose thumbnail could not be made, with why; an error
+/// writing the file is the run's.
+fn write_thumbnails(
+    dir: &Path,
+    record: &ReportRecord,
+    thumbs: &crate::figures::ThumbnailMemo,
+) -> Result<ThumbnailsMade, OutputError> {
     let mut failed = Vec::new();
     let mut written = 0;
     for (k, t) in record.thumbnails.iter().enumerate() {
@@ -245,7 +252,7 @@ fn write_thumbnails(dir: &Path, record: &ReportRecord) -> Result<ThumbnailsMade,
             continue;
         }
         let limits = tvir_images::ImageLimits::default();
-        let jpeg = match tvir_images::thumbnail_of_bytes(bytes, &t.content, &limits) {
+        let jpeg = match thumbs.jpeg(t.hash.as_deref(), bytes, &t.content, &limits) {
             Ok(j) => j,
             Err(e) => {
                 failed.push((k, format!("no thumbnail: {e}")));

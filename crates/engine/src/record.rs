@@ -184,6 +184,10 @@ pub struct ThumbnailRecord {
     /// file is not there yet (not serialised).
     #[serde(skip)]
     pub bytes: Option<std::sync::Arc<Vec<u8>>>,
+    /// The SHA-256 of those bytes (hex), the thumbnail's key in the store (not
+    /// serialised).
+    #[serde(skip)]
+    pub hash: Option<String>,
 }
 
 /// Folder of a report's thumbnails and rendered charts, beside `report.json`.

@@ -4,7 +4,8 @@
 //! [`adaptations`] for what the judge client learnt about each server, [`batch`] for
 //! Batch API bookkeeping, [`pages`] for the source fetcher, [`figure_facts`] for the
 //! eval pipeline's image analyses by content hash, [`resources`] for the raw bytes of
-//! scripts, styles and fonts rendered pages load, [`renders`] for rendered charts.
+//! scripts, styles and fonts rendered pages load, [`renders`] for rendered charts, [`thumbnails`] for the
+//! figure thumbnails of output folders by content hash.
 //!
 //! The bottom of the workspace: it must never depend on anything of the suite, so
 //! every stage can use it. Rows are plain data; what they mean stays with their owners.
@@ -16,6 +17,7 @@ pub mod judge_cache;
 pub mod pages;
 pub mod renders;
 pub mod resources;
+pub mod thumbnails;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -95,6 +97,7 @@ impl Store {
         batch::init_schema(&conn).map_err(wrap)?;
         resources::init_schema(&conn).map_err(wrap)?;
         renders::init_schema(&conn).map_err(wrap)?;
+        thumbnails::init_schema(&conn).map_err(wrap)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,

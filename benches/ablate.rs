@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use tvir_analysis::ablate::{self, AblateOptions, Configuration, Variant};
-use tvir_analysis::aggregate::load::LoadedRecord;
+use tvir_analysis::aggregate::load::{LoadedRecord, RecordUnits};
 use tvir_engine::record::{ReportRecord, UnitRecord, UnitStatus};
 use tvir_engine::{rescore, ScoreOptions};
 use tvir_rubric::{AnswerSpec, RubricSet};
@@ -148,6 +148,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         task_id: rec.task_id.clone(),
         judge_model: "judge".into(),
         run: 1,
+        units: RecordUnits::of(&rec),
         record: rescore(&rec, rubrics, &ScoreOptions::default()),
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use tvir_analysis::aggregate::{self, html, render, summary::NamedAgreement};
+use tvir_analysis::aggregate::{self, html, render, site, summary::NamedAgreement};
 use tvir_analysis::agree::AgreeReport;
 use tvir_analysis::significance;
 
@@ -19,7 +19,8 @@ pub enum SummaryFormat {
     Csv,
     /// The full summary; scores as fractions in [0, 1].
     Json,
-    /// One self-contained page with charts and per-report sections.
+    /// A folder of static pages (`OUT/summary/index.html` first, one page per
+    /// report, each picture once); prints the path of `index.html`.
     Html,
 }
 
@@ -52,9 +53,14 @@ pub struct SummarizeArgs {
     /// Only this judge model (folder name without `-run{k}`).
     #[arg(long)]
     pub judge: Option<String>,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (not with `--format html`,
+    /// which writes a folder: see `--html-out`).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Folder of the HTML summary (default `OUT/summary`); replaced when it holds an
+    /// earlier summary, refused when it holds anything else.
+    #[arg(long, value_name = "DIR")]
+    pub html_out: Option<PathBuf>,
     /// Bootstrap resamples over tasks for the intervals of every level (0: no
     /// intervals, pairwise tests or rank groups).
     #[arg(long, default_value_t = 10_000)]
@@ -115,7 +121,12 @@ fn agreement_text(agreements: &[NamedAgreement], md: bool) -> String {
 }
 
 pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
-    let tree = aggregate::load_eval_tree(&args.out)?;
+    if args.format == SummaryFormat::Html && args.output.is_some() {
+        anyhow::bail!("--format html writes a folder; give it with --html-out DIR, not --output");
+    }
+    // Compact: each record's units are counted and dropped as it is read (the HTML
+    // pages read their report again, one at a time).
+    let tree = aggregate::load_eval_tree_compact(&args.out)?;
     let tasks = match &args.tasks {
         Some(p) => aggregate::load_tasks(p)?,
         None => Default::default(),
@@ -151,7 +162,17 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
                 reports_root: args.reports.clone(),
                 ..Default::default()
             };
-            html::to_html(&summary, &tree.records, &opts)
+            let dir = args
+                .html_out
+                .clone()
+                .unwrap_or_else(|| args.out.join("summary"));
+            let stats = site::write_site(&summary, &tree.records, &opts, &dir)
+                .map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "summary: index.html {} bytes, {} report pages, {} pictures, {} bytes in all",
+                stats.index_bytes, stats.report_pages, stats.pictures, stats.total_bytes
+            );
+            format!("{}\n", stats.index.display())
         }
     };
     match &args.output {

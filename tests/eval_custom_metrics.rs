@@ -244,7 +244,10 @@ async fn added_metrics_run_end_to_end_and_built_in_outputs_do_not_move() {
             &["summarize", added.to_str().unwrap(), "--format", format],
         );
         assert_eq!(res.status.code(), Some(0), "{format}");
-        let text = String::from_utf8_lossy(&res.stdout);
+        let mut text = String::from_utf8_lossy(&res.stdout).into_owned();
+        if format == "html" {
+            text = common::cli::summary_pages(&text);
+        }
         for m in ADDED {
             assert!(text.contains(m), "summarize --format {format} lacks {m}");
         }

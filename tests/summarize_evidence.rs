@@ -4,11 +4,13 @@
 //! citation unit's row holds the fact sentence, each cited source with its title or
 //! address, read or not and the characters given to the judge, and the verdict with
 //! its justification, all equal to what report.json stores; every figure unit shows
-//! its picture, embedded from the thumbnail `tvir eval` wrote into the output folder
-//! (bounded JPEG, written once: a second run rewrites none), with its caption and
-//! scores, and a clear note when the thumbnail is gone; the failed / zero filters
-//! are there. The example's reports copied to 100 give a page under a stated size.
-//! When Chromium is installed the pages are also rendered headless (DOM dump, the
+//! its picture, a file of the summary's `pictures/` folder copied from the thumbnail
+//! `tvir eval` wrote into the output folder (bounded JPEG, written once: a second run
+//! rewrites none), with its caption and scores, and a clear note when the thumbnail
+//! is gone; the failed / zero filters are there; every relative link and picture of
+//! the folder resolves. The example's reports copied to 100 give a first page under
+//! a stated size, one page per report, each picture stored once. The pages are also
+//! rendered in headless Chromium over `file://` (DOM dump, the filters exercised, the
 //! load time printed, and a screenshot of a figure gallery, whose path the test
 //! prints).
 
@@ -97,22 +99,27 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
         .map(|r| r.1["thumbnails"].clone())
         .collect();
     assert_eq!(records_after, records_before);
-    let page = tmp.path().join("summary.html");
+    let site = tmp.path().join("site");
     let res = tvir_command()
         .arg("summarize")
         .arg(&out)
-        .args(["--format", "html"])
+        .args(["--format", "html", "--html-out"])
+        .arg(&site)
         .output()
         .unwrap();
     assert_eq!(res.status.code(), Some(0), "{}", describe(&res));
-    std::fs::write(&page, &res.stdout).unwrap();
-    let html = Html::parse_document(&String::from_utf8(res.stdout).unwrap());
+    let page = site.join("index.html");
+    assert_eq!(
+        String::from_utf8_lossy(&res.stdout).trim(),
+        page.display().to_string()
+    );
+    let index = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
 
-    // The filters.
-    assert_eq!(html.select(&sel("input#only-failed")).count(), 1);
-    assert_eq!(html.select(&sel("input#only-zero")).count(), 1);
+    // The filters of the first page.
+    assert_eq!(index.select(&sel("input#only-failed")).count(), 1);
+    assert_eq!(index.select(&sel("input#only-zero")).count(), 1);
+    check_links(&site);
 
-    let style: String = html.select(&sel("style")).map(text_of).collect();
     let mut checked_units = 0;
     let mut pictures = 0;
     let mut no_pictures = 0;
@@ -121,7 +128,18 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
     for (path, report) in reports(&out) {
         let system = report["system"].as_str().unwrap();
         let task = report["task_id"].as_str().unwrap();
-        // The report's section: its summary line names system and task.
+        // The report's page, linked from the first page; its section's summary line
+        // names system and task.
+        let report_page = report_page_of(&site, &path, &report);
+        assert!(
+            index
+                .select(&sel("table.reports a"))
+                .any(|a| site.join(a.value().attr("href").unwrap()) == report_page),
+            "{} not linked from the first page",
+            report_page.display()
+        );
+        let html = Html::parse_document(&std::fs::read_to_string(&report_page).unwrap());
+        assert_eq!(html.select(&sel("input#only-failed")).count(), 1);
         let section = html
             .select(&sel("details.report"))
             .find(|d| {
@@ -185,7 +203,7 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
             }
             checked_units += 1;
         }
-        let (p, n) = check_figures(&path, &report, section, &style);
+        let (p, n) = check_figures(&path, &report, section, &report_page);
         pictures += p;
         no_pictures += n;
         // Every unit scored 0 is marked for the filter.
@@ -207,21 +225,90 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
     assert!(read_sources > 0, "no source was read");
     assert!(pictures >= 6, "{pictures} figure pictures checked");
     println!(
-        "{checked_units} citation units checked ({read_sources} read and {unread_sources} unread sources); {pictures} figures shown with their picture, {no_pictures} with the reason there is none; page {} bytes",
+        "{checked_units} citation units checked ({read_sources} read and {unread_sources} unread sources); {pictures} figures shown with their picture, {no_pictures} with the reason there is none; first page {} bytes",
         std::fs::metadata(&page).unwrap().len()
     );
-    render_in_chromium(&page, tmp.path());
+    render_in_chromium(&page, tmp.path(), "report-row", "table.reports a");
+    let (first_path, first_report) = reports(&out).remove(0);
+    let first_page = report_page_of(&site, &first_path, &first_report);
+    render_in_chromium(&first_page, tmp.path(), "unit", "li.source");
     mock.shutdown().await;
     hundred_reports(&out, tmp.path());
 }
 
-/// Largest HTML page for 100 reports of the example's size (13 metrics, about 60
-/// units each): the stated bound of the page's size.
-const HUNDRED_REPORT_PAGE_BYTES: u64 = 6 << 20;
+/// Largest first page for 100 reports of the example's size (13 metrics, about 60
+/// units each; the evidence is on the report pages): the stated bound of its size.
+const HUNDRED_REPORT_PAGE_BYTES: u64 = 512 << 10;
+
+/// The page of the report whose `report.json` is `path` (names of the fixtures
+/// need no escaping).
+fn report_page_of(site: &Path, path: &Path, report: &Value) -> PathBuf {
+    let judge = path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    site.join("reports")
+        .join(report["system"].as_str().unwrap())
+        .join(report["task_id"].as_str().unwrap())
+        .join(format!("{judge}-run1.html"))
+}
+
+/// Every relative link (`href`, `src`) of every page of the summary folder names a
+/// file inside it, with the fragment (if any) an id of that page; nothing points
+/// outside the folder or at a script.
+fn check_links(site: &Path) {
+    let site = site.canonicalize().unwrap();
+    let mut checked = 0;
+    for e in walkdir::WalkDir::new(&site)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        if e.path().extension().is_none_or(|x| x != "html") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        assert!(!text.contains("<script"), "{}", e.path().display());
+        let doc = Html::parse_document(&text);
+        for (tag, attr) in [("a", "href"), ("img", "src"), ("link", "href")] {
+            for el in doc.select(&sel(&format!("{tag}[{attr}]"))) {
+                let target = el.value().attr(attr).unwrap();
+                if target.starts_with("http://") || target.starts_with("https://") {
+                    continue;
+                }
+                let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let resolved = if file.is_empty() {
+                    e.path().to_path_buf()
+                } else {
+                    e.path().parent().unwrap().join(file)
+                };
+                let resolved = resolved
+                    .canonicalize()
+                    .unwrap_or_else(|err| panic!("{}: {target}: {err}", e.path().display()));
+                assert!(resolved.starts_with(&site), "{target} leaves the folder");
+                if !fragment.is_empty() {
+                    let linked = Html::parse_document(&std::fs::read_to_string(&resolved).unwrap());
+                    assert!(
+                        linked
+                            .select(&sel(&format!("[id=\"{fragment}\"]")))
+                            .next()
+                            .is_some(),
+                        "{}: {target}: no such id",
+                        e.path().display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no link checked");
+}
 
 /// The example's six reports copied to 100 (task ids renamed), summarized: the
-/// page stays under [`HUNDRED_REPORT_PAGE_BYTES`]; its size and Chromium's time to
-/// load it are printed.
+/// first page stays under [`HUNDRED_REPORT_PAGE_BYTES`], every report has its page,
+/// each picture is stored once; sizes and Chromium's time to load the first page
+/// are printed.
 fn hundred_reports(out: &Path, tmp: &Path) {
     let big = tmp.join("out100");
     let sources = reports(out);
@@ -275,34 +362,62 @@ fn hundred_reports(out: &Path, tmp: &Path) {
         .output()
         .unwrap();
     assert_eq!(res.status.code(), Some(0), "{}", describe(&res));
-    let page = tmp.join("summary100.html");
-    std::fs::write(&page, &res.stdout).unwrap();
-    let html = Html::parse_document(&String::from_utf8_lossy(&res.stdout));
-    assert_eq!(html.select(&sel("details.report")).count(), 100);
-    let size = res.stdout.len() as u64;
-    let embedded = html
-        .select(&sel("style"))
-        .map(|s| text_of(s).matches("data:image/").count())
-        .sum::<usize>();
+    // The default folder: OUT/summary, index.html first.
+    let site = big.join("summary");
+    let page = site.join("index.html");
+    assert_eq!(
+        String::from_utf8_lossy(&res.stdout).trim(),
+        page.display().to_string()
+    );
+    let html = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
+    assert_eq!(html.select(&sel("tr.report-row")).count(), 100);
+    let pages = walkdir::WalkDir::new(site.join("reports"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .count();
+    assert_eq!(pages, 100, "one page per report");
+    // Each picture once: as many files as distinct thumbnails, no two alike.
+    let mut distinct: Vec<Vec<u8>> = reports(&big)
+        .iter()
+        .flat_map(|(p, r)| {
+            r["thumbnails"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|t| std::fs::read(p.parent().unwrap().join(t["path"].as_str()?)).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    distinct.sort();
+    distinct.dedup();
+    let mut stored: Vec<Vec<u8>> = std::fs::read_dir(site.join("pictures"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    stored.sort();
+    assert_eq!(
+        stored, distinct,
+        "the pictures folder holds each thumbnail once"
+    );
+    check_links(&site);
+    let size = std::fs::metadata(&page).unwrap().len();
     println!(
-        "100-report page: {size} bytes ({} units, {embedded} pictures embedded)",
-        html.select(&sel("tr.unit")).count()
+        "100 reports: first page {size} bytes, {pages} report pages, {} pictures stored",
+        stored.len()
     );
     assert!(
         size < HUNDRED_REPORT_PAGE_BYTES,
         "{size} bytes for 100 reports"
     );
-    let task = gone_report["task_id"].as_str().unwrap();
-    let notes: Vec<String> = html
-        .select(&sel("details.report"))
-        .filter(|d| {
-            d.select(&sel("summary"))
-                .next()
-                .map(text_of)
-                .is_some_and(|h| h.contains(&format!("/ {task} /")))
-        })
-        .flat_map(|d| d.select(&sel(".nopic")).map(text_of).collect::<Vec<_>>())
-        .collect();
+    let gone_page = report_page_of(
+        &site,
+        &gone.parent().unwrap().parent().unwrap().join("report.json"),
+        &gone_report,
+    );
+    let gone_html = Html::parse_document(&std::fs::read_to_string(&gone_page).unwrap());
+    let notes: Vec<String> = gone_html.select(&sel(".nopic")).map(text_of).collect();
     assert!(
         notes
             .iter()
@@ -310,7 +425,7 @@ fn hundred_reports(out: &Path, tmp: &Path) {
         "no note for the removed {}: {notes:?}",
         gone.display()
     );
-    render_in_chromium(&page, tmp);
+    render_in_chromium(&page, tmp, "report-row", "table.reports a");
 }
 
 /// Thumbnail files under `out` with their modification times.
@@ -333,14 +448,13 @@ fn thumbnail_files(out: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
     found
 }
 
-/// Every figure of one report on the page: the thumbnail report.json names is a
+/// Every figure of one report on its page: the thumbnail report.json names is a
 /// JPEG of at most 320 pixels a side in the output folder, and the report's
-/// gallery and every unit row of the figure show that very picture (a CSS class
-/// whose background is its data URI), the gallery with the figure's caption and
-/// scores; a figure without a thumbnail shows the recorded reason. Returns
-/// (pictures, figures without one).
-fn check_figures(path: &Path, report: &Value, section: ElementRef, style: &str) -> (usize, usize) {
-    use base64::Engine as _;
+/// gallery and every unit row of the figure show that very picture (an image of the
+/// summary's `pictures/` folder with the thumbnail's bytes), the gallery with the
+/// figure's caption and scores; a figure without a thumbnail shows the recorded
+/// reason. Returns (pictures, figures without one).
+fn check_figures(path: &Path, report: &Value, section: ElementRef, page: &Path) -> (usize, usize) {
     let (mut shown, mut missing) = (0, 0);
     let thumbs = report["thumbnails"].as_array().cloned().unwrap_or_default();
     assert_eq!(
@@ -400,28 +514,25 @@ fn check_figures(path: &Path, report: &Value, section: ElementRef, style: &str) 
             img.width(),
             img.height()
         );
-        let class = gallery
-            .select(&sel(".pic"))
+        let src = gallery
+            .select(&sel("img.pic"))
             .next()
-            .and_then(|p| {
-                p.value()
-                    .classes()
-                    .find(|c| *c != "pic")
-                    .map(str::to_string)
-            })
+            .and_then(|p| p.value().attr("src"))
             .unwrap_or_else(|| panic!("{unit}: no picture in the gallery"));
-        let uri = format!(
-            "data:image/jpeg;base64,{}",
-            base64::engine::general_purpose::STANDARD.encode(&bytes)
-        );
-        assert!(
-            style.contains(&format!(".{class}{{background-image:url(\"{uri}\")}}")),
+        assert!(src.contains("pictures/"), "{src}");
+        let shown_bytes = std::fs::read(page.parent().unwrap().join(src))
+            .unwrap_or_else(|e| panic!("{unit}: {src}: {e}"));
+        assert_eq!(
+            shown_bytes,
+            bytes,
             "{unit}: the page's picture is not {}",
             file.display()
         );
         for row in rows.iter().chain(&iq_rows) {
             assert!(
-                row.select(&sel(&format!(".pic.{class}"))).next().is_some(),
+                row.select(&sel(&format!("img.pic[src=\"{src}\"]")))
+                    .next()
+                    .is_some(),
                 "{unit}: a unit row lacks the picture"
             );
         }
@@ -455,7 +566,7 @@ fn check_figures(path: &Path, report: &Value, section: ElementRef, style: &str) 
 /// printed; and a screenshot of the first report's section, opened at its figures
 /// (a frame holding the page, whose script opens the section), is written under
 /// the system temp folder, path printed.
-fn render_in_chromium(page: &Path, tmp: &Path) {
+fn render_in_chromium(page: &Path, tmp: &Path, row: &str, expect: &str) {
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|c| {
@@ -485,8 +596,8 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
     assert!(dom.status.success(), "{}", describe(&dom));
     let rendered = Html::parse_document(&String::from_utf8_lossy(&dom.stdout));
     assert!(
-        rendered.select(&sel("li.source")).count() > 0,
-        "the rendered page has no source list"
+        rendered.select(&sel(expect)).count() > 0,
+        "the rendered page has no {expect}"
     );
     // Load time: a frame holding the page; its load event (HTML parsed, embedded
     // pictures decoded for the visible part, styles applied) timed in the page.
@@ -497,7 +608,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
     std::fs::write(
         &probe,
         format!(
-            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const d=this.contentDocument;const shown=()=>[...d.querySelectorAll('tr.unit')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.unit.'+cls).length+'/'+d.querySelectorAll('tr.unit').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');\"></iframe><p id=\"filters\">pending</p></body></html>",
+            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const d=this.contentDocument;const shown=()=>[...d.querySelectorAll('tr.{row}')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.{row}.'+cls).length+'/'+d.querySelectorAll('tr.{row}').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');\"></iframe><p id=\"filters\">pending</p></body></html>",
             url
         ),
     )
@@ -527,6 +638,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
         .next()
         .map(text_of)
         .unwrap_or_default();
+    let mut hides_some = false;
     for entry in filters.split_whitespace() {
         let counts: Vec<usize> = entry
             .split(':')
@@ -540,8 +652,9 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
             counts[0], counts[1],
             "filter {entry}: shown rows are not the marked ones"
         );
-        assert!(counts[1] < counts[2], "filter {entry}: hides nothing");
+        hides_some |= counts[1] < counts[2];
     }
+    assert!(hides_some, "no filter hides anything: {filters}");
     assert_eq!(
         filters.split_whitespace().count(),
         2,
@@ -566,7 +679,7 @@ fn render_in_chromium(page: &Path, tmp: &Path) {
     std::fs::write(
         &opener,
         format!(
-            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe style=\"border:0;width:1400px;height:2400px\" src=\"{url}\" onload=\"const d=this.contentDocument;const r=d.querySelector('details.report');r.open=true;const g=r.querySelector('div.thumbs')||r;g.scrollIntoView();this.contentWindow.scrollBy(0,-60);\"></iframe></body></html>"
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe style=\"border:0;width:1400px;height:2400px\" src=\"{url}\" onload=\"const d=this.contentDocument;const r=d.querySelector('details.report');if(r){{r.open=true;const g=r.querySelector('div.thumbs')||r;g.scrollIntoView();this.contentWindow.scrollBy(0,-60);}}\"></iframe></body></html>"
         ),
     )
     .unwrap();

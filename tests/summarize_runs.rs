@@ -238,6 +238,7 @@ fn cli_formats_and_exit_codes() {
 
     let (code, html, _) = tvir(&["summarize", out, "--format", "html"]);
     assert_eq!(code, 0);
+    let html = common::cli::summary_pages(&html);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg"));
     assert!(html.contains("the &lt;source&gt; says so"));
@@ -252,9 +253,11 @@ fn cli_formats_and_exit_codes() {
         "--sections",
         "first-run",
     ]);
+    let html = common::cli::summary_pages(&html);
     assert!(html.contains("Reports (4 of 8 records)"));
     assert_eq!(html.matches("<details class=\"report\"").count(), 4);
     let (_, html, _) = tvir(&["summarize", out, "--format", "html", "--sections", "none"]);
+    let html = common::cli::summary_pages(&html);
     assert!(html.contains("Reports (0 of 8 records)"));
     assert!(html.contains("<svg"));
 

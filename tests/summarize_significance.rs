@@ -395,6 +395,7 @@ fn runs_give_monte_carlo_p_separate_groups_and_the_noise_decomposition() {
         "{md}"
     );
     let (_, html, _) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "500"]);
+    let html = common::cli::summary_pages(&html);
     assert!(html.contains("<p class=\"noise\">Judge sampling"));
 }
 
@@ -491,6 +492,7 @@ fn text_csv_and_html_carry_intervals_groups_and_the_matrix() {
     // HTML: one interval plot and one matrix per level, cells coloured by the test,
     // untestable pairs with their reason, no script.
     let (_, html, _) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "3000"]);
+    let html = common::cli::summary_pages(&html);
     for level in ["Overall", "TA", "VA", "CS"] {
         assert!(
             html.contains(&format!("aria-label=\"{level} means with intervals\"")),
@@ -508,4 +510,56 @@ fn text_csv_and_html_carry_intervals_groups_and_the_matrix() {
     // The mean of each system is a point with its interval bar.
     assert_eq!(html.matches(" r=\"4.5\"").count(), 3 * 3 + 4);
     assert!(!html.contains("<script"));
+}
+
+/// Small runs (issue 35, requirement 5): one system's per-metric charts each draw its
+/// bar; an interval over a single task reads `n/a (1 task)`, never `[x, x]`; and
+/// when no pair can be tested at any level, the page says so once.
+#[test]
+fn small_runs_show_bars_no_zero_width_intervals_and_untestable_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one");
+    write(&one, "solo", "t1", "jm", Some(0.75), Some(0.5), 0.6);
+    let out = one.to_str().unwrap();
+    let (code, index, err) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "200"]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(index.trim()).unwrap();
+    // Charts: the bar colour once per bar chart, one chart per level with a mean.
+    let charts = html.matches("<figure class=\"chart\"><svg").count();
+    let bars = html.matches("fill=\"#3465A4\"").count();
+    assert!(bars >= 4, "{bars} bars in {charts} charts");
+    assert!(html.contains("n/a (1 task)"), "no n/a interval");
+    assert!(
+        !html.contains("[75.00, 75.00]"),
+        "a zero-width interval is shown"
+    );
+    let (_, table, _) = tvir(&["summarize", out, "--bootstrap", "200"]);
+    assert!(table.contains("n/a (1 task)"), "{table}");
+    assert!(!table.contains("[75.00, 75.00]"), "{table}");
+
+    // Two systems sharing one task: no pair testable anywhere, said once.
+    let two = dir.path().join("two");
+    write(&two, "a", "t1", "jm", Some(0.75), Some(0.5), 0.6);
+    write(&two, "b", "t1", "jm", Some(0.55), Some(0.4), 0.3);
+    let (code, index, err) = tvir(&[
+        "summarize",
+        two.to_str().unwrap(),
+        "--format",
+        "html",
+        "--bootstrap",
+        "200",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(index.trim()).unwrap();
+    assert_eq!(
+        html.matches("<p class=\"untestable\">").count(),
+        1,
+        "{html}"
+    );
+    assert!(
+        html.contains("<p class=\"untestable\">Every level: no pair"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<table class=\"pairs\">").count(), 0);
+    assert_eq!(html.matches("<ul class=\"untestable\">").count(), 0);
 }

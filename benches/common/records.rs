@@ -71,6 +71,7 @@ pub fn loaded_record(
         task_id: record.task_id.clone(),
         judge_model: "judge".into(),
         run,
+        units: tvir_analysis::aggregate::RecordUnits::of(&record),
         record,
     }
 }

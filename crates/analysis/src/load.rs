@@ -46,6 +46,37 @@ pub struct LoadedRecord {
     pub judge_model: String,
     pub run: u32,
     pub record: ReportRecord,
+    /// How the record's units ended, counted when it was read (so a record kept
+    /// compact, without its units, still counts them).
+    pub units: RecordUnits,
+}
+
+/// Counts of a record's units by status, and of units scored 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordUnits {
+    pub scored: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Scored units whose score is 0.
+    pub zero: usize,
+}
+
+impl RecordUnits {
+    pub fn of(record: &ReportRecord) -> Self {
+        use tvir_engine::record::UnitStatus;
+        let mut c = Self::default();
+        for u in &record.units {
+            match u.status {
+                UnitStatus::Scored => c.scored += 1,
+                UnitStatus::Failed => c.failed += 1,
+                UnitStatus::Skipped => c.skipped += 1,
+            }
+            if u.status == UnitStatus::Scored && u.score == Some(0.0) {
+                c.zero += 1;
+            }
+        }
+        c
+    }
 }
 
 /// A `report.json` that could not be used, with the reason.
@@ -132,6 +163,18 @@ pub fn read_record(path: &Path) -> Result<ReportRecord, String> {
 /// listed in `issues`, never dropped silently. Errors when `root` cannot be read or
 /// holds no record at all.
 pub fn load_eval_tree(root: &Path) -> Result<EvalTree, AggregateError> {
+    load_tree(root, false)
+}
+
+/// [`load_eval_tree`] with every record [compact](ReportRecord::compact) (its units
+/// counted, then dropped) and read in parallel: what summaries need, a few kilobytes
+/// a record whatever the report, so 10,000 reports fit in memory.
+pub fn load_eval_tree_compact(root: &Path) -> Result<EvalTree, AggregateError> {
+    load_tree(root, true)
+}
+
+fn load_tree(root: &Path, compact: bool) -> Result<EvalTree, AggregateError> {
+    use rayon::prelude::*;
     if !root.is_dir() {
         return Err(unreadable(root, "not a folder"));
     }
@@ -139,32 +182,47 @@ pub fn load_eval_tree(root: &Path) -> Result<EvalTree, AggregateError> {
         root: root.to_path_buf(),
         ..Default::default()
     };
+    let mut found = Vec::new();
     for (system, sys_dir) in sorted_subdirs(root)? {
         for (task_id, task_dir) in sorted_subdirs(&sys_dir)? {
             for (judge_folder, judge_dir) in sorted_subdirs(&task_dir)? {
                 let path = judge_dir.join("report.json");
-                if !path.is_file() {
-                    continue;
-                }
-                match read_record(&path) {
-                    Ok(record) => {
-                        let (judge_model, suffix_run) = split_run_suffix(&judge_folder);
-                        let run = suffix_run.unwrap_or(record.run.max(1));
-                        tree.records.push(LoadedRecord {
-                            path,
-                            system: system.clone(),
-                            task_id: task_id.clone(),
-                            judge_model,
-                            run,
-                            record,
-                        });
-                    }
-                    Err(message) => tree.issues.push(LoadIssue {
-                        path: path.display().to_string(),
-                        message,
-                    }),
+                if path.is_file() {
+                    found.push((system.clone(), task_id.clone(), judge_folder, path));
                 }
             }
+        }
+    }
+    let read: Vec<_> = found
+        .into_par_iter()
+        .map(|(system, task_id, judge_folder, path)| {
+            let record = read_record(&path).map(|record| {
+                let units = RecordUnits::of(&record);
+                let record = if compact { record.compact() } else { record };
+                (record, units)
+            });
+            (system, task_id, judge_folder, path, record)
+        })
+        .collect();
+    for (system, task_id, judge_folder, path, record) in read {
+        match record {
+            Ok((record, units)) => {
+                let (judge_model, suffix_run) = split_run_suffix(&judge_folder);
+                let run = suffix_run.unwrap_or(record.run.max(1));
+                tree.records.push(LoadedRecord {
+                    path,
+                    system,
+                    task_id,
+                    judge_model,
+                    run,
+                    record,
+                    units,
+                });
+            }
+            Err(message) => tree.issues.push(LoadIssue {
+                path: path.display().to_string(),
+                message,
+            }),
         }
     }
     if tree.records.is_empty() && tree.issues.is_empty() {
@@ -175,7 +233,6 @@ pub fn load_eval_tree(root: &Path) -> Result<EvalTree, AggregateError> {
     Ok(tree)
 }
 
-/// What the breakdowns need from a task of the task file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskInfo {
     pub id: String,

@@ -195,6 +195,7 @@ pub fn rescore_all(
         .map(|r| {
             let record = rescore_record(&r.record, config, &r.path.display().to_string())?;
             Ok(LoadedRecord {
+                units: crate::load::RecordUnits::of(&record),
                 record,
                 ..r.clone()
             })

@@ -1,20 +1,20 @@
-//! The self-contained HTML report of `tvir summarize --format html`: leaderboard,
-//! per-metric bar charts and a per-system profile chart (plotters SVG, inline),
-//! intervals and the pairwise matrix of every level (`uncertainty_html`),
-//! breakdowns, agreement tables, and one collapsible section per report with every
-//! unit's verdict and justification, figure thumbnails, fetch failures and
-//! structural errors. Everything from a report is escaped: reports are untrusted.
+//! The pages of `tvir summarize --format html` (the folder is written by `site`):
+//! leaderboard, per-metric bar charts and a per-system profile chart (plotters SVG,
+//! inline), intervals and the pairwise matrix of every level (`uncertainty_html`),
+//! breakdowns, agreement tables, and each report's page with every unit's verdict
+//! and justification, figure pictures, fetch failures and structural errors.
+//! Everything from a report is escaped: reports are untrusted.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use super::pictures::{figure_caption, metric_short, report_pictures};
+use super::pictures::{figure_caption, metric_short, report_pictures, PictureFolder};
 use super::render::{
     breakdown_tables, difficulty_tables, leaderboard_table, level_label, metrics_table, TextTable,
 };
-use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement, Summary};
+use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement};
 use crate::load::LoadedRecord;
 use tvir_engine::record::{ReportRecord, UnitStatus};
 use tvir_images::ImageLimits;
@@ -114,7 +114,10 @@ fn chart_error(e: impl std::fmt::Display) -> String {
 /// Horizontal bar chart of one level (0-100) per system, best first.
 pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, String> {
     let n = bars.len().max(1);
-    let height = 70 + 26 * n as u32;
+    // A discrete range of one value draws no slot at all (an empty axis): one bar
+    // gets two slots, the second left blank.
+    let slots = n.max(2);
+    let height = 70 + 26 * slots as u32;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (580, height)).into_drawing_area();
@@ -127,12 +130,13 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
             .x_label_area_size(40)
             .y_label_area_size(180)
             // A discrete i32 range includes both ends: 0..n-1 gives n slots.
-            .build_cartesian_2d(0f64..100f64, (0..n as i32 - 1).into_segmented())
+            .build_cartesian_2d(0f64..100f64, (0..slots as i32 - 1).into_segmented())
             .map_err(chart_error)?;
-        // Best first means top row: bar i sits in slot n-1-i.
+        // Best first means top row: bar i sits in slot slots-1-i.
+        let top = slots as i32 - 1;
         let slot_name = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(k) | SegmentValue::Exact(k) => {
-                let i = n as i32 - 1 - *k;
+                let i = top - *k;
                 usize::try_from(i)
                     .ok()
                     .and_then(|i| names.get(i).cloned())
@@ -144,7 +148,7 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
             .configure_mesh()
             .disable_y_mesh()
             .light_line_style(TRANSPARENT)
-            .y_labels(n)
+            .y_labels(slots)
             .y_label_formatter(&slot_name)
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 13))
@@ -159,7 +163,7 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
                     .data(
                         bars.iter()
                             .enumerate()
-                            .map(|(i, b)| (n as i32 - 1 - i as i32, b.1 * 100.0)),
+                            .map(|(i, b)| (top - i as i32, b.1 * 100.0)),
                     ),
             )
             .map_err(chart_error)?;
@@ -241,7 +245,7 @@ fn figure_block(svg: Result<String, String>) -> String {
     }
 }
 
-fn judge_section(j: &JudgeSummary) -> String {
+pub(super) fn judge_section(j: &JudgeSummary) -> String {
     let mut out = format!(
         "<section class=\"judge\" id=\"judge-{}\">\n<h2>Judge {}</h2>\n",
         esc(&j.judge_model),
@@ -307,7 +311,7 @@ fn fmt_ci(v: Option<[f64; 2]>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn agreement_section(reports: &[NamedAgreement]) -> String {
+pub(super) fn agreement_section(reports: &[NamedAgreement]) -> String {
     let mut out =
         String::from("<section id=\"agreement\">\n<h2>Agreement between evaluators</h2>\n");
     for NamedAgreement { label, report: r } in reports {
@@ -516,7 +520,16 @@ fn unit_verdict(u: &tvir_engine::record::UnitRecord, max_chars: usize) -> String
     out
 }
 
-fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &ImageLimits) -> String {
+/// One report's evidence (opened), its pictures from `folder`; `to_root` leads
+/// from the page to the summary folder.
+pub(super) fn report_section(
+    i: usize,
+    r: &LoadedRecord,
+    opts: &HtmlOptions,
+    limits: &ImageLimits,
+    folder: &PictureFolder,
+    to_root: &str,
+) -> String {
     let rec = &r.record;
     let pct = |v: Option<f64>| {
         v.map(|x| format!("{:.2}", x * 100.0))
@@ -528,7 +541,7 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
         .filter(|u| u.status == UnitStatus::Failed)
         .count();
     let mut out = format!(
-        "<details class=\"report\" id=\"report-{i}\"><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>\n",
+        "<details class=\"report\" id=\"report-{i}\" open><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>\n",
         esc(&r.system),
         esc(&r.task_id),
         esc(&r.judge_model),
@@ -612,9 +625,8 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
         out.push_str("</ul>\n");
     }
 
-    let pictures = report_pictures(i, r, opts, limits);
+    let pictures = report_pictures(r, opts, limits, folder, to_root);
     if !pictures.figures.is_empty() {
-        out.push_str(&pictures.style);
         let _ = writeln!(
             out,
             "<h4>Figures ({})</h4>\n<div class=\"thumbs\">",
@@ -671,14 +683,14 @@ fn report_section(i: usize, r: &LoadedRecord, opts: &HtmlOptions, limits: &Image
     out
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\
+pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\
 table{border-collapse:collapse;margin:.5em 0 1.2em}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}\
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .charts{display:flex;flex-wrap:wrap;gap:8px}figure.chart{margin:0}\
 details.report{border:1px solid #ddd;margin:4px 0;padding:4px}details.report summary{cursor:pointer}\
 tr.failed td{background:#fde8e8}tr.skipped td{background:#f6f6f6}\
 .thumbs{display:flex;flex-wrap:wrap;gap:8px}figure.thumb{margin:0;width:240px;font-size:11px}\
-.pic{background:#fff center/contain no-repeat;border:1px solid #ddd}figure.thumb .pic{width:240px;height:180px}\
+.pic{background:#fff;object-fit:contain;border:1px solid #ddd;display:block}figure.thumb .pic{width:240px;height:180px}\
 td.evidence .pic{width:200px;height:150px;margin-bottom:4px}\
 .nopic,.nothumb{width:200px;min-height:40px;background:#eee;color:#666;font-size:11px;padding:4px;box-sizing:border-box;margin-bottom:4px}\
 .fig-scores{font-variant-numeric:tabular-nums;color:#333}\
@@ -688,104 +700,10 @@ blockquote{margin:0 0 4px;padding-left:6px;border-left:3px solid #bbb}ul.sources
 li.unread .state{color:#a00}li.read .state{color:#060}.caption{font-size:12px;color:#444}p.justification{margin:2px 0;font-size:12px}\
 tr.zero td.num{color:#a00}\
 body:has(#only-failed:checked) tr.unit:not(.failed){display:none}\
-body:has(#only-zero:checked) tr.unit:not(.zero){display:none}";
-
-/// Render the whole page.
-pub fn to_html(summary: &Summary, records: &[LoadedRecord], opts: &HtmlOptions) -> String {
-    let agreements = &summary.agreements;
-    let limits = ImageLimits::default();
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>TVIR evaluation summary</title><style>{STYLE}</style></head><body>\n<h1>TVIR evaluation summary</h1>\n<p>Output folder: <code>{}</code>{}</p>\n<p>Scores on the 0-100 scale; with several runs, mean ±sample standard deviation over runs. AEC and structural errors are counts per report.</p>\n",
-        esc(&summary.root),
-        summary
-            .tasks_file
-            .as_ref()
-            .map(|t| format!(" &middot; tasks: <code>{}</code>", esc(t)))
-            .unwrap_or_default()
-    );
-    out.push_str("<nav><ul>");
-    for j in &summary.judges {
-        let _ = write!(
-            out,
-            "<li><a href=\"#judge-{}\">Judge {}</a></li>",
-            esc(&j.judge_model),
-            esc(&j.judge_model)
-        );
-    }
-    if !agreements.is_empty() {
-        out.push_str("<li><a href=\"#agreement\">Agreement</a></li>");
-    }
-    out.push_str("<li><a href=\"#reports\">Reports</a></li></ul></nav>\n");
-    for j in &summary.judges {
-        out.push_str(&judge_section(j));
-    }
-    if !agreements.is_empty() {
-        out.push_str(&agreement_section(agreements));
-    }
-    if !summary.load_issues.is_empty() || !summary.notes.is_empty() {
-        out.push_str("<section id=\"issues\"><h2>Problems and notes</h2><ul>");
-        for i in &summary.load_issues {
-            let _ = write!(
-                out,
-                "<li>unreadable: <code>{}</code>: {}</li>",
-                esc(&i.path),
-                esc(&i.message)
-            );
-        }
-        for n in &summary.notes {
-            let _ = write!(out, "<li>{}</li>", esc(n));
-        }
-        out.push_str("</ul></section>\n");
-    }
-    let mut order: Vec<&LoadedRecord> = match opts.sections {
-        ReportSections::None => Vec::new(),
-        _ => records.iter().collect(),
-    };
-    order.sort_by(|a, b| {
-        (&a.system, &a.task_id, &a.judge_model, a.run).cmp(&(
-            &b.system,
-            &b.task_id,
-            &b.judge_model,
-            b.run,
-        ))
-    });
-    if opts.sections == ReportSections::FirstRun {
-        order.dedup_by(|later, first| {
-            (&later.system, &later.task_id, &later.judge_model)
-                == (&first.system, &first.task_id, &first.judge_model)
-        });
-    }
-    let _ = writeln!(
-        out,
-        "<section id=\"reports\"><h2>Reports ({} of {} records)</h2>",
-        order.len(),
-        records.len()
-    );
-    // Filters without script: the stylesheet hides the other units.
-    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
-    let mut current: Option<&str> = None;
-    for (i, r) in order.iter().enumerate() {
-        if current != Some(r.system.as_str()) {
-            if current.is_some() {
-                out.push_str("</div>\n");
-            }
-            let _ = writeln!(
-                out,
-                "<div class=\"system-reports\"><h3>{}</h3>",
-                esc(&r.system)
-            );
-            current = Some(&r.system);
-        }
-        out.push_str(&report_section(i, r, opts, &limits));
-    }
-    if current.is_some() {
-        out.push_str("</div>\n");
-    }
-    out.push_str("</section>\n</body></html>\n");
-    out
-}
+body:has(#only-zero:checked) tr.unit:not(.zero){display:none}\
+body:has(#only-failed:checked) tr.report-row:not(.failed){display:none}\
+body:has(#only-zero:checked) tr.report-row:not(.zero){display:none}\
+body:has(#only-failed:checked) details.system:not(.failed),body:has(#only-zero:checked) details.system:not(.zero){display:none}";
 
 #[cfg(test)]
 mod tests {
@@ -813,6 +731,16 @@ mod tests {
         )
         .unwrap();
         assert!(p.contains("<svg") && p.contains("polyline"));
+    }
+
+    #[test]
+    fn one_system_gets_its_bar() {
+        let bar = "fill=\"#3465A4\"";
+        let one = bar_chart_svg("TA", &[("only".into(), 0.5)]).unwrap();
+        assert_eq!(one.matches(bar).count(), 1, "{one}");
+        assert!(one.contains(">only<"), "{one}");
+        let two = bar_chart_svg("TA", &[("a".into(), 0.5), ("b".into(), 0.25)]).unwrap();
+        assert_eq!(two.matches(bar).count(), 2, "{two}");
     }
 
     #[test]

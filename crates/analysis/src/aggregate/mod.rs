@@ -3,11 +3,12 @@
 //! standard deviation over runs; breakdowns by language, complexity and domain;
 //! domain difficulty; intervals, pairwise tests and rank groups per level
 //! (`uncertainty`); renderings as terminal table, Markdown, CSV, JSON and a
-//! self-contained HTML page.
+//! folder of static HTML pages (`site`).
 
 pub mod html;
 mod pictures;
 pub mod render;
+pub mod site;
 pub mod summary;
 pub mod uncertainty;
 mod uncertainty_html;
@@ -16,7 +17,8 @@ mod uncertainty_html;
 // reachable here under its old path.
 pub use crate::load;
 pub use crate::load::{
-    load_eval_tree, load_tasks, AggregateError, EvalTree, LoadedRecord, TaskInfo,
+    load_eval_tree, load_eval_tree_compact, load_tasks, AggregateError, EvalTree, LoadedRecord,
+    RecordUnits, TaskInfo,
 };
 pub use summary::{summarize, Stat, Summary, SystemStats};
 pub use uncertainty::add_significance;

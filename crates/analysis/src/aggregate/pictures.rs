@@ -1,12 +1,12 @@
-//! Figures on the HTML page: each report's pictures (the bounded thumbnails `tvir
-//! eval` wrote beside `report.json`, embedded as data URIs once per report through
-//! a CSS class that the gallery and every unit of the figure use), the fallback to
-//! the report folders of `--reports` for results written before thumbnails
-//! existed, and the reason shown when there is no picture.
+//! Figures of the HTML summary: each report's pictures (the bounded thumbnails `tvir
+//! eval` wrote beside `report.json`), copied into the summary's `pictures/` folder
+//! once each, named by content, however many report pages show them; the fallback
+//! to the report folders of `--reports` for results written before thumbnails
+//! existed; and the reason shown when there is no picture.
 
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path};
+use std::sync::Mutex;
 
 use super::html::{esc, HtmlOptions};
 use crate::load::LoadedRecord;
@@ -19,13 +19,13 @@ fn is_contained_relative(p: &Path) -> bool {
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-/// A PNG data URI thumbnail of a figure of a report, or why there is none.
+/// A PNG thumbnail of a figure of a report, or why there is none.
 pub fn thumbnail(
     report_dir: &Path,
     content: &str,
     side: u32,
     limits: &ImageLimits,
-) -> Result<String, String> {
+) -> Result<Vec<u8>, String> {
     let lower = content.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("data:") {
         return Err("remote image (not fetched for this page)".into());
@@ -50,27 +50,102 @@ pub fn thumbnail(
     }
     let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
     let img = images::decode(&bytes, content, limits).map_err(|e| e.to_string())?;
-    images::to_png_data_uri(&img, side).map_err(|e| e.to_string())
+    let uri = images::to_png_data_uri(&img, side).map_err(|e| e.to_string())?;
+    use base64::Engine as _;
+    let b64 = uri.split_once(',').map(|(_, b)| b).unwrap_or_default();
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| format!("thumbnail encoding: {e}"))
 }
 
-/// Largest thumbnail file embedded in the page (bytes; a 320-pixel JPEG of
-/// `tvir eval` is far below it): the per-picture bound of the page's size.
+/// Largest thumbnail file copied into the summary (bytes; a 320-pixel JPEG of
+/// `tvir eval` is far below it): the per-picture bound of the folder's size.
 pub const MAX_EMBEDDED_THUMBNAIL_BYTES: u64 = 96 * 1024;
 
-/// One figure of a report on the page: its embedded picture (a CSS class whose
-/// background is the thumbnail's data URI, defined once per report and used by the
-/// gallery and every unit of the figure), or why there is none.
+/// The summary's `pictures/` folder: every picture written once, named by its
+/// content (the figure hash in the thumbnail's name, else a hash of the bytes),
+/// whatever number of report pages show it.
+pub(super) struct PictureFolder {
+    dir: std::path::PathBuf,
+    /// File name (or why it could not be written) by content key.
+    written: Mutex<HashMap<String, Result<String, String>>>,
+}
+
+/// Folder of the pictures inside the summary folder.
+pub const PICTURES_DIR: &str = "pictures";
+
+impl PictureFolder {
+    pub(super) fn new(summary_dir: &Path) -> Self {
+        Self {
+            dir: summary_dir.join(PICTURES_DIR),
+            written: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Files written so far.
+    pub(super) fn count(&self) -> usize {
+        self.written
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|v| v.is_ok())
+            .count()
+    }
+
+    /// The file name of the picture of content `key` (extension `ext`), writing
+    /// the bytes `make` gives the first time the key is seen.
+    fn put(
+        &self,
+        key: &str,
+        ext: &str,
+        make: impl FnOnce() -> Result<Vec<u8>, String>,
+    ) -> Result<String, String> {
+        let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(done) = written.get(key) {
+            return done.clone();
+        }
+        let name = format!("{key}.{ext}");
+        let result = make().and_then(|bytes| {
+            std::fs::create_dir_all(&self.dir)
+                .and_then(|()| std::fs::write(self.dir.join(&name), bytes))
+                .map(|()| name.clone())
+                .map_err(|e| format!("picture not written to {}: {e}", self.dir.display()))
+        });
+        written.insert(key.to_string(), result.clone());
+        result
+    }
+}
+
+/// A content key for bytes without a figure hash (64-bit SipHash, hex).
+fn bytes_key(bytes: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    format!("b{:016x}", h.finish())
+}
+
+/// The figure hash in a thumbnail name `fig-N-HASH.jpg` (12 hex digits).
+fn figure_hash_of(rel: &str) -> Option<&str> {
+    let name = rel.rsplit('/').next()?.strip_suffix(".jpg")?;
+    let hash = name.strip_prefix("fig-")?.split_once('-')?.1;
+    (hash.len() == 12 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(hash)
+}
+
+/// One figure of a report page: its picture (a file of the `pictures/` folder,
+/// shown by the gallery and every unit of the figure), or why there is none.
 pub(super) struct PagePicture {
     pub(super) unit: String,
     pub(super) content: String,
+    /// The picture's address relative to the page.
     picture: Result<String, String>,
 }
 
 impl PagePicture {
     pub(super) fn picture(&self) -> String {
         match &self.picture {
-            Ok(class) => format!(
-                "<div class=\"pic {class}\" role=\"img\" aria-label=\"{}\"></div>",
+            Ok(src) => format!(
+                "<img class=\"pic\" src=\"{}\" alt=\"{}\" loading=\"lazy\">",
+                esc(src),
                 esc(&self.content)
             ),
             Err(why) => format!("<div class=\"nopic\">{}</div>", esc(why)),
@@ -78,9 +153,8 @@ impl PagePicture {
     }
 }
 
-/// The pictures of one report's section and the `<style>` defining them.
+/// The pictures of one report's page.
 pub(super) struct ReportPictures {
-    pub(super) style: String,
     pub(super) figures: Vec<PagePicture>,
 }
 
@@ -105,14 +179,14 @@ impl ReportPictures {
     }
 }
 
-/// A thumbnail `tvir eval` wrote beside `report.json` (`thumbnails[].path`) as a
-/// data URI: the path must stay inside that folder, the file be a JPEG or PNG of at
-/// most [`MAX_EMBEDDED_THUMBNAIL_BYTES`].
-fn stored_thumbnail(report_json: &Path, rel: &str) -> Result<String, String> {
-    use base64::Engine as _;
+/// A thumbnail `tvir eval` wrote beside `report.json` (`thumbnails[].path`), read
+/// for the pictures folder: the path must stay inside that folder, the file be a
+/// JPEG or PNG of at most [`MAX_EMBEDDED_THUMBNAIL_BYTES`]. Returns the bytes and
+/// their extension.
+fn stored_thumbnail(report_json: &Path, rel: &str) -> Result<(Vec<u8>, &'static str), String> {
     let dir = report_json.parent().unwrap_or(Path::new("."));
     if rel.trim().is_empty() || !is_contained_relative(Path::new(rel)) {
-        return Err(format!("thumbnail path {rel} leaves the report's folder"));
+        return Err(format!("thumbnail {rel} leaves the report's folder"));
     }
     let path = dir.join(rel);
     let missing = |e: std::io::Error| {
@@ -126,43 +200,77 @@ fn stored_thumbnail(report_json: &Path, rel: &str) -> Result<String, String> {
     }
     if meta.len() > MAX_EMBEDDED_THUMBNAIL_BYTES {
         return Err(format!(
-            "thumbnail {rel} is {} bytes, over the page's bound of {MAX_EMBEDDED_THUMBNAIL_BYTES}",
+            "thumbnail {rel} is {} bytes, over the summary's bound of {MAX_EMBEDDED_THUMBNAIL_BYTES}",
             meta.len()
         ));
     }
     let bytes = std::fs::read(&path).map_err(missing)?;
-    let mime = if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        "image/jpeg"
+    let ext = if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        "jpg"
     } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        "image/png"
+        "png"
     } else {
         return Err(format!("thumbnail {rel} is neither JPEG nor PNG"));
     };
-    Ok(format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    ))
+    Ok((bytes, ext))
 }
 
 /// Every figure of a report with its picture: from the thumbnails `tvir eval`
 /// wrote into the output folder; for results written before those existed, from
 /// the report folders given with `--reports`; else the reason there is none.
+/// Pictures go to `folder` (once each); `to_root` leads from the page to the
+/// summary folder.
 pub(super) fn report_pictures(
-    i: usize,
     r: &LoadedRecord,
     opts: &HtmlOptions,
     limits: &ImageLimits,
+    folder: &PictureFolder,
+    to_root: &str,
 ) -> ReportPictures {
     let rec = &r.record;
     let mut figures: Vec<(String, String, Result<String, String>)> = Vec::new();
+    let over = |k: usize| {
+        (k >= opts.max_thumbnails_per_report).then(|| {
+            format!(
+                "picture not shown: {} per report at most",
+                opts.max_thumbnails_per_report
+            )
+        })
+    };
     if !rec.thumbnails.is_empty() {
-        for t in &rec.thumbnails {
-            let uri = match (&t.path, &t.reason) {
-                (Some(rel), _) => stored_thumbnail(&r.path, rel),
-                (None, Some(why)) => Err(format!("no picture: {why}")),
-                (None, None) => Err("no picture recorded".to_string()),
+        for (k, t) in rec.thumbnails.iter().enumerate() {
+            let file = match (&t.path, &t.reason, over(k)) {
+                (_, _, Some(why)) => Err(why),
+                (Some(rel), _, None) => match figure_hash_of(rel) {
+                    // Named by the figure's hash: a picture already copied is not read again.
+                    // Missing here: say so, even when another report's copy was written.
+                    Some(hash)
+                        if !r
+                            .path
+                            .parent()
+                            .unwrap_or(Path::new("."))
+                            .join(rel)
+                            .is_file() =>
+                    {
+                        stored_thumbnail(&r.path, rel)
+                            .and_then(|(b, _)| folder.put(hash, "jpg", || Ok(b)))
+                    }
+                    Some(hash) => folder.put(hash, "jpg", || {
+                        stored_thumbnail(&r.path, rel).and_then(|(b, ext)| {
+                            if ext == "jpg" {
+                                Ok(b)
+                            } else {
+                                Err(format!("thumbnail {rel} is not a JPEG"))
+                            }
+                        })
+                    }),
+                    None => stored_thumbnail(&r.path, rel)
+                        .and_then(|(b, ext)| folder.put(&bytes_key(&b), ext, || Ok(b))),
+                },
+                (None, Some(why), None) => Err(format!("no picture: {why}")),
+                (None, None, None) => Err("no picture recorded".to_string()),
             };
-            figures.push((t.unit.clone(), t.content.clone(), uri));
+            figures.push((t.unit.clone(), t.content.clone(), file));
         }
     } else {
         let mut seen = BTreeSet::new();
@@ -176,51 +284,32 @@ pub(super) fn report_pictures(
             if !seen.insert(u.unit.clone()) {
                 continue;
             }
-            let uri = match &opts.reports_root {
-                Some(root) => thumbnail(
+            let file = match (over(figures.len()), &opts.reports_root) {
+                (Some(why), _) => Err(why),
+                (None, Some(root)) => thumbnail(
                     &root.join(&r.system).join(&r.task_id),
                     content,
                     opts.thumbnail_side,
                     limits,
-                ),
-                None => Err(
+                )
+                .and_then(|png| folder.put(&bytes_key(&png), "png", || Ok(png))),
+                (None, None) => Err(
                     "no thumbnail in the output folder (written before tvir eval made them) and no --reports folder given"
                         .into(),
                 ),
             };
-            figures.push((u.unit.clone(), content.to_string(), uri));
+            figures.push((u.unit.clone(), content.to_string(), file));
         }
     }
-    let mut style = String::new();
     let figures = figures
         .into_iter()
-        .enumerate()
-        .map(|(k, (unit, content, uri))| {
-            let picture = if k >= opts.max_thumbnails_per_report {
-                Err(format!(
-                    "picture not embedded: {} per report at most",
-                    opts.max_thumbnails_per_report
-                ))
-            } else {
-                uri.map(|uri| {
-                    let class = format!("p{i}-{k}");
-                    // A data URI is base64 and ASCII punctuation only: safe in a
-                    // quoted CSS string.
-                    let _ = write!(style, ".{class}{{background-image:url(\"{uri}\")}}");
-                    class
-                })
-            };
-            PagePicture {
-                unit,
-                content,
-                picture,
-            }
+        .map(|(unit, content, file)| PagePicture {
+            unit,
+            content,
+            picture: file.map(|name| format!("{to_root}{PICTURES_DIR}/{name}")),
         })
         .collect();
-    if !style.is_empty() {
-        style = format!("<style>{style}</style>\n");
-    }
-    ReportPictures { style, figures }
+    ReportPictures { figures }
 }
 
 /// A figure unit's caption, from any of its units' details.
@@ -268,6 +357,29 @@ mod tests {
     }
 
     #[test]
+    fn each_picture_is_written_once_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = PictureFolder::new(dir.path());
+        let mut made = 0;
+        for _ in 0..3 {
+            let name = folder
+                .put("abcdef012345", "jpg", || {
+                    made += 1;
+                    Ok(vec![0xFF, 0xD8, 0xFF])
+                })
+                .unwrap();
+            assert_eq!(name, "abcdef012345.jpg");
+        }
+        assert_eq!((made, folder.count()), (1, 1));
+        assert!(dir.path().join("pictures/abcdef012345.jpg").is_file());
+        assert_eq!(
+            figure_hash_of("figures/fig-3-abcdef012345.jpg"),
+            Some("abcdef012345")
+        );
+        assert_eq!(figure_hash_of("figures/other.jpg"), None);
+    }
+
+    #[test]
     fn stored_thumbnails_are_bounded_and_contained() {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("report.json");
@@ -277,12 +389,12 @@ mod tests {
             [0xFF, 0xD8, 0xFF, 0xE0, 1, 2],
         )
         .unwrap();
-        let uri = stored_thumbnail(&report, "figures/a.jpg").unwrap();
-        assert!(uri.starts_with("data:image/jpeg;base64,"), "{uri}");
+        let (bytes, ext) = stored_thumbnail(&report, "figures/a.jpg").unwrap();
+        assert_eq!((bytes.len(), ext), (6, "jpg"));
         let big = vec![0xFFu8; MAX_EMBEDDED_THUMBNAIL_BYTES as usize + 1];
         std::fs::write(dir.path().join("figures/big.jpg"), big).unwrap();
         let e = stored_thumbnail(&report, "figures/big.jpg").unwrap_err();
-        assert!(e.contains("over the page's bound"), "{e}");
+        assert!(e.contains("over the summary's bound"), "{e}");
         std::fs::write(dir.path().join("figures/t.jpg"), b"<svg/>").unwrap();
         assert!(stored_thumbnail(&report, "figures/t.jpg")
             .unwrap_err()

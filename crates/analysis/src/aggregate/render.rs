@@ -151,7 +151,7 @@ pub fn leaderboard_table(j: &JudgeSummary) -> TextTable {
             .splice(4..4, ["Overall 95% CI", "Group"].map(String::from));
         for (row, s) in t.rows.iter_mut().zip(&j.systems) {
             let (ci, group) = match uncertainty::system_interval(j, "overall", &s.system) {
-                Some((ci, group)) => (uncertainty::fmt_interval(ci), group.to_string()),
+                Some((ci, group)) => (ci, group.to_string()),
                 None => ("-".into(), "-".into()),
             };
             row.splice(4..4, [ci, group]);

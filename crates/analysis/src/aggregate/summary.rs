@@ -11,7 +11,7 @@ use crate::agree::stats::average_ranks;
 use crate::load::{
     detect_language_fallback, normalize_language, LoadIssue, LoadedRecord, TaskInfo,
 };
-use tvir_engine::record::{MetricStatus, UnitStatus, UsageRecord, METRIC_NAMES};
+use tvir_engine::record::{MetricStatus, UsageRecord, METRIC_NAMES};
 
 /// Mean over runs of the per-run mean over reports, and the sample standard
 /// deviation (n - 1) of those per-run means (null with fewer than two runs).
@@ -218,13 +218,9 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
         for (map, n) in se.iter_mut().zip(counts) {
             push(map, r.run, Some(n as f64));
         }
-        for u in &rec.units {
-            match u.status {
-                UnitStatus::Scored => out.units.scored += 1,
-                UnitStatus::Failed => out.units.failed += 1,
-                UnitStatus::Skipped => out.units.skipped += 1,
-            }
-        }
+        out.units.scored += r.units.scored;
+        out.units.failed += r.units.failed;
+        out.units.skipped += r.units.skipped;
         if rec.extraction_suspect() && !out.suspect_parses.contains(&r.task_id) {
             out.suspect_parses.push(r.task_id.clone());
         }

@@ -96,6 +96,38 @@ pub fn fmt_interval(ci: [f64; 2]) -> String {
     format!("[{:.2}, {:.2}]", ci[0], ci[1])
 }
 
+/// A system's interval over `tasks` tasks: [`fmt_interval`], or `n/a (1 task)` when
+/// fewer than two tasks leave nothing to resample (the bootstrap would give a
+/// zero-width `[x, x]`).
+pub fn fmt_system_interval(ci: [f64; 2], tasks: usize) -> String {
+    if tasks < 2 {
+        format!("n/a ({tasks} task{})", if tasks == 1 { "" } else { "s" })
+    } else {
+        fmt_interval(ci)
+    }
+}
+
+/// When every pair of a level is untestable: one sentence saying so with the
+/// reasons (each once), instead of one line per pair.
+pub fn all_untestable(report: &LevelReport) -> Option<String> {
+    if report.pairs.is_empty() || report.pairs.iter().any(|p| p.testable) {
+        return None;
+    }
+    let mut reasons: Vec<&str> = report
+        .pairs
+        .iter()
+        .map(|p| p.reason.as_deref().unwrap_or("no test"))
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    Some(format!(
+        "no pair of systems can be tested ({} pair{}): {}",
+        report.pairs.len(),
+        if report.pairs.len() == 1 { "" } else { "s" },
+        reasons.join("; ")
+    ))
+}
+
 /// A p-value: three decimals, or two significant digits below 0.001.
 pub fn fmt_p(p: f64) -> String {
     if p >= 0.001 {
@@ -119,14 +151,14 @@ pub fn verdict(pair: &PairComparison, alpha: f64) -> String {
     }
 }
 
-/// `(interval, group)` of `system` at `level`, when analysed.
-pub fn system_interval(j: &JudgeSummary, level: &str, system: &str) -> Option<([f64; 2], usize)> {
+/// `(interval as shown, group)` of `system` at `level`, when analysed.
+pub fn system_interval(j: &JudgeSummary, level: &str, system: &str) -> Option<(String, usize)> {
     let report = j.significance.as_ref()?.get(level)?;
     report
         .systems
         .iter()
         .find(|s| s.system == system)
-        .map(|s| (s.ci, s.group))
+        .map(|s| (fmt_system_interval(s.ci, s.tasks), s.group))
 }
 
 /// How the analysis was made, in one sentence (the same for every level).
@@ -154,7 +186,7 @@ pub fn interval_table(j: &JudgeSummary) -> Option<TextTable> {
                 s.group.to_string(),
                 s.tasks.to_string(),
                 format!("{:.2}", s.mean),
-                fmt_interval(s.ci),
+                fmt_system_interval(s.ci, s.tasks),
             ]);
         }
     }
@@ -179,6 +211,19 @@ pub fn pairs_table(j: &JudgeSummary) -> Option<TextTable> {
         .iter()
         .filter(|(l, _)| ["overall", "ta", "va"].contains(&l.as_str()))
     {
+        if let Some(why) = all_untestable(report) {
+            rows.push(vec![
+                level_label(level),
+                "every pair".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                why,
+            ]);
+            continue;
+        }
         for p in &report.pairs {
             rows.push(vec![
                 level_label(level),

@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use super::html::esc;
 use super::render::level_label;
 use super::summary::JudgeSummary;
-use super::uncertainty::{fmt_interval, fmt_p, method_sentence, verdict};
+use super::uncertainty::{
+    all_untestable, fmt_interval, fmt_p, fmt_system_interval, method_sentence, verdict,
+};
 use crate::significance::{LevelReport, PairComparison};
 
 /// One colour per rank group (cycled).
@@ -39,6 +41,14 @@ pub fn section(j: &JudgeSummary) -> String {
          <span style=\"background:{NOT_SIGNIFICANT};border:1px solid #ccc\">&nbsp;not significant&nbsp;</span> \
          <span style=\"background:{NOT_TESTABLE}\">&nbsp;not testable&nbsp;</span></p>"
     );
+    // No pair testable at any level, for the same reasons: said once for all.
+    let whys: Vec<Option<String>> = sig.values().map(all_untestable).collect();
+    let said_once = whys.iter().all(|w| w.is_some() && *w == whys[0]);
+    if said_once {
+        if let Some(Some(why)) = whys.first() {
+            let _ = writeln!(out, "<p class=\"untestable\">Every level: {}</p>", esc(why));
+        }
+    }
     for (level, report) in sig.iter() {
         let label = level_label(level);
         let _ = writeln!(
@@ -49,10 +59,21 @@ pub fn section(j: &JudgeSummary) -> String {
             esc(&label)
         );
         out.push_str(&interval_svg(report, &label));
-        out.push_str(&pair_matrix(report));
         let untestable: Vec<&PairComparison> =
             report.pairs.iter().filter(|p| !p.testable).collect();
-        if !untestable.is_empty() {
+        if let Some(why) = all_untestable(report) {
+            // Said once for the level (or above for all): no matrix of grey cells,
+            // no line per pair.
+            if !said_once {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"untestable\">{}: {}</p>",
+                    esc(&label),
+                    esc(&why)
+                );
+            }
+        } else if !untestable.is_empty() {
+            out.push_str(&pair_matrix(report));
             out.push_str("<ul class=\"untestable\">");
             for p in untestable {
                 let _ = write!(
@@ -64,6 +85,8 @@ pub fn section(j: &JudgeSummary) -> String {
                 );
             }
             out.push_str("</ul>\n");
+        } else {
+            out.push_str(&pair_matrix(report));
         }
         if let Some(noise) = &report.judge_noise {
             let _ = writeln!(out, "<p class=\"noise\">{}</p>", esc(&noise.interpretation));
@@ -163,7 +186,7 @@ pub fn interval_svg(report: &LevelReport, title: &str) -> String {
             name = esc(&s.system),
             short = esc(&shorten(&s.system, 24)),
             mean = s.mean,
-            ci = fmt_interval(s.ci),
+            ci = fmt_system_interval(s.ci, s.tasks),
             tasks = s.tasks,
             group = s.group,
             lx = LABEL_W - 8.0,

@@ -1,0 +1,362 @@
+//! The folder `tvir summarize --format html` writes (`OUT/summary/`, or the folder
+//! of `--html-out`): `index.html` first (leaderboards, charts, intervals and groups,
+//! breakdowns, agreement, and the list of reports with filters), one page per
+//! report under `reports/` holding its evidence (units, verdicts, justifications,
+//! figures), each picture once under `pictures/`, one `style.css`. Every link is
+//! relative and nothing runs a script, so the folder opens over `file://`, offline,
+//! and can be copied whole. A report's page is loaded only when its link is
+//! followed, so the first page stays small however many reports there are.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::html::{agreement_section, esc, judge_section, report_section, HtmlOptions};
+use super::html::{ReportSections, STYLE};
+use super::pictures::PictureFolder;
+use super::summary::Summary;
+use crate::load::{read_record, LoadedRecord};
+use tvir_images::ImageLimits;
+
+/// Marks a page as written by this module, so an old summary folder may be replaced
+/// and any other folder is never emptied.
+const GENERATOR: &str = "<meta name=\"generator\" content=\"tvir summarize\">";
+
+/// Folder of the report pages inside the summary folder.
+pub const REPORTS_DIR: &str = "reports";
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteStats {
+    /// `index.html`, the page that opens first.
+    pub index: PathBuf,
+    pub index_bytes: u64,
+    pub report_pages: usize,
+    pub pictures: usize,
+    /// Every file of the folder.
+    pub total_bytes: u64,
+}
+
+/// A folder or file name as a name that needs no escaping in a URL or on any file
+/// system: ASCII letters, digits, `.` and `-` kept, every other byte `_` and two hex
+/// digits (so two different names never meet).
+fn safe_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || (b == b'.' && !out.is_empty()) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "_{b:02x}");
+        }
+    }
+    out
+}
+
+/// The page of a report, relative to the summary folder.
+fn report_page_path(r: &LoadedRecord) -> String {
+    format!(
+        "{REPORTS_DIR}/{}/{}/{}-run{}.html",
+        safe_name(&r.system),
+        safe_name(&r.task_id),
+        safe_name(&r.judge_model),
+        r.run
+    )
+}
+
+fn page_head(title: &str, to_root: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{}</title><link rel=\"stylesheet\" href=\"{to_root}style.css\"></head><body>\n",
+        esc(title)
+    )
+}
+
+/// The folder to write into: created, or emptied when it holds an earlier summary;
+/// any other folder with files in it is refused.
+fn prepare(dir: &Path) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("{}: {e}", dir.display());
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir).map_err(err)?.peekable();
+        if entries.peek().is_some() {
+            let index = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+            if !index.contains(GENERATOR) {
+                return Err(format!(
+                    "{}: folder is not empty and holds no earlier summary; give an empty or new folder",
+                    dir.display()
+                ));
+            }
+            std::fs::remove_dir_all(dir).map_err(err)?;
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(err)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.2}", x * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// One report's page: its record read again from its `report.json` when the tree
+/// was loaded compact (units dropped), so no more than the reports being written
+/// are held in memory.
+fn report_page(
+    i: usize,
+    r: &LoadedRecord,
+    opts: &HtmlOptions,
+    limits: &ImageLimits,
+    folder: &PictureFolder,
+) -> String {
+    let full;
+    let r = if r.record.units.is_empty() && r.units.scored + r.units.failed + r.units.skipped > 0 {
+        match read_record(&r.path) {
+            Ok(record) => {
+                full = LoadedRecord {
+                    record,
+                    ..r.clone()
+                };
+                &full
+            }
+            Err(e) => {
+                return format!(
+                    "{}<p class=\"warn\">{}: cannot be read again: {}</p></body></html>\n",
+                    page_head("Report", "../../../"),
+                    esc(&r.path.display().to_string()),
+                    esc(&e)
+                )
+            }
+        }
+    } else {
+        r
+    };
+    let to_root = "../../../";
+    let mut out = page_head(
+        &format!(
+            "{} / {} / {} run {}",
+            r.system, r.task_id, r.judge_model, r.run
+        ),
+        to_root,
+    );
+    let _ = writeln!(
+        out,
+        "<p><a href=\"{to_root}index.html#reports\">&larr; summary</a> &middot; <code>{}</code></p>",
+        esc(&r.path.display().to_string())
+    );
+    // Filters without script: the stylesheet hides the other units.
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
+    out.push_str(&report_section(i, r, opts, limits, folder, to_root));
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The list of reports on the first page: one row each with its scores and a link
+/// to its page, grouped by system; the filters keep the reports with a failed unit
+/// or a unit scored 0.
+fn report_list(order: &[&LoadedRecord], total: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<section id=\"reports\"><h2>Reports ({} of {total} records)</h2>",
+        order.len()
+    );
+    if order.is_empty() {
+        out.push_str("</section>\n");
+        return out;
+    }
+    out.push_str("<p>Each report's units, verdicts, justifications and figures are on its own page (the task link).</p>\n");
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only reports with a failed unit</label> <label><input type=\"checkbox\" id=\"only-zero\"> only reports with a unit scored 0</label></p>\n");
+    let mut start = 0;
+    while start < order.len() {
+        let system = &order[start].system;
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|r| &r.system == system)
+                .count();
+        let _ = writeln!(
+            out,
+            "<h3>{}</h3>\n<table class=\"reports\"><thead><tr><th>Task</th><th>Judge</th><th>Run</th><th>Overall</th><th>TA</th><th>VA</th><th>AEC</th><th>Failed units</th><th>Units scored 0</th></tr></thead><tbody>",
+            esc(system)
+        );
+        for r in &order[start..end] {
+            let rec = &r.record;
+            let mut class = String::from("report-row");
+            if r.units.failed > 0 {
+                class.push_str(" failed");
+            }
+            if r.units.zero > 0 {
+                class.push_str(" zero");
+            }
+            let _ = writeln!(
+                out,
+                "<tr class=\"{class}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                report_page_path(r),
+                esc(&r.task_id),
+                esc(&r.judge_model),
+                r.run,
+                pct(rec.overall),
+                pct(rec.ta),
+                pct(rec.va),
+                rec.effective_citations
+                    .map(|v| format!("{v:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+                r.units.failed,
+                r.units.zero,
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        start = end;
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// The first page.
+fn index_page(summary: &Summary, order: &[&LoadedRecord], total: usize) -> String {
+    let agreements = &summary.agreements;
+    let mut out = page_head("TVIR evaluation summary", "");
+    let _ = write!(
+        out,
+        "<h1>TVIR evaluation summary</h1>\n<p>Output folder: <code>{}</code>{}</p>\n<p>Scores on the 0-100 scale; with several runs, mean ±sample standard deviation over runs. AEC and structural errors are counts per report.</p>\n",
+        esc(&summary.root),
+        summary
+            .tasks_file
+            .as_ref()
+            .map(|t| format!(" &middot; tasks: <code>{}</code>", esc(t)))
+            .unwrap_or_default()
+    );
+    out.push_str("<nav><ul>");
+    for j in &summary.judges {
+        let _ = write!(
+            out,
+            "<li><a href=\"#judge-{}\">Judge {}</a></li>",
+            esc(&j.judge_model),
+            esc(&j.judge_model)
+        );
+    }
+    if !agreements.is_empty() {
+        out.push_str("<li><a href=\"#agreement\">Agreement</a></li>");
+    }
+    out.push_str("<li><a href=\"#reports\">Reports</a></li></ul></nav>\n");
+    for j in &summary.judges {
+        out.push_str(&judge_section(j));
+    }
+    if !agreements.is_empty() {
+        out.push_str(&agreement_section(agreements));
+    }
+    if !summary.load_issues.is_empty() || !summary.notes.is_empty() {
+        out.push_str("<section id=\"issues\"><h2>Problems and notes</h2><ul>");
+        for i in &summary.load_issues {
+            let _ = write!(
+                out,
+                "<li>unreadable: <code>{}</code>: {}</li>",
+                esc(&i.path),
+                esc(&i.message)
+            );
+        }
+        for n in &summary.notes {
+            let _ = write!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul></section>\n");
+    }
+    out.push_str(&report_list(order, total));
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn write(dir: &Path, rel: &str, text: &str) -> Result<u64, String> {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text.len() as u64)
+}
+
+/// Write the summary folder `dir` (see the module docs). Report pages are made in
+/// parallel, each from its own `report.json` when `records` were loaded compact.
+pub fn write_site(
+    summary: &Summary,
+    records: &[LoadedRecord],
+    opts: &HtmlOptions,
+    dir: &Path,
+) -> Result<SiteStats, String> {
+    prepare(dir)?;
+    let limits = ImageLimits::default();
+    let mut order: Vec<&LoadedRecord> = match opts.sections {
+        ReportSections::None => Vec::new(),
+        _ => records.iter().collect(),
+    };
+    order.sort_by(|a, b| {
+        (&a.system, &a.task_id, &a.judge_model, a.run).cmp(&(
+            &b.system,
+            &b.task_id,
+            &b.judge_model,
+            b.run,
+        ))
+    });
+    if opts.sections == ReportSections::FirstRun {
+        order.dedup_by(|later, first| {
+            (&later.system, &later.task_id, &later.judge_model)
+                == (&first.system, &first.task_id, &first.judge_model)
+        });
+    }
+    let folder = PictureFolder::new(dir);
+    let pages: Vec<Result<u64, String>> = order
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let page = report_page(i, r, opts, &limits, &folder);
+            write(dir, &report_page_path(r), &page)
+        })
+        .collect();
+    let mut total_bytes = 0;
+    for p in pages {
+        total_bytes += p?;
+    }
+    total_bytes += write(dir, "style.css", STYLE)?;
+    let index = index_page(summary, &order, records.len());
+    let index_bytes = write(dir, "index.html", &index)?;
+    total_bytes += index_bytes;
+    let pictures_dir = dir.join(super::pictures::PICTURES_DIR);
+    if let Ok(entries) = std::fs::read_dir(&pictures_dir) {
+        total_bytes += entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum::<u64>();
+    }
+    Ok(SiteStats {
+        index: dir.join("index.html"),
+        index_bytes,
+        report_pages: order.len(),
+        pictures: folder.count(),
+        total_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe_and_distinct() {
+        assert_eq!(safe_name("system-a"), "system-a");
+        assert_eq!(safe_name("a b/c"), "a_20b_2fc");
+        assert_eq!(safe_name(".."), "_2e.");
+        assert_ne!(safe_name("a_20"), safe_name("a "));
+    }
+
+    #[test]
+    fn a_folder_that_is_not_a_summary_is_never_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        let e = prepare(dir.path()).unwrap_err();
+        assert!(e.contains("not empty"), "{e}");
+        assert!(dir.path().join("notes.txt").is_file());
+        let old = dir.path().join("old");
+        std::fs::create_dir_all(old.join("reports")).unwrap();
+        std::fs::write(old.join("index.html"), page_head("x", "")).unwrap();
+        prepare(&old).unwrap();
+        assert!(!old.join("reports").exists());
+    }
+}

@@ -18,7 +18,13 @@
 //! (keep the temporary folder), `SCALE_WRAP` (a command the cached re-runs are started
 //! under, e.g. `perf record -g -o FILE`; their RSS is then the wrapper's), `SCALE_TVIR`
 //! (the `tvir` binary to run, default the one cargo built: a wheel's static musl
-//! binary, say, to compare builds on the same tree).
+//! binary, say, to compare builds on the same tree), `SCALE_WRAP_COLD` (the same for
+//! the cold run: `heaptrack -o FILE`, say, for where its memory goes).
+//!
+//! After the runs, `tvir summarize` of the cold output in every format (wall and
+//! peak RSS each; for `html` the folder's first page, report pages, pictures and
+//! total size); `SCALE_SUMMARY_ONLY=DIR` skips the evaluation and summarizes the
+//! output folder DIR instead (a 10,000-report output, say).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -163,9 +169,22 @@ struct RunResult {
     stdout: String,
 }
 
+/// `tvir eval ARGS --out OUT` (see [`run_tvir`]) with its `run.json`.
+fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[String]) -> RunResult {
+    let mut all = args.to_vec();
+    all.push("--out".as_ref());
+    all.push(out.as_os_str());
+    let mut r = run_tvir(&all, Some(base_url), wrap);
+    r.run_json = std::fs::read(out.join("run.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    r
+}
+
 // The child is reaped by `wait4` (which also gives its peak RSS), not `Child::wait`.
 #[allow(clippy::zombie_processes)]
-fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[String]) -> RunResult {
+fn run_tvir(args: &[&std::ffi::OsStr], base_url: Option<&str>, wrap: &[String]) -> RunResult {
     let tvir = std::env::var_os("SCALE_TVIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tvir")));
@@ -178,11 +197,11 @@ fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[Strin
         }
         None => Command::new(&tvir),
     };
+    if let Some(url) = base_url {
+        command.env("OPENAI_BASE_URL", url);
+    }
     let child = command
         .args(args)
-        .arg("--out")
-        .arg(out)
-        .env("OPENAI_BASE_URL", base_url)
         .env("TVIR_JUDGE_MODEL", "mock-model")
         .env_remove("OPENAI_API_KEY")
         .stdout(std::process::Stdio::piped())
@@ -203,10 +222,7 @@ fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[Strin
     assert_eq!(rc, pid, "wait4 failed");
     let wall = started.elapsed();
     let stdout = reader.join().unwrap_or_default();
-    let run_json = std::fs::read(out.join("run.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null);
+    let run_json = Value::Null;
     RunResult {
         wall,
         peak_rss_kib: usage.ru_maxrss,
@@ -217,6 +233,66 @@ fn run_eval(args: &[&std::ffi::OsStr], base_url: &str, out: &Path, wrap: &[Strin
         },
         run_json,
         stdout,
+    }
+}
+
+/// `tvir summarize OUT` in every format: one table row each (wall, peak RSS, size).
+fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
+    println!(
+        "\n| `tvir summarize` of {} | wall | peak RSS | output |",
+        out.display()
+    );
+    println!("| --- | --- | --- | --- |");
+    for format in ["table", "md", "csv", "json", "html"] {
+        let dest = scratch.join(format!("summary.{format}"));
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "summarize".as_ref(),
+            out.as_os_str(),
+            "--tasks".as_ref(),
+            tasks.as_os_str(),
+            "--format".as_ref(),
+            format.as_ref(),
+        ];
+        let flag = if format == "html" {
+            "--html-out"
+        } else {
+            "--output"
+        };
+        args.push(flag.as_ref());
+        args.push(dest.as_os_str());
+        let r = run_tvir(&args, None, &[]);
+        let size = if format == "html" {
+            let index = std::fs::metadata(dest.join("index.html")).map_or(0, |m| m.len());
+            let (mut files, mut bytes, mut pictures) = (0, 0, 0);
+            for e in walkdir::WalkDir::new(&dest).into_iter().flatten() {
+                if e.file_type().is_file() {
+                    files += 1;
+                    bytes += e.metadata().map_or(0, |m| m.len());
+                    pictures +=
+                        usize::from(e.path().parent().is_some_and(|p| p.ends_with("pictures")));
+                }
+            }
+            format!(
+                "index.html {:.2} MB; {files} files, {pictures} pictures, {:.1} MB in all",
+                index as f64 / 1e6,
+                bytes as f64 / 1e6
+            )
+        } else {
+            format!(
+                "{:.2} MB",
+                std::fs::metadata(&dest).map_or(0, |m| m.len()) as f64 / 1e6
+            )
+        };
+        println!(
+            "| {format} | {:.2} s | {} MiB | {size}{} |",
+            r.wall.as_secs_f64(),
+            r.peak_rss_kib / 1024,
+            if r.exit == 0 {
+                String::new()
+            } else {
+                format!(" (exit {})", r.exit)
+            }
+        );
     }
 }
 
@@ -243,8 +319,17 @@ fn main() {
         .collect();
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
-
     let tasks_path = corpus.join("tvir-query.json");
+    if let Some(out) = std::env::var_os("SCALE_SUMMARY_ONLY") {
+        summarize_all(Path::new(&out), &tasks_path, root);
+        return;
+    }
+    let wrap_cold: Vec<String> = std::env::var("SCALE_WRAP_COLD")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+
     let tasks: Value = serde_json::from_slice(&std::fs::read(&tasks_path).expect("task file"))
         .expect("task file is JSON");
     let task_ids: Vec<String> = tasks
@@ -283,7 +368,7 @@ fn main() {
         "--concurrency".as_ref(),
         conc.as_ref(),
     ];
-    let cold = run_eval(&args, &mock.base_url(), &root.join("out-cold"), &[]);
+    let cold = run_eval(&args, &mock.base_url(), &root.join("out-cold"), &wrap_cold);
     let calls = mock.requests();
     // The fully cached re-run, SCALE_WARM_RUNS times (default 3; the median is
     // reported, every one listed).
@@ -380,6 +465,7 @@ fn main() {
             r.run_json["timing"]["process_cpu_seconds"], r.run_json["timing"]["wall_seconds"]
         );
     }
+    summarize_all(&root.join("out-cold"), &tasks_path, root);
     if keep {
         let kept = dir.keep();
         eprintln!("kept: {}", kept.display());

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Render the HTML report of `tvir summarize --format html` in headless Chromium and
-# assert on the rendered page (DOM after parsing and any script, which must be none).
+# Render the HTML summary of `tvir summarize --format html` (the folder's index.html,
+# then each report page) in headless Chromium and assert on the rendered pages (DOM
+# after parsing and any script, which must be none).
 #
 # Usage: scripts/check_html.sh [PAGE.html]
 #   Without an argument, builds a small fixture (eval tree, report folder with an
 #   image, an agreement file), renders the page with the debug `tvir` binary and
-#   checks it. With an argument, checks the generic parts of an existing page.
+#   checks it (TVIR=path/to/tvir to use another build). With an argument (an
+#   index.html), checks the generic parts of an existing summary.
 # Needs Debian's `chromium` (apt-get update && apt-get install -y chromium) and jq.
 # Run by hand; not part of CI.
 set -euo pipefail
@@ -57,8 +59,10 @@ if [[ $# -ge 1 ]]; then
     FIXTURE=0
 else
     FIXTURE=1
-    cargo build --quiet --bin tvir
-    TVIR="$PWD/target/debug/tvir"
+    if [[ -z "${TVIR:-}" ]]; then
+        cargo build --quiet --bin tvir
+        TVIR="$PWD/target/debug/tvir"
+    fi
     write_record alpha t1 judge-x 0.8 0.6 3 'fine <img src=x onerror="document.title=1">'
     write_record alpha t2 judge-x 0.7 0.5 2 'ok'
     write_record beta t1 judge-x 0.4 0.3 1 'weak'
@@ -77,9 +81,9 @@ open(sys.argv[1], "wb").write(png)
 PY
     printf 'system,task_id,overall\nalpha,t1,70\nbeta,t1,30\nalpha,t2,60\nbeta,t2,40\n' > "$WORK/other.csv"
     "$TVIR" agree "$WORK/out" "$WORK/other.csv" --json --bootstrap 200 > "$WORK/agree.json"
-    PAGE="$WORK/page.html"
+    PAGE="$WORK/site/index.html"
     "$TVIR" summarize "$WORK/out" --format html --reports "$WORK/reports" \
-        --agree "$WORK/agree.json" -o "$PAGE"
+        --agree "$WORK/agree.json" --html-out "$WORK/site" > /dev/null
 fi
 
 PROFILE="$WORK/profile"
@@ -90,6 +94,12 @@ FLAGS=(--headless --no-sandbox --disable-gpu --disable-background-networking
 "$CHROMIUM" "${FLAGS[@]}" --window-size=1280,2000 --screenshot="$WORK/shot.png" \
     "file://$PAGE" 2>> "$WORK/chromium.log" || true
 if [[ -n "${KEEP_SCREENSHOT:-}" ]]; then cp "$WORK/shot.png" "$KEEP_SCREENSHOT"; fi
+# The report pages of the folder, rendered one by one after the first page.
+if [[ -d "$(dirname "$PAGE")/reports" ]]; then
+    while IFS= read -r p; do
+        "$CHROMIUM" "${FLAGS[@]}" --dump-dom "file://$p" >> "$WORK/dom.html" 2>> "$WORK/chromium.log"
+    done < <(find "$(dirname "$PAGE")/reports" -name '*.html' | sort)
+fi
 
 DOM="$WORK/dom.html"
 count() { grep -o "$1" "$DOM" | wc -l; }
@@ -98,7 +108,8 @@ check "page rendered (non-empty DOM)" test -s "$DOM"
 check "title intact (no script ran)" grep -q '<title>TVIR evaluation summary</title>' "$DOM"
 check "leaderboard table" grep -q '<table class="leaderboard">' "$DOM"
 check "inline SVG charts" test "$(count '<svg')" -ge 2
-check "no external resources" bash -c "! grep -Eq '(src|href)=\"(https?:)?//' '$DOM'"
+# Links to cited sources are fine (never loaded); nothing the page loads is remote.
+check "no external resources" bash -c "! grep -Eq '(src=|<link[^>]*href=)\"(https?:)?//' '$DOM'"
 check "no script elements" bash -c "! grep -qi '<script' '$DOM'"
 
 if [[ $FIXTURE == 1 ]]; then
@@ -113,8 +124,8 @@ if [[ $FIXTURE == 1 ]]; then
     check "fetch failure listed" grep -q 'Fetch failures (1)' "$DOM"
     check "structural error listed" grep -q 'uncited_quantitative' "$DOM"
     check "figure thumbnail slot" grep -q 'class="thumb' "$DOM"
-    if grep -q 'src="data:image/png' "$DOM"; then
-        echo "info - thumbnail rendered as data URI"
+    if grep -q 'src="[./]*pictures/' "$DOM"; then
+        echo "info - thumbnail shown from the pictures folder"
     else
         echo "info - thumbnail not rendered: $(grep -o 'class="nothumb">[^<]*' "$DOM" | head -1)"
     fi

@@ -14,7 +14,8 @@
 //!
 //! Run: `scripts/scale_bench.sh [REPORTS]` or
 //! `SCALE_REPORTS=100 SCALE_LATENCY_MS=200 SCALE_CONCURRENCY=64 cargo bench --bench scale`.
-//! Also: `SCALE_WARM_RUNS` (cached re-runs, default 3, median reported), `SCALE_KEEP`
+//! Also: `SCALE_WARM_RUNS` (cached re-runs, default 3, median reported; 0 for none,
+//! and `SCALE_SUMMARIZE=0` skips the summaries: a 10,000-report cold run), `SCALE_KEEP`
 //! (keep the temporary folder), `SCALE_WRAP` (a command the cached re-runs are started
 //! under, e.g. `perf record -g -o FILE`; their RSS is then the wrapper's), `SCALE_TVIR`
 //! (the `tvir` binary to run, default the one cargo built: a wheel's static musl
@@ -372,8 +373,9 @@ fn main() {
     let calls = mock.requests();
     // The fully cached re-run, SCALE_WARM_RUNS times (default 3; the median is
     // reported, every one listed).
-    let warm_runs = env_num("SCALE_WARM_RUNS", 3).max(1) as usize;
-    let mut warms: Vec<RunResult> = (0..warm_runs)
+    let warm_runs = env_num("SCALE_WARM_RUNS", 3) as usize;
+    let mut warms: Vec<RunResult> = (0..warm_runs.max(1))
+        .take_while(|_| warm_runs > 0)
         .map(|k| {
             run_eval(
                 &args,
@@ -389,7 +391,17 @@ fn main() {
         .map(|w| format!("{:.2} s", w.wall.as_secs_f64()))
         .collect();
     warms.sort_by_key(|w| w.wall);
-    let warm = warms.swap_remove(warm_runs / 2);
+    let warm = if warms.is_empty() {
+        RunResult {
+            wall: Duration::ZERO,
+            peak_rss_kib: 0,
+            exit: -1,
+            run_json: Value::Null,
+            stdout: String::new(),
+        }
+    } else {
+        warms.swap_remove(warm_runs / 2)
+    };
     let bound = calls as f64 * latency.as_secs_f64() / concurrency as f64;
     let pool = &cold.run_json["timing"]["judge_pool"];
     println!(
@@ -465,7 +477,9 @@ fn main() {
             r.run_json["timing"]["process_cpu_seconds"], r.run_json["timing"]["wall_seconds"]
         );
     }
-    summarize_all(&root.join("out-cold"), &tasks_path, root);
+    if env_num("SCALE_SUMMARIZE", 1) != 0 {
+        summarize_all(&root.join("out-cold"), &tasks_path, root);
+    }
     if keep {
         let kept = dir.keep();
         eprintln!("kept: {}", kept.display());

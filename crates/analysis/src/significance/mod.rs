@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 pub use groups::{greedy_groups, holm_adjust};
 pub use noise::{judge_noise, system_noise, JudgeNoise, NoiseSource, SystemNoise};
 pub use resample::{
-    bootstrap_mean_ci, bootstrap_means, percentile_interval, sign_flip_p_value, stream_rng,
-    TestMethod, MAX_EXACT_TASKS, TIE_TOLERANCE,
+    bootstrap_mean_ci, bootstrap_means, percentile_interval, shared_bootstrap_means,
+    sign_flip_p_value, stream_rng, TestMethod, MAX_EXACT_TASKS, TIE_TOLERANCE,
 };
 
 /// Seed used when none is given: results are reproducible out of the box.
@@ -344,7 +344,48 @@ pub fn analyze_level(
             .then_with(|| x.system.cmp(&y.system))
     });
 
-    // 2. Pairs in ranking order.
+    // 2. Pairs in ranking order. Systems scored on the same tasks share one set of
+    // bootstrap resamples (`shared_bootstrap_means`): a pair of them takes its
+    // interval from the difference of their replicates.
+    let mut by_tasks: BTreeMap<Vec<&str>, Vec<usize>> = BTreeMap::new();
+    for (k, (_, tasks)) in means.iter().enumerate() {
+        by_tasks
+            .entry(tasks.keys().copied().collect())
+            .or_default()
+            .push(k);
+    }
+    let shared_sets: Vec<(Vec<&str>, Vec<usize>)> = by_tasks
+        .into_iter()
+        .filter(|(tasks, members)| members.len() > 1 && tasks.len() >= options.min_shared_tasks)
+        .collect();
+    let shared_replicates: Vec<Vec<f64>> = shared_sets
+        .par_iter()
+        .map(|(tasks, members)| {
+            let mut table = Vec::with_capacity(tasks.len() * members.len());
+            for t in tasks {
+                table.extend(members.iter().map(|&k| means[k].1[t]));
+            }
+            let first = tasks.first().copied().unwrap_or_default();
+            let mut rng = stream_rng(
+                options.seed,
+                &["pair-bootstrap-shared", first, means[members[0]].0],
+            );
+            shared_bootstrap_means(&table, members.len(), options.resamples, &mut rng)
+        })
+        .collect();
+    // System index -> (its set, its column in that set's replicates).
+    let mut column_of: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    for (set, (_, members)) in shared_sets.iter().enumerate() {
+        for (column, &k) in members.iter().enumerate() {
+            column_of.insert(k, (set, column));
+        }
+    }
+    let replicates_of = |k: usize| {
+        column_of.get(&k).map(|&(set, column)| {
+            let r = options.resamples;
+            (set, &shared_replicates[set][column * r..(column + 1) * r])
+        })
+    };
     let mut pair_index = BTreeMap::new();
     for i in 0..systems.len() {
         for j in i + 1..systems.len() {
@@ -355,8 +396,12 @@ pub fn analyze_level(
     let mut pairs: Vec<PairComparison> = order
         .par_iter()
         .map_init(scratch, |scratch, &(i, j)| {
-            let (a, b) = (&means[systems[i].0], &means[systems[j].0]);
-            compare_pair(a, b, options, scratch)
+            let (ka, kb) = (systems[i].0, systems[j].0);
+            let shared = match (replicates_of(ka), replicates_of(kb)) {
+                (Some((sa, ra)), Some((sb, rb))) if sa == sb => Some((ra, rb)),
+                _ => None,
+            };
+            compare_pair(&means[ka], &means[kb], options, shared, scratch)
         })
         .collect();
     let tested: Vec<usize> = (0..pairs.len()).filter(|&k| pairs[k].testable).collect();
@@ -413,11 +458,14 @@ pub fn analyze_levels(
         .collect()
 }
 
-/// Paired comparison of `a` (ranked higher) against `b` on their shared tasks.
+/// Paired comparison of `a` (ranked higher) against `b` on their shared tasks;
+/// `shared` holds their bootstrap replicates over the same resamples when both were
+/// scored on exactly the same tasks.
 fn compare_pair(
     (a, a_tasks): &(&str, BTreeMap<&str, f64>),
     (b, b_tasks): &(&str, BTreeMap<&str, f64>),
     options: &Options,
+    shared: Option<(&[f64], &[f64])>,
     scratch: &mut Vec<f64>,
 ) -> PairComparison {
     // Zero differences are kept: they are evidence of "no difference" and
@@ -451,14 +499,23 @@ fn compare_pair(
         });
         return pair;
     }
-    let mut rng = stream_rng(options.seed, &["pair-bootstrap", *a, *b]);
-    pair.ci = Some(bootstrap_mean_ci(
-        &diffs,
-        options.resamples,
-        options.confidence,
-        &mut rng,
-        scratch,
-    ));
+    pair.ci = Some(match shared {
+        Some((ra, rb)) => {
+            scratch.clear();
+            scratch.extend(ra.iter().zip(rb).map(|(x, y)| x - y));
+            percentile_interval(scratch, options.confidence)
+        }
+        None => {
+            let mut rng = stream_rng(options.seed, &["pair-bootstrap", *a, *b]);
+            bootstrap_mean_ci(
+                &diffs,
+                options.resamples,
+                options.confidence,
+                &mut rng,
+                scratch,
+            )
+        }
+    });
     let mut rng = stream_rng(options.seed, &["pair-permutation", *a, *b]);
     let (p, method) = sign_flip_p_value(
         &diffs,

@@ -141,6 +141,62 @@ pub fn bootstrap_means(values: &[f64], resamples: usize, rng: &mut ChaCha8Rng, o
     }
 }
 
+/// Bootstrap means of several columns (systems) over the same resamples of their
+/// shared tasks: `values` is task-major (`values[t * columns + c]` is column `c` on
+/// task `t`), indices are drawn as in [`bootstrap_means`] once per replicate and
+/// added into every column. Returns the replicates column by column
+/// (`out[c * resamples + r]`). The difference of two columns' replicates is the
+/// paired bootstrap of their mean difference (a resample of tasks, shared by both),
+/// so every pair of systems scored on the same tasks is served by one draw
+/// instead of one per pair: with 100 systems, 4,950 pairs at a level cost what 100
+/// systems do.
+pub fn shared_bootstrap_means(
+    values: &[f64],
+    columns: usize,
+    resamples: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<f64> {
+    let n = values.len() / columns.max(1);
+    assert!(
+        columns > 0 && n > 0 && n * columns == values.len() && n <= u32::MAX as usize,
+        "shared bootstrap needs a full task-major table"
+    );
+    let mut out = vec![0.0; columns * resamples];
+    let mut bits = Xoshiro256PlusPlus::from_rng(rng);
+    let range = n as u32;
+    let reject_below = u64::from(range.wrapping_neg() % range);
+    let range = u64::from(range);
+    let inv_n = 1.0 / n as f64;
+    let mut sums = vec![0.0f64; columns];
+    let (mut k, mut r) = (0, 0);
+    while r < resamples {
+        let x = bits.next_u64();
+        for word in [x & 0xffff_ffff, x >> 32] {
+            let m = word * range;
+            if m & 0xffff_ffff < reject_below {
+                continue;
+            }
+            let t = (m >> 32) as usize;
+            for (sum, v) in sums.iter_mut().zip(&values[t * columns..(t + 1) * columns]) {
+                *sum += v;
+            }
+            k += 1;
+            if k == n {
+                for (c, sum) in sums.iter_mut().enumerate() {
+                    out[c * resamples + r] = *sum * inv_n;
+                    *sum = 0.0;
+                }
+                k = 0;
+                r += 1;
+                if r == resamples {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// xoshiro256++ 1.0 (Blackman & Vigna, <https://prng.di.unimi.it/>): 256 bits
 /// of state, period 2^256 − 1, passes BigCrush and PractRand, and about a
 /// nanosecond per 64-bit output. Written out here (a dozen lines, checked

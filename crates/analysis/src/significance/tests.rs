@@ -713,3 +713,30 @@ fn report_does_not_depend_on_the_number_of_threads() {
     assert_eq!(one, on(3));
     assert_eq!(one, on(8));
 }
+
+/// The shared draw gives every column the replicates its own bootstrap would have
+/// from the same stream (one index sequence), and a pair's difference of replicates
+/// is the bootstrap of its paired mean difference.
+#[test]
+fn shared_bootstrap_matches_the_single_column_bootstrap() {
+    let a = [3.0, 9.0, 4.0, 7.5, 1.0, 6.0, 8.0];
+    let b = [2.0, 7.0, 4.5, 5.0, 1.5, 4.0, 7.0];
+    let mut table = Vec::new();
+    for (x, y) in a.iter().zip(&b) {
+        table.extend([*x, *y]);
+    }
+    let shared = shared_bootstrap_means(&table, 2, 500, &mut stream_rng(7, &["t"]));
+    let mut alone = Vec::new();
+    bootstrap_means(&a, 500, &mut stream_rng(7, &["t"]), &mut alone);
+    for (s, o) in shared[..500].iter().zip(&alone) {
+        assert!((s - o).abs() < 1e-12, "{s} vs {o}");
+    }
+    let mut diffs: Vec<f64> = shared[..500]
+        .iter()
+        .zip(&shared[500..])
+        .map(|(x, y)| x - y)
+        .collect();
+    let d = a.iter().zip(&b).map(|(x, y)| x - y).sum::<f64>() / a.len() as f64;
+    let ci = percentile_interval(&mut diffs, 0.95);
+    assert!(ci[0] <= d && d <= ci[1] && ci[0] < ci[1], "{ci:?} vs {d}");
+}

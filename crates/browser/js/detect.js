@@ -84,7 +84,9 @@
     var w = el.ownerDocument.defaultView, e = el;
     while (e && e.nodeType === 1) {
       var cs = w.getComputedStyle(e);
-      if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0) return false;
+      // Transparency is no reason to skip a chart: cards revealed on scroll start at
+      // opacity 0 (capture.js waits for the reveal, or forces it).
+      if (cs.display === 'none' || cs.visibility === 'hidden') return false;
       e = e.parentElement;
     }
     return true;

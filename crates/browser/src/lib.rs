@@ -297,6 +297,16 @@ pub struct ChartData {
     pub truncated: bool,
     /// `<figcaption>` or a "Figure N" line shown next to the chart.
     pub caption: Option<String>,
+    /// The visible title that labels the chart's own container (a card's heading,
+    /// an element marked as the chart's title, a bold line right above it); never
+    /// a heading over a section of several charts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heading: Option<String>,
+    /// Set when the chart never revealed itself after being scrolled to (its box or
+    /// an ancestor stayed transparent, hidden or moving) and was captured with the
+    /// reveal forced: what was forced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal: Option<String>,
 }
 
 /// One data series of a chart.
@@ -460,18 +470,17 @@ impl Browser {
     }
 
     /// Ask the browser to exit (≤ 3 s), then kill its process group and remove the profile.
+    /// The DevTools connection is ended from our side first, then the browser gets
+    /// SIGTERM: a browser that closes the socket under a live client makes the
+    /// protocol library log a connection error, which at shutdown is no error.
     pub async fn close(mut self) {
         if let Some(t) = self.popup_closer.take() {
             t.abort();
         }
-        let _ = tokio::time::timeout(
-            Duration::from_secs(3),
-            self.cdp
-                .execute(chromiumoxide::cdp::browser_protocol::browser::CloseParams::default()),
-        )
-        .await;
-        self.process.wait_exit(Duration::from_secs(3)).await;
         self.handler.abort();
+        let _ = (&mut self.handler).await;
+        self.process.terminate();
+        self.process.wait_exit(Duration::from_secs(3)).await;
         self.process.kill();
     }
 }

@@ -283,6 +283,12 @@ async fn run(
             )
             .await;
         }
+        // Scroll the page as a reader would before looking for charts: charts created
+        // when first seen and reveal-on-scroll observers run.
+        let pass = serde_json::json!({"op": "scrollPass", "maxSteps": 80, "waitMs": 300});
+        if let Err(e) = eval(page, capture::op(pass), true, Duration::from_secs(10)).await {
+            note(log, format!("scrolling through the page: {e}"));
+        }
         finish_animations(page, log, deadline).await?;
         let detected = detect(page, log, req, deadline).await?;
         if detected.popups_blocked > 0 {
@@ -291,7 +297,7 @@ async fn run(
         for w in detected.warnings.iter().take(20) {
             note(log, format!("detect: {w}"));
         }
-        shoot(page, log, detected.charts, vp).await
+        shoot(page, log, detected.charts, vp, deadline).await
     };
     tokio::select! {
         r = work => r,
@@ -577,6 +583,7 @@ struct DetectedChart {
     #[serde(default)]
     truncated: bool,
     caption: Option<String>,
+    heading: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -631,6 +638,7 @@ async fn shoot(
     log: &SharedLog,
     charts: Vec<DetectedChart>,
     vp: Viewport,
+    deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
     let _ = vp;
     let total = charts.len();
@@ -665,7 +673,7 @@ async fn shoot(
     }
     let mut out = Vec::new();
     for c in visible {
-        if let Some(r) = shoot_one(page, log, c, "").await? {
+        if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
             out.push(r);
         }
     }
@@ -676,7 +684,14 @@ async fn shoot(
                 .unwrap_or_default();
         let big = |k: &str| shown[k].as_f64().unwrap_or(0.0) >= 40.0;
         if shown["shown"].as_bool() == Some(true) && big("width") && big("height") {
-            let r = shoot_one(page, log, c, " (in a hidden panel, shown for the shot)").await;
+            let r = shoot_one(
+                page,
+                log,
+                c,
+                " (in a hidden panel, shown for the shot)",
+                deadline,
+            )
+            .await;
             let _ = step(serde_json::json!({"op": "unreveal"})).await;
             if let Some(r) = r? {
                 out.push(r);
@@ -710,8 +725,16 @@ async fn shoot_one(
     log: &SharedLog,
     c: DetectedChart,
     how: &str,
+    deadline: Instant,
 ) -> Result<Option<RenderedChart>, String> {
-    let at = serde_json::json!({"frame": c.frame, "selector": c.selector});
+    // The wait for a chart's own reveal: 2.5 s, less when the page's time runs out.
+    let left = deadline.saturating_duration_since(Instant::now());
+    let settle = left
+        .saturating_sub(Duration::from_secs(3))
+        .min(Duration::from_millis(2500));
+    let at = serde_json::json!({"frame": c.frame, "selector": c.selector,
+        "settleMs": settle.as_millis() as u64});
+    let mut forced = None;
     let step = |name: &str| {
         let mut v = at.clone();
         v["op"] = name.into();
@@ -732,6 +755,9 @@ async fn shoot_one(
                 return Ok(None);
             }
         };
+        if placed.forced.is_some() {
+            forced = placed.forced.clone();
+        }
         let clip = placed.found.then(|| capture::clip(&placed)).flatten();
         let Some(clip) = clip else {
             let _ = eval(
@@ -803,6 +829,9 @@ async fn shoot_one(
     if !how.is_empty() {
         note(log, format!("{} chart {}{how}", c.library, c.selector));
     }
+    if let Some(f) = &forced {
+        note(log, format!("{} chart {}{how}: {f}", c.library, c.selector));
+    }
     let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
     let data = ChartData {
         library: c.library.clone(),
@@ -824,6 +853,8 @@ async fn shoot_one(
             .collect(),
         truncated: c.truncated,
         caption: c.caption.clone(),
+        heading: c.heading.clone(),
+        reveal: forced,
     };
     Ok(Some(RenderedChart {
         library: c.library,

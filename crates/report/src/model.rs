@@ -208,6 +208,15 @@ pub struct ExtractionCounts {
     /// consumed, counted by shape, independently of the grammar (absent when none).
     #[serde(default, skip_serializing_if = "ResidueCounts::is_empty")]
     pub residue: ResidueCounts,
+    /// Cited units inside a section whose heading names sources ("References
+    /// (Excerpt)", "Sources: …") outside any list taken as the reference list:
+    /// entries read as claims (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub units_in_source_sections: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Citation residue by class: what looks like a citation outside every reference

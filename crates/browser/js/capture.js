@@ -166,6 +166,43 @@
     return 'reveal forced after ' + Math.round(ms) + ' ms: ' + what.slice(0, 4).join(', ');
   }
 
+  // Library UI that is not part of the chart: mode bars, export and menu buttons, zoom and
+  // range controls, toolbars, credits, tooltips left open. Hidden (visibility, restored by
+  // 'restore') in every document for the shot; an ECharts toolbox, drawn inside the
+  // canvas, is switched off.
+  var CHROME = ['.modebar-container', '.modebar', '.highcharts-exporting-group', '.highcharts-contextbutton',
+    '.highcharts-contextmenu', '.highcharts-credits', '.highcharts-reset-zoom', '.highcharts-range-selector-buttons',
+    '.highcharts-tooltip', '.highcharts-label.highcharts-tooltip', '.apexcharts-toolbar', '.apexcharts-tooltip',
+    '.apexcharts-xaxistooltip', '.apexcharts-yaxistooltip', '.vega-embed > details', '.vega-actions',
+    '.google-visualization-tooltip', '.amcharts-amexport-menu', '.am5-tooltip-container',
+    '.plotly-notifier', '.js-plotly-plot .hoverlayer', '.echarts-tooltip', '.d3-tip', '[role=tooltip]'].join(', ');
+  function hideChrome() {
+    docs().forEach(function (d) {
+      var list = []; try { list = d.win.document.querySelectorAll(CHROME); } catch (e) {}
+      list.forEach(function (e) {
+        T.hidden.push([e, e.style.getPropertyValue('visibility'), e.style.getPropertyPriority('visibility')]);
+        e.style.setProperty('visibility', 'hidden', 'important');
+      });
+      try {
+        var E = d.win.echarts;
+        if (E && E.getInstanceByDom) d.win.document.querySelectorAll('[_echarts_instance_]').forEach(function (el) {
+          var ins = E.getInstanceByDom(el); if (!ins) return;
+          try { ins.dispatchAction({ type: 'hideTip' }); } catch (e) {}
+          var o = ins.getOption() || {};
+          if (o.toolbox && o.toolbox.length && o.toolbox.some(function (t) { return t && t.show !== false; })) {
+            ins.setOption({ toolbox: o.toolbox.map(function () { return { show: false }; }) }, { lazyUpdate: false, silent: true });
+            try { ins.getZr().flush(); } catch (e) {}
+          }
+        });
+      } catch (e) {}
+      try { // Highcharts tooltips drawn outside the chart box, Chart.js tooltips left active
+        var C = d.win.Chart;
+        if (C && C.instances) Object.keys(C.instances).forEach(function (k) { var ch = C.instances[k];
+          if (ch && ch.tooltip && ch.tooltip.getActiveElements && ch.tooltip.getActiveElements().length) { ch.tooltip.setActiveElements([], { x: 0, y: 0 }); ch.update('none'); } });
+      } catch (e) {}
+    });
+  }
+
   if (op.op === 'scrollPass') {
     var se = document.scrollingElement || document.documentElement, step = Math.max(200, Math.round(window.innerHeight * 0.8)), n = 0;
     for (var y = 0; n < (op.maxSteps || 80); n++) {
@@ -210,6 +247,7 @@
     var forced = await settle(f.el, op.settleMs == null ? 2500 : op.settleMs);
     var r = rect(f);
     T.hidden = [];
+    hideChrome();
     docs().forEach(function (d) {
       var all = d.win.document.body ? d.win.document.body.querySelectorAll('*') : [];
       for (var i = 0; i < all.length && i < 20000; i++) {
@@ -225,7 +263,7 @@
         }
       }
     });
-    if (T.hidden.length) await frames();
+    await frames();
     r = rect(f);
     return { found: true, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
              scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length, forced: forced };

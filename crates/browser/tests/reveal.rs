@@ -99,3 +99,56 @@ async fn charts_revealed_on_scroll_are_captured_revealed() {
     );
     assert!(by_selector(&plain, "#tickets").data.reveal.is_none());
 }
+
+const TITLES: &str = "p-titles-and-chrome.html";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_chart_gets_the_title_of_its_own_card_and_no_library_ui() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let with_ui = render(&browser, &libs, TITLES).await;
+    // The same charts configured without their UI (mode bar, export button, toolbox,
+    // toolbar, credits).
+    let html = read(&pages_dir().join(TITLES));
+    let bare = html.replace("var CHROME = !window.NO_CHROME;", "var CHROME = false;");
+    assert_ne!(html, bare);
+    let mut req = request(&libs, TITLES);
+    req.entry_override = Some(bare.into_bytes());
+    let without = browser.render(req).await;
+    browser.close().await;
+    no_blank(TITLES, &with_ui);
+    no_blank("(configured without UI)", &without);
+    let headings: Vec<(&str, Option<&str>)> = with_ui
+        .charts
+        .iter()
+        .map(|c| (c.selector.as_str(), c.data.heading.as_deref()))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            ("#branches", Some("Visitors per branch")),
+            ("#weekdayA", None),
+            ("#weekdayB", None),
+            ("#evenings", Some("Evening visits by month")),
+            ("#formats", Some("Loans by format")),
+            ("#rooms", Some("Study-room bookings per week")),
+            ("#wifi", Some("Wi-Fi sessions per day")),
+        ],
+        "{:?}",
+        with_ui.notes
+    );
+    for sel in ["#evenings", "#formats", "#rooms", "#wifi"] {
+        let (a, b) = (by_selector(&with_ui, sel), by_selector(&without, sel));
+        assert_eq!((a.width, a.height), (b.width, b.height), "{sel}");
+        let (pa, pb) = (pixels(&a.png), pixels(&b.png));
+        let differing = pa.pixels().zip(pb.pixels()).filter(|(x, y)| x != y).count();
+        let total = (pa.width() * pa.height()) as usize;
+        assert!(
+            differing * 1000 <= total,
+            "{sel} ({}): {differing} of {total} pixels differ from the chart drawn without its UI",
+            a.library
+        );
+    }
+}

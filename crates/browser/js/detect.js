@@ -98,13 +98,13 @@
   function context(el) {
     var res = { caption: null };
     var fig = el.closest && el.closest('figure');
-    if (fig) { var fc = fig.querySelector('figcaption'); if (fc) res.caption = str(fc.textContent); }
+    if (fig) { var fc = fig.querySelector('figcaption'); if (fc) { res.caption = str(fc.textContent); res.source = res.caption ? 'figcaption' : null; } }
     var e = el;
     for (var up = 0; up < 4 && e && !res.caption; up++, e = e.parentElement) {
       var s = e.nextElementSibling;
       for (var k = 0; k < 2 && s && !res.caption; k++, s = s.nextElementSibling) {
         var t = (s.textContent || '').trim();
-        if (t && t.length < 400 && CAP.test(t)) res.caption = str(t);
+        if (t && t.length < 400 && CAP.test(t)) { res.caption = str(t); res.source = 'caption line'; }
       }
     }
     return res;
@@ -126,13 +126,13 @@
     elements.push(el); chartHosts.push(topHost || host || null);
     if (topHost && hosts.indexOf(topHost) < 0) hosts.push(topHost);
     var box = boxOf(el, off), ctx = context(el);
-    if (host && !ctx.caption) { var hc = context(host); ctx.caption = hc.caption; }
+    if (host && !ctx.caption) { var hc = context(host); ctx.caption = hc.caption; ctx.source = hc.source; }
     var c = {
       index: out.charts.length, library: lib, type: info.type || null, frame: frame,
       anchor: anchorOf(topHost || el),
       selector: cssPath(el), box: box, visible: isVisible(el, box),
       title: str(info.title), labels: info.labels || [], series: (info.series || []).slice(0, MAX_SERIES),
-      seriesCount: (info.series || []).length, caption: ctx.caption, heading: null,
+      seriesCount: (info.series || []).length, caption: ctx.caption, captionSource: ctx.caption ? ctx.source || 'caption line' : null, heading: null,
       animating: !!info.animating
     };
     c.truncated = c.seriesCount > MAX_SERIES || c.series.some(function (s) { return s.n > s.values.length; }) ||
@@ -332,7 +332,8 @@
         if (!isD3 && !(added != null && added >= 8)) return;
         var title = null, tnode = svg.querySelector(':scope > title') || svg.querySelector('text.title, .title text, text.chart-title, .chart-title');
         if (tnode) title = tnode.textContent;
-        if (!title) { var big = null, bs = 0; svg.querySelectorAll('text').forEach(function (t) { if (t.closest('.tick')) return; var fs = parseFloat(win.getComputedStyle(t).fontSize) || 0; var fw = win.getComputedStyle(t).fontWeight; var sc = fs + (+fw >= 600 ? 3 : 0); if (sc > bs) { bs = sc; big = t; } }); if (big) title = big.textContent; }
+        // Else the one text set larger or bolder than every other (labels of one size are no title).
+        if (!title) { var big = null, bs = 0, second = 0; svg.querySelectorAll('text').forEach(function (t) { if (t.closest('.tick')) return; var fs = parseFloat(win.getComputedStyle(t).fontSize) || 0; var fw = win.getComputedStyle(t).fontWeight; var sc = fs + (+fw >= 600 ? 3 : 0); if (sc > bs) { second = bs; bs = sc; big = t; } else if (sc > second) second = sc; }); if (big && bs > second) title = big.textContent; }
         // group marks by tag+class into series; values are the bound data
         var groups = {}, gorder = [];
         marks.forEach(function (m) { var key = m.localName + (m.getAttribute('class') ? '.' + m.getAttribute('class').split(/\s+/)[0] : ''); if (!groups[key]) { groups[key] = []; gorder.push(key); } groups[key].push(m.__data__); });
@@ -407,8 +408,9 @@
     var e = el;
     for (var up = 0; up < 8 && e && e.parentElement; up++, e = e.parentElement) {
       var scope = e.parentElement;
-      // The page's own level labels the report, not one chart.
-      if (/^(body|html)$/.test(scope.localName)) return null;
+      // The top page's own level labels the report, not one chart (a chart file's
+      // body is the chart's own container).
+      if (/^(body|html)$/.test(scope.localName) && scope.ownerDocument === document) return null;
       var p = e.previousElementSibling;
       for (var k = 0; k < 4 && p; k++, p = p.previousElementSibling) {
         if (holdsChart(p)) return null;       // another chart's area lies between
@@ -429,5 +431,11 @@
     c.heading = h;
   });
   out.popupsBlocked = (window.__tvirHooks && window.__tvirHooks.popups) || 0;
+  // Script errors of every same-origin document (hooks.js).
+  out.scriptErrors = [];
+  (function errs(win, frame) {
+    try { var H2 = win.__tvirHooks; if (H2 && H2.pageErrors) H2.pageErrors.forEach(function (e) { out.scriptErrors.push({ frame: frame, message: e.message, where: e.where }); }); } catch (e) {}
+    try { win.document.querySelectorAll('iframe, frame').forEach(function (f) { try { if (f.contentWindow && f.contentWindow.document) errs(f.contentWindow, framePath(f.contentWindow)); } catch (e) {} }); } catch (e) {}
+  })(window, null);
   return out;
 })

@@ -241,6 +241,10 @@ pub struct RequestRecord {
     /// Serialized inline: `{"url": …, "outcome": "provided", "sha256": …}`.
     #[serde(flatten)]
     pub outcome: RequestOutcome,
+    /// Chromium's resource type (`Script`, `Stylesheet`, `Font`, `Document`,
+    /// `Fetch`, …), when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,6 +267,32 @@ pub struct PageRender {
     pub notes: Vec<String>,
     /// Set when the page crashed or hung twice: its charts are unknown.
     pub failure: Option<String>,
+    /// Charts found in the live page but not captured, each with why (captured
+    /// blank, hidden, gone when captured).
+    pub dropped: Vec<DroppedChart>,
+    /// Errors the page's own scripts threw (uncaught or rejected), in order.
+    pub script_errors: Vec<ScriptError>,
+}
+
+/// A chart the live page has that gave no picture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DroppedChart {
+    pub library: String,
+    /// As [`RenderedChart::anchor`].
+    pub anchor: Option<usize>,
+    pub frame: Option<String>,
+    pub selector: String,
+    pub reason: String,
+}
+
+/// An error a script of the page threw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScriptError {
+    /// The frame document's path, None for the page itself.
+    pub frame: Option<String>,
+    pub message: String,
+    /// `file:line` when known.
+    pub r#where: Option<String>,
 }
 
 /// One chart found in the live page.
@@ -297,6 +327,9 @@ pub struct ChartData {
     pub truncated: bool,
     /// `<figcaption>` or a "Figure N" line shown next to the chart.
     pub caption: Option<String>,
+    /// Where `caption` was found: `figcaption` or `caption line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption_source: Option<String>,
     /// The visible title that labels the chart's own container (a card's heading,
     /// an element marked as the chart's title, a bold line right above it); never
     /// a heading over a section of several charts.
@@ -442,17 +475,21 @@ impl Browser {
                     self.cfg.page_budget.as_secs() + 15
                 ))
             });
-            let (requests, notes) = log
+            let (requests, notes, dropped, errors) = log
                 .lock()
                 .map(|mut l| {
                     (
                         std::mem::take(&mut l.requests),
                         std::mem::take(&mut l.notes),
+                        std::mem::take(&mut l.dropped),
+                        std::mem::take(&mut l.script_errors),
                     )
                 })
                 .unwrap_or_default();
             out.requests = requests;
             out.notes.extend(notes);
+            out.dropped = dropped;
+            out.script_errors = errors;
             match r {
                 Ok(charts) => {
                     out.charts = charts;
@@ -496,6 +533,7 @@ mod tests {
             outcome: RequestOutcome::Provided {
                 sha256: "ab".into(),
             },
+            resource_type: None,
         };
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(

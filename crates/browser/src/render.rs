@@ -39,8 +39,8 @@ use sha2::{Digest, Sha256};
 use crate::capture;
 use crate::serve::{self, Route};
 use crate::{
-    ChartData, ChartSeries, PageRequest, RenderedChart, RequestOutcome, RequestRecord, Viewport,
-    MAX_LABELS, MAX_POINTS, MAX_SERIES, MAX_STRING,
+    ChartData, ChartSeries, DroppedChart, PageRequest, RenderedChart, RequestOutcome,
+    RequestRecord, ScriptError, Viewport, MAX_LABELS, MAX_POINTS, MAX_SERIES, MAX_STRING,
 };
 
 const HOOKS_JS: &str = include_str!("../js/hooks.js");
@@ -59,6 +59,8 @@ const MAX_STATIC_HTML: usize = 8 << 20;
 pub(crate) struct Log {
     pub requests: Vec<RequestRecord>,
     pub notes: Vec<String>,
+    pub dropped: Vec<DroppedChart>,
+    pub script_errors: Vec<ScriptError>,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -73,11 +75,35 @@ fn note(log: &SharedLog, s: String) {
     }
 }
 
-fn record(log: &SharedLog, url: &str, outcome: RequestOutcome) {
+fn record(log: &SharedLog, url: &str, rtype: &str, outcome: RequestOutcome) {
     if let Ok(mut l) = log.lock() {
         if l.requests.len() < MAX_RECORDS {
             let url: String = url.chars().take(2000).collect();
-            l.requests.push(RequestRecord { url, outcome });
+            let resource_type = (!rtype.is_empty()).then(|| rtype.to_string());
+            l.requests.push(RequestRecord {
+                url,
+                outcome,
+                resource_type,
+            });
+        }
+    }
+}
+
+/// A chart of the live page that gave no picture: noted and listed with why.
+fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
+    note(
+        log,
+        format!("{} chart {}{how}: {reason}", c.library, c.selector),
+    );
+    if let Ok(mut l) = log.lock() {
+        if l.dropped.len() < MAX_CHARTS_PER_PAGE {
+            l.dropped.push(DroppedChart {
+                library: c.library.clone(),
+                anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
+                frame: c.frame.clone(),
+                selector: c.selector.clone(),
+                reason,
+            });
         }
     }
 }
@@ -297,6 +323,9 @@ async fn run(
         for w in detected.warnings.iter().take(20) {
             note(log, format!("detect: {w}"));
         }
+        if let Ok(mut l) = log.lock() {
+            l.script_errors = detected.script_errors.clone();
+        }
         shoot(page, log, detected.charts, vp, deadline).await
     };
     tokio::select! {
@@ -324,6 +353,7 @@ async fn answer(
         record(
             log,
             url,
+            rtype,
             RequestOutcome::Refused {
                 reason: "navigation away from the report".into(),
             },
@@ -352,13 +382,14 @@ async fn answer(
                             }
                         }
                     }
-                    record(log, url, RequestOutcome::ServedFromFolder);
+                    record(log, url, rtype, RequestOutcome::ServedFromFolder);
                     fulfil(page, id, 200, Some(ctype.to_string()), body).await;
                 }
                 Err(reason) => {
                     record(
                         log,
                         url,
+                        rtype,
                         RequestOutcome::Refused {
                             reason: reason.clone(),
                         },
@@ -379,7 +410,7 @@ async fn answer(
             match got {
                 Ok(Ok(res)) => {
                     let sha = hex::encode(Sha256::digest(&res.body));
-                    record(log, url, RequestOutcome::Provided { sha256: sha });
+                    record(log, url, rtype, RequestOutcome::Provided { sha256: sha });
                     let ctype = res.content_type.clone().unwrap_or_else(|| match kind {
                         crate::ResourceKind::Script => "text/javascript".into(),
                         crate::ResourceKind::Stylesheet => "text/css".into(),
@@ -390,13 +421,14 @@ async fn answer(
                     fulfil(page, id, 200, Some(ctype), res.body).await;
                 }
                 Ok(Err(reason)) => {
-                    record(log, url, RequestOutcome::Refused { reason });
+                    record(log, url, rtype, RequestOutcome::Refused { reason });
                     fail(page, id).await;
                 }
                 Err(_) => {
                     record(
                         log,
                         url,
+                        rtype,
                         RequestOutcome::Refused {
                             reason: format!("not fetched within {} s", provider_budget.as_secs()),
                         },
@@ -406,7 +438,7 @@ async fn answer(
             }
         }
         Route::Refuse(reason) => {
-            record(log, url, RequestOutcome::Refused { reason });
+            record(log, url, rtype, RequestOutcome::Refused { reason });
             fail(page, id).await;
         }
     }
@@ -563,6 +595,8 @@ struct Detected {
     warnings: Vec<String>,
     #[serde(default, rename = "popupsBlocked")]
     popups_blocked: u64,
+    #[serde(default, rename = "scriptErrors")]
+    script_errors: Vec<ScriptError>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -583,6 +617,8 @@ struct DetectedChart {
     #[serde(default)]
     truncated: bool,
     caption: Option<String>,
+    #[serde(rename = "captionSource")]
+    caption_source: Option<String>,
     heading: Option<String>,
 }
 
@@ -700,13 +736,7 @@ async fn shoot(
             if shown["shown"].as_bool() == Some(true) {
                 let _ = step(serde_json::json!({"op": "unreveal"})).await;
             }
-            note(
-                log,
-                format!(
-                    "{} chart {} is hidden or under 40 px: not captured",
-                    c.library, c.selector
-                ),
-            );
+            dropped(log, &c, "", "hidden or under 40 px: not captured".into());
         }
     }
     if total > MAX_CHARTS_PER_PAGE {
@@ -748,10 +778,7 @@ async fn shoot_one(
         let placed = match step("place").await {
             Ok(v) => serde_json::from_value::<capture::Placed>(v).unwrap_or_default(),
             Err(e) => {
-                note(
-                    log,
-                    format!("{} chart {}{how}: not placed: {e}", c.library, c.selector),
-                );
+                dropped(log, &c, how, format!("not placed: {e}"));
                 return Ok(None);
             }
         };
@@ -767,12 +794,11 @@ async fn shoot_one(
                 Duration::from_secs(5),
             )
             .await;
-            note(
+            dropped(
                 log,
-                format!(
-                    "{} chart {}{how}: gone or outside the page when captured",
-                    c.library, c.selector
-                ),
+                &c,
+                how,
+                "gone or outside the page when captured".into(),
             );
             return Ok(None);
         };
@@ -816,12 +842,11 @@ async fn shoot_one(
             break;
         }
         if attempt == 1 {
-            note(
+            dropped(
                 log,
-                format!(
-                    "{} chart {}{how}: captured blank (one colour) twice: no figure",
-                    c.library, c.selector
-                ),
+                &c,
+                how,
+                "captured blank (one colour) twice: no figure".into(),
             );
             return Ok(None);
         }
@@ -853,6 +878,7 @@ async fn shoot_one(
             .collect(),
         truncated: c.truncated,
         caption: c.caption.clone(),
+        caption_source: c.caption_source.clone(),
         heading: c.heading.clone(),
         reveal: forced,
     };

@@ -736,11 +736,9 @@ fn a_normal_run_prints_no_dependency_log_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("report.html"),
-        format!(
-            "<!DOCTYPE html><html><body><h1>Briefing</h1><p>Capacity grew [1].</p>\
-             <iframe src=\"bars.html\" width=\"700\" height=\"380\"></iframe>\
-             <h2>References</h2><ol><li>https://example.org/a</li></ol></body></html>"
-        ),
+        "<!DOCTYPE html><html><body><h1>Briefing</h1><p>Capacity grew [1].</p>\
+         <iframe src=\"bars.html\" width=\"700\" height=\"380\"></iframe>\
+         <h2>References</h2><ol><li>https://example.org/a</li></ol></body></html>",
     )
     .unwrap();
     std::fs::write(

@@ -132,6 +132,7 @@ mod tests {
             scroll_y: sy,
             vw: 1280.0,
             vh: 900.0,
+            forced: None,
         }
     }
 

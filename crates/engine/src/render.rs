@@ -617,7 +617,7 @@ impl Renderer {
         let lines = tvir_report::line_index(&report.text);
         let mut dropped_units: Vec<Unrendered> = Vec::new();
         for d in &stored.dropped {
-            let line = d.anchor.map(|a| lines(a));
+            let line = d.anchor.map(&lines);
             let candidate = line
                 .and_then(|l| plan.candidates.iter().find(|c| c.line == l).cloned())
                 .unwrap_or_else(|| Candidate {

@@ -204,10 +204,12 @@
   }
 
   if (op.op === 'scrollPass') {
+    // The page's height when the pass starts bounds it: a page that keeps growing (a chart
+    // resizing its own container) is not chased.
     var se = document.scrollingElement || document.documentElement, step = Math.max(200, Math.round(window.innerHeight * 0.8)), n = 0;
-    for (var y = 0; n < (op.maxSteps || 80); n++) {
+    var end = se.scrollHeight;
+    for (var y = 0; n < (op.maxSteps || 80) && y + window.innerHeight < end - 2; n++) {
       y += step; window.scrollTo({ left: 0, top: y, behavior: 'instant' }); await frames(); await sleep(30);
-      if (window.scrollY + window.innerHeight >= se.scrollHeight - 2) break;
     }
     await frames(); await sleep(op.waitMs || 300);
     window.scrollTo({ left: 0, top: 0, behavior: 'instant' }); await frames();

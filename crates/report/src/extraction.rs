@@ -1,3 +1,6 @@
+//! Over 1,000 lines: each sign of the self-check is counted, thresholded and unit
+//! tested here, side by side (the tests are a fifth of the file).
+//!
 //! The parse's self-check: does the rules parse look right from the inside?
 //!
 //! A wrong parse has tell-tale signs the parser can count cheaply: bracketed numbers

@@ -46,6 +46,7 @@ https://cdn.jsdelivr.net/npm/vega@6	vega-6.4.0/package/build/vega.min.js
 https://cdn.jsdelivr.net/npm/vega-lite@6	vega-lite-6.4.3/package/build/vega-lite.min.js
 https://cdn.jsdelivr.net/npm/vega-embed@7	vega-embed-7.3.0/package/build/vega-embed.min.js
 https://code.highcharts.com/highcharts.js	highcharts-13.1.1/package/highcharts.js
+https://code.highcharts.com/modules/exporting.js	highcharts-13.1.1/package/modules/exporting.js
 https://cdn.jsdelivr.net/npm/apexcharts	apexcharts-7.9.1/package/dist/apexcharts.min.js
 https://cdn.jsdelivr.net/npm/apexcharts@7.9.1/dist/apexcharts.min.js	apexcharts-7.9.1/package/dist/apexcharts.min.js
 TSV

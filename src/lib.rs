@@ -34,7 +34,8 @@ pub mod summarize;
     about = "Evaluate deep-research reports (TVIR-Bench) and score RepoRef runs"
 )]
 pub struct Cli {
-    /// Log filter (also RUST_LOG), e.g. `info` or `tvir_judge=debug`.
+    /// Log filter (also RUST_LOG), e.g. `info` or `tvir_judge=debug`; without either,
+    /// only the suite's own warnings (no line from a library it uses).
     #[arg(long, global = true)]
     pub log: Option<String>,
     #[command(subcommand)]
@@ -87,12 +88,17 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The log filter of a normal run: the suite's own warnings, nothing from the
+/// libraries it uses (their lines are for `--log` or `RUST_LOG`). `tvir` matches every
+/// `tvir_*` crate and the command line (`tvir_cli`).
+pub const QUIET_LOG: &str = "off,tvir=warn";
+
 fn init_tracing(filter: Option<&str>) {
     use tracing_subscriber::EnvFilter;
     let filter = filter
         .map(EnvFilter::new)
         .or_else(|| EnvFilter::try_from_default_env().ok())
-        .unwrap_or_else(|| EnvFilter::new("warn"));
+        .unwrap_or_else(|| EnvFilter::new(QUIET_LOG));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -479,3 +479,297 @@ async fn a_chart_whose_script_is_refused_fails_naming_the_address() {
         "the page reached the loopback listener"
     );
 }
+
+/// A chart file drawn by an inline script (no library): `n` bars under an `<h2>`.
+fn bar_file(title: &str, values: &[u32]) -> String {
+    format!(
+        r#"<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<h2>{title}</h2>
+<svg id="bars" width="640" height="320"></svg>
+<script>
+var s = document.getElementById('bars'), ns = 'http://www.w3.org/2000/svg';
+{values:?}.forEach(function (v, i) {{
+  var r = document.createElementNS(ns, 'rect');
+  r.setAttribute('x', 40 + i * 110); r.setAttribute('y', 290 - v * 2); r.setAttribute('width', 80);
+  r.setAttribute('height', v * 2); r.setAttribute('fill', '#2a9d8f'); s.appendChild(r);
+  var t = document.createElementNS(ns, 'text');
+  t.setAttribute('x', 60 + i * 110); t.setAttribute('y', 310); t.textContent = 'Q' + (i + 1); s.appendChild(t);
+}});
+</script></body></html>
+"#
+    )
+}
+
+/// An MDX report showing its chart files through a JSX component whose attribute
+/// is not `src` (issue 34): each file is a chart figure, judged, and captioned by
+/// the title a reader sees over it (`caption_source: heading`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mdx_component_of_any_name_shows_its_chart_files() {
+    if chromium().is_none() {
+        common::skip("no Chromium");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let report = dir.path().join("reports/sysA/solar1");
+    std::fs::remove_file(report.join("report.html")).unwrap();
+    std::fs::write(
+        report.join("report.mdx"),
+        "# Rooftop solar briefing\n\nimport ChartEmbed from '../components/ChartEmbed'\n\n\
+         Installed capacity grew from 40 MW in 2019 to 130 MW in 2023 [1].\n\n\
+         <ChartEmbed file=\"charts/capacity.html\" height={420} />\n\n\
+         Installed cost fell from 3.1 to 2.1 USD per watt [2].\n\n\
+         <ChartEmbed file=\"charts/cost.html\" />\n\n\
+         ## References\n\n1. Capacity https://example.org/solar/capacity\n2. Cost https://example.org/solar/cost\n",
+    )
+    .unwrap();
+    std::fs::write(
+        report.join("charts/capacity.html"),
+        bar_file("Installed capacity by year", &[40, 58, 77, 101, 130]),
+    )
+    .unwrap();
+    std::fs::write(
+        report.join("charts/cost.html"),
+        bar_file("Installed cost per watt", &[31, 28, 25, 23, 21]),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out = dir.path().join("out");
+    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let r = report_json(&out);
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 2, "{}", r["render"]);
+    for u in &cq {
+        assert_eq!(u["status"], "scored", "{u}");
+    }
+    let mut captions: Vec<(String, String)> = units(&r, "figure_caption_quality")
+        .iter()
+        .map(|u| {
+            (
+                u["detail"]["caption"].as_str().unwrap_or("").to_string(),
+                u["detail"]["caption_source"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    captions.sort();
+    assert_eq!(
+        captions,
+        [
+            ("Installed capacity by year".into(), "heading".into()),
+            ("Installed cost per watt".into(), "heading".into())
+        ],
+        "{}",
+        r["render"]
+    );
+}
+
+/// The charts of a page whose font and icon style sheets and analytics script are
+/// missing (offline, not in the cache), one ECharts chart drawn and one decorative
+/// canvas never drawn into: one unit, scored; no failed unit naming a style sheet
+/// (issue 34). With Chart.js missing too, the Chart.js chart fails naming it and
+/// only it; with Chart.js there but the page's script failing, the reason is the
+/// script's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    const FONT: &str = "https://fonts.googleapis.com/css2?family=Inter:wght@400;700";
+    const ICONS: &str =
+        "https://cdn.jsdelivr.net/npm/bootstrap-icons@1.11.3/font/bootstrap-icons.min.css";
+    const GTAG: &str = "https://www.googletagmanager.com/gtag/js?id=G-TEST";
+    let page = |chartjs: &str, draw: &str| {
+        format!(
+            r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Rooftop solar briefing</title>
+<link rel="stylesheet" href="{FONT}">
+<link rel="stylesheet" href="{ICONS}">
+<script async src="{GTAG}"></script>
+<script src="{ECHARTS}"></script>
+{chartjs}
+</head><body>
+<h1>Rooftop solar briefing</h1>
+<canvas id="particles" width="1200" height="60"></canvas>
+<p>Installed capacity grew from 40 MW in 2019 to 130 MW in 2023 [1].</p>
+<div class="card"><h3>Installed capacity</h3><div id="cap" style="width:800px;height:360px"></div></div>
+<p>Installed cost fell from 3.1 to 2.1 USD per watt [2].</p>
+<div class="card"><h3>Installed cost</h3><canvas id="cost" width="800" height="360"></canvas></div>
+<h2>References</h2>
+<ol><li>Capacity https://example.org/solar/capacity</li><li>Cost https://example.org/solar/cost</li></ol>
+<script>
+echarts.init(document.getElementById('cap')).setOption({{ animation: false,
+  xAxis: {{ type: 'category', data: ['2019','2020','2021','2022','2023'] }}, yAxis: {{ type: 'value' }},
+  series: [{{ type: 'bar', data: [40, 58, 77, 101, 130] }}] }});
+</script>
+<script>{draw}</script>
+</body></html>
+"#
+        )
+    };
+    let chart = "new Chart(document.getElementById('cost'), { type: 'line', data: { labels: ['2019','2023'], datasets: [{ label: 'USD/W', data: [3.1, 2.1] }] } });";
+    let cases = [
+        // (Chart.js tag, its drawing script, CQ units expected: scored, failed, needle)
+        ("", "", 1, 0, None),
+        (
+            &*format!("<script src=\"{CHART_JS}\"></script>"),
+            chart,
+            1,
+            1,
+            Some(CHART_JS),
+        ),
+        (
+            &*format!("<script src=\"{CHART_JS}\"></script>"),
+            &*format!("var rows = loadRows(); {chart}"),
+            1,
+            1,
+            Some("loadRows is not defined"),
+        ),
+    ];
+    for (k, (tag, draw, scored, failed, needle)) in cases.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        fixture(dir.path());
+        let report = dir.path().join("reports/sysA/solar1/report.html");
+        std::fs::write(&report, page(tag, draw)).unwrap();
+        let cache = dir.path().join("cache.sqlite");
+        seed(&cache, &libs);
+        if k == 1 {
+            // Chart.js is missing from the cache in this case.
+            std::fs::remove_file(&cache).unwrap();
+            let out = tvir_command()
+                .args(["cache", "put", ECHARTS])
+                .arg(libs.join("echarts-5.6.0/package/dist/echarts.min.js"))
+                .arg("--cache")
+                .arg(&cache)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", describe(&out));
+        }
+        let mock = MockJudge::start(MockConfig::default()).await;
+        let out = dir.path().join("out");
+        let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
+        assert!(
+            run.status.code().is_some_and(|c| c <= 1),
+            "{}",
+            describe(&run)
+        );
+        let r = report_json(&out);
+        let cq = units(&r, "chart_quality");
+        let n = |s: &str| cq.iter().filter(|u| u["status"] == s).count();
+        assert_eq!(
+            (n("scored"), n("failed"), cq.len()),
+            (*scored, *failed, scored + failed),
+            "case {k}: {cq:?} {}",
+            r["render"]
+        );
+        for u in cq.iter().filter(|u| u["status"] == "failed") {
+            let reason = u["reason"].as_str().unwrap();
+            assert!(reason.contains(needle.unwrap()), "case {k}: {reason}");
+            for not in [FONT, ICONS, GTAG] {
+                assert!(!reason.contains(not), "case {k} names {not}: {reason}");
+            }
+        }
+    }
+}
+
+/// With the render cache filled, a run without a browser uses the cached render
+/// (whatever browser made it), scores the same, and the record names the browser
+/// version that made the pictures (issue 34).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_render_cache_answers_without_a_browser() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let cache = dir.path().join("cache.sqlite");
+    seed(&cache, &libs);
+    let mock = MockJudge::start(MockConfig::default()).await;
+    let out1 = dir.path().join("out1");
+    let run = output_async(eval(dir.path(), &out1, &cache, &mock, &[])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let r1 = report_json(&out1);
+    assert_eq!(r1["render"]["status"], "rendered");
+    let version = r1["render"]["browser"].as_str().unwrap().to_string();
+    let out2 = dir.path().join("out2");
+    let run = output_async(eval(dir.path(), &out2, &cache, &mock, &["--no-browser"])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(stdout.contains("0 browser start(s)"), "{stdout}");
+    let r2 = report_json(&out2);
+    assert_eq!(r2["render"]["status"], "cached", "{}", r2["render"]);
+    assert_eq!(r2["render"]["browser"], version.as_str());
+    assert_eq!(r2["render"]["charts"], r1["render"]["charts"]);
+    for m in ["chart_quality", "figure_caption_quality", "figure_quality"] {
+        assert_eq!(r2["metrics"][m]["score"], r1["metrics"][m]["score"], "{m}");
+        assert_eq!(r2["metrics"][m]["status"], "evaluated", "{m}");
+    }
+    assert!(units(&r2, "chart_quality")
+        .iter()
+        .all(|u| u["status"] == "scored"));
+}
+
+/// A plain `tvir parse` of a page with a chart prints no dependency's log line
+/// (the browser's protocol library included); `--log` shows them (issue 34).
+#[test]
+fn a_normal_run_prints_no_dependency_log_line() {
+    if chromium().is_none() {
+        common::skip("no Chromium");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("report.html"),
+        "<!DOCTYPE html><html><body><h1>Briefing</h1><p>Capacity grew [1].</p>\
+         <iframe src=\"bars.html\" width=\"700\" height=\"380\"></iframe>\
+         <h2>References</h2><ol><li>https://example.org/a</li></ol></body></html>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bars.html"),
+        bar_file("Capacity", &[40, 58, 77, 101, 130]),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = tvir_command()
+            .env_remove("RUST_LOG")
+            .arg("parse")
+            .arg(dir.path().join("report.html"))
+            .arg("--cache")
+            .arg(dir.path().join(format!("cache-{}.sqlite", extra.len())))
+            .arg("--offline")
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = run(&[]);
+    assert!(stdout.contains("figures:    1"), "{stdout}\n{stderr}");
+    assert!(
+        !stderr.contains("chromiumoxide") && !stderr.contains("ERROR"),
+        "{stderr}"
+    );
+    let (_, stderr) = run(&["--log", "chromiumoxide=trace"]);
+    assert!(stderr.contains("chromiumoxide"), "{stderr}");
+    assert!(!stderr.contains("WS Connection error"), "{stderr}");
+}

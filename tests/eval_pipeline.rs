@@ -304,6 +304,7 @@ impl Builder {
             caption_span,
             render: None,
             chart_data: None,
+            caption_source: None,
         });
     }
     fn build(self, root: &Path) -> Report {

@@ -429,3 +429,48 @@ fn eval_prints_and_summarize_counts_suspect_parses() {
         }
     }
 }
+
+/// A source section under a qualified heading (`## References (Excerpt)`, `Sources
+/// (partial)`, `参考资料（节选）`) whose entries end in link citations is the
+/// reference list: six claims, six entries (a reader's count), not twelve; a
+/// heading the list rule does not take ("Sources: …") leaves its entries as cited
+/// units, and the self-check says where they sit (issue 34).
+#[test]
+fn a_qualified_source_heading_is_a_reference_list_and_units_under_one_are_flagged() {
+    for heading in [
+        "## References (Excerpt)",
+        "## Sources (partial)",
+        "## 参考资料（节选）",
+    ] {
+        let r = parse_edited("md-qualified-sources", &|t| {
+            t.replace("## References (Excerpt)", heading)
+        });
+        assert_eq!(r.facts.len(), 6, "{heading}: {:#?}", r.facts);
+        assert_eq!(r.references.len(), 6, "{heading}");
+        assert!(
+            r.facts.iter().all(|f| f.ref_idxs.len() == 1),
+            "{heading}: {:#?}",
+            r.facts
+        );
+        let e = &r.extraction;
+        assert_eq!(e.verdict, ExtractionVerdict::Ok, "{heading}: {e:#?}");
+        assert_eq!(e.counts.units_in_source_sections, 0, "{heading}");
+    }
+    let r = parse_edited("md-qualified-sources", &|t| {
+        t.replace(
+            "## References (Excerpt)",
+            "## Sources: pages this briefing drew on",
+        )
+    });
+    let e = &r.extraction;
+    assert_eq!(e.counts.units_in_source_sections, 6, "{e:#?}");
+    assert_eq!(e.verdict, ExtractionVerdict::Suspect, "{e:#?}");
+    assert!(
+        e.reasons
+            .iter()
+            .any(|x| x.contains("6 cited units sit inside a source section")
+                && x.contains("Sources: pages this briefing drew on")),
+        "{:#?}",
+        e.reasons
+    );
+}

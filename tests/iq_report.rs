@@ -21,6 +21,7 @@ fn figure(content: &str, kind: FigureKind) -> Figure {
         caption_span: None,
         render: None,
         chart_data: None,
+        caption_source: None,
     }
 }
 

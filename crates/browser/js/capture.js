@@ -11,6 +11,12 @@
 //   {op:'redraw', frame, selector}        ask the chart's library to draw it again (blank shot)
 //   {op:'reveal', frame, selector}        show the display:none ancestors of a chart (tab panels)
 //   {op:'unreveal'}                       put them back
+//   {op:'scrollPass'}                     scroll the page top to bottom one viewport at a time, as a
+//                                         reader does (lazy charts are created, reveal observers fire),
+//                                         then back to the top
+// 'place' also waits (op.settleMs) for the chart to reveal itself: opacity, visibility and
+// transforms of the chart and its ancestors (across frames) settled, their animations finished;
+// a chart that never reveals is shown by force, and `forced` says what was forced.
 (async function tvirCapture(op) {
   'use strict';
   var T = window.__tvirCapture || (window.__tvirCapture = { hidden: [], revealed: [] });
@@ -107,6 +113,108 @@
     return { width: w, height: h };
   }
 
+  // The chart's ancestors up to the top document (through same-origin frame hosts).
+  function chain(el) {
+    var out = [];
+    for (var e = el; e && e.nodeType === 1; ) {
+      out.push(e);
+      if (e.parentElement) { e = e.parentElement; continue; }
+      var host = null; try { host = e.ownerDocument.defaultView.frameElement; } catch (x) {}
+      e = host;
+    }
+    return out;
+  }
+  function veil(el) {
+    var op = 1, hidden = [], faint = [], tf = [], running = 0;
+    chain(el).forEach(function (e) {
+      var cs = e.ownerDocument.defaultView.getComputedStyle(e), o = +cs.opacity;
+      if (isFinite(o)) { op *= o; if (o < 0.99) faint.push(e); }
+      if (cs.visibility === 'hidden') hidden.push(e);
+      if (cs.transform && cs.transform !== 'none') tf.push(cs.transform);
+      try { e.getAnimations().forEach(function (a) { if (a.playState === 'running') running++; }); } catch (x) {}
+    });
+    return { opacity: op, hidden: hidden, faint: faint, key: op.toFixed(3) + '|' + hidden.length + '|' + tf.join('|'), running: running };
+  }
+  function describe(e) {
+    var s = e.localName; if (e.id) s += '#' + e.id;
+    else if (e.classList && e.classList.length) s += '.' + [].slice.call(e.classList, 0, 2).join('.');
+    return s;
+  }
+  // Wait for the chart to be revealed: fully opaque, not hidden, its transforms and
+  // animations still over two checks in a row. Returns null, or what was forced.
+  async function settle(el, ms) {
+    var t0 = performance.now(), last = null, still = 0, v = veil(el);
+    while (performance.now() - t0 < ms) {
+      if (finishAnimations()) await frames();
+      v = veil(el);
+      if (v.opacity >= 0.99 && !v.hidden.length && !v.running && v.key === last) { if (++still >= 2) return null; }
+      else still = 0;
+      last = v.key;
+      await frames(); await sleep(40);
+    }
+    if (v.opacity >= 0.99 && !v.hidden.length) return null;
+    var what = [];
+    v.faint.forEach(function (e) {
+      var cs = e.ownerDocument.defaultView.getComputedStyle(e);
+      what.push('opacity ' + (+cs.opacity).toFixed(2) + ' of ' + describe(e));
+      ['transition', 'animation'].forEach(function (p) { e.style.setProperty(p, 'none', 'important'); });
+      e.style.setProperty('opacity', '1', 'important');
+      if (cs.transform && cs.transform !== 'none') e.style.setProperty('transform', 'none', 'important');
+    });
+    v.hidden.forEach(function (e) { what.push('visibility of ' + describe(e)); e.style.setProperty('visibility', 'visible', 'important'); });
+    await frames();
+    return 'reveal forced after ' + Math.round(ms) + ' ms: ' + what.slice(0, 4).join(', ');
+  }
+
+  // Library UI that is not part of the chart: mode bars, export and menu buttons, zoom and
+  // range controls, toolbars, credits, tooltips left open. Hidden (visibility, restored by
+  // 'restore') in every document for the shot; an ECharts toolbox, drawn inside the
+  // canvas, is switched off.
+  var CHROME = ['.modebar-container', '.modebar', '.highcharts-exporting-group', '.highcharts-contextbutton',
+    '.highcharts-contextmenu', '.highcharts-credits', '.highcharts-reset-zoom', '.highcharts-range-selector-buttons',
+    '.highcharts-tooltip', '.highcharts-label.highcharts-tooltip', '.apexcharts-toolbar', '.apexcharts-tooltip',
+    '.apexcharts-xaxistooltip', '.apexcharts-yaxistooltip', '.vega-embed > details', '.vega-actions',
+    '.google-visualization-tooltip', '.amcharts-amexport-menu', '.am5-tooltip-container',
+    '.plotly-notifier', '.js-plotly-plot .hoverlayer', '.echarts-tooltip', '.d3-tip', '[role=tooltip]'].join(', ');
+  function hideChrome() {
+    docs().forEach(function (d) {
+      var list = []; try { list = d.win.document.querySelectorAll(CHROME); } catch (e) {}
+      list.forEach(function (e) {
+        T.hidden.push([e, e.style.getPropertyValue('visibility'), e.style.getPropertyPriority('visibility')]);
+        e.style.setProperty('visibility', 'hidden', 'important');
+      });
+      try {
+        var E = d.win.echarts;
+        if (E && E.getInstanceByDom) d.win.document.querySelectorAll('[_echarts_instance_]').forEach(function (el) {
+          var ins = E.getInstanceByDom(el); if (!ins) return;
+          try { ins.dispatchAction({ type: 'hideTip' }); } catch (e) {}
+          var o = ins.getOption() || {};
+          if (o.toolbox && o.toolbox.length && o.toolbox.some(function (t) { return t && t.show !== false; })) {
+            ins.setOption({ toolbox: o.toolbox.map(function () { return { show: false }; }) }, { lazyUpdate: false, silent: true });
+            try { ins.getZr().flush(); } catch (e) {}
+          }
+        });
+      } catch (e) {}
+      try { // Highcharts tooltips drawn outside the chart box, Chart.js tooltips left active
+        var C = d.win.Chart;
+        if (C && C.instances) Object.keys(C.instances).forEach(function (k) { var ch = C.instances[k];
+          if (ch && ch.tooltip && ch.tooltip.getActiveElements && ch.tooltip.getActiveElements().length) { ch.tooltip.setActiveElements([], { x: 0, y: 0 }); ch.update('none'); } });
+      } catch (e) {}
+    });
+  }
+
+  if (op.op === 'scrollPass') {
+    // The page's height when the pass starts bounds it: a page that keeps growing (a chart
+    // resizing its own container) is not chased.
+    var se = document.scrollingElement || document.documentElement, step = Math.max(200, Math.round(window.innerHeight * 0.8)), n = 0;
+    var end = se.scrollHeight;
+    for (var y = 0; n < (op.maxSteps || 80) && y + window.innerHeight < end - 2; n++) {
+      y += step; window.scrollTo({ left: 0, top: y, behavior: 'instant' }); await frames(); await sleep(30);
+    }
+    await frames(); await sleep(op.waitMs || 300);
+    window.scrollTo({ left: 0, top: 0, behavior: 'instant' }); await frames();
+    return { steps: n };
+  }
   if (op.op === 'prepare') {
     instantScrolling();
     var n = finishAnimations();
@@ -138,8 +246,10 @@
     await frames();
     // Scrolling may start the page's own reveal animations (scroll-triggered fade-ins).
     if (finishAnimations()) await frames();
+    var forced = await settle(f.el, op.settleMs == null ? 2500 : op.settleMs);
     var r = rect(f);
     T.hidden = [];
+    hideChrome();
     docs().forEach(function (d) {
       var all = d.win.document.body ? d.win.document.body.querySelectorAll('*') : [];
       for (var i = 0; i < all.length && i < 20000; i++) {
@@ -155,10 +265,10 @@
         }
       }
     });
-    if (T.hidden.length) await frames();
+    await frames();
     r = rect(f);
     return { found: true, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
-             scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length };
+             scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length, forced: forced };
   }
   if (op.op === 'restore') {
     T.hidden.forEach(function (h) { if (h[1]) h[0].style.setProperty('visibility', h[1], h[2]); else h[0].style.removeProperty('visibility'); });

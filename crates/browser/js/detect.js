@@ -15,6 +15,7 @@
       MIN_D3_MARKS = opts.minD3Marks || 3, MIN_SIDE = opts.minSide || 40;
   var out = { url: String(location.href).slice(0, 500), frames: 0, charts: [], warnings: [] };
   var seen = [];   // elements already claimed by a chart (any frame)
+  var elements = [], chartHosts = [];   // each chart's element and frame host, by index
 
   function str(v) {
     if (v == null) return null;
@@ -84,30 +85,27 @@
     var w = el.ownerDocument.defaultView, e = el;
     while (e && e.nodeType === 1) {
       var cs = w.getComputedStyle(e);
-      if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0) return false;
+      // Transparency is no reason to skip a chart: cards revealed on scroll start at
+      // opacity 0 (capture.js waits for the reveal, or forces it).
+      if (cs.display === 'none' || cs.visibility === 'hidden') return false;
       e = e.parentElement;
     }
     return true;
   }
-  // Caption/heading near the chart: <figcaption> of the enclosing <figure>, else the first short
-  // following text block that looks like a caption, else the nearest preceding heading.
+  // Caption near the chart: <figcaption> of the enclosing <figure>, else the first short
+  // following text block that looks like a caption (the visible title: headingOf below).
   var CAP = /^\s*(figure|fig\.|chart|graph|exhibit|图|圖|表|图表)\s*[\dA-Za-z一二三四五六七八九十]*/i;
   function context(el) {
-    var res = { caption: null, heading: null };
+    var res = { caption: null };
     var fig = el.closest && el.closest('figure');
-    if (fig) { var fc = fig.querySelector('figcaption'); if (fc) res.caption = str(fc.textContent); }
+    if (fig) { var fc = fig.querySelector('figcaption'); if (fc) { res.caption = str(fc.textContent); res.source = res.caption ? 'figcaption' : null; } }
     var e = el;
     for (var up = 0; up < 4 && e && !res.caption; up++, e = e.parentElement) {
       var s = e.nextElementSibling;
       for (var k = 0; k < 2 && s && !res.caption; k++, s = s.nextElementSibling) {
         var t = (s.textContent || '').trim();
-        if (t && t.length < 400 && CAP.test(t)) res.caption = str(t);
+        if (t && t.length < 400 && CAP.test(t)) { res.caption = str(t); res.source = 'caption line'; }
       }
-    }
-    e = el;
-    for (var up2 = 0; up2 < 6 && e && !res.heading; up2++, e = e.parentElement) {
-      var p = e.previousElementSibling;
-      while (p && !res.heading) { if (/^H[1-6]$/.test(p.tagName)) res.heading = str(p.textContent); p = p.previousElementSibling; }
     }
     return res;
   }
@@ -125,14 +123,16 @@
   function push(frame, off, el, lib, info, host, topHost) {
     if (!el || claimed(el)) return;
     seen.push(el);
+    elements.push(el); chartHosts.push(topHost || host || null);
+    if (topHost && hosts.indexOf(topHost) < 0) hosts.push(topHost);
     var box = boxOf(el, off), ctx = context(el);
-    if (host && !ctx.caption) { var hc = context(host); ctx.caption = hc.caption; ctx.heading = ctx.heading || hc.heading; }
+    if (host && !ctx.caption) { var hc = context(host); ctx.caption = hc.caption; ctx.source = hc.source; }
     var c = {
       index: out.charts.length, library: lib, type: info.type || null, frame: frame,
       anchor: anchorOf(topHost || el),
       selector: cssPath(el), box: box, visible: isVisible(el, box),
       title: str(info.title), labels: info.labels || [], series: (info.series || []).slice(0, MAX_SERIES),
-      seriesCount: (info.series || []).length, caption: ctx.caption, heading: ctx.heading,
+      seriesCount: (info.series || []).length, caption: ctx.caption, captionSource: ctx.caption ? ctx.source || 'caption line' : null, heading: null,
       animating: !!info.animating
     };
     c.truncated = c.seriesCount > MAX_SERIES || c.series.some(function (s) { return s.n > s.values.length; }) ||
@@ -332,7 +332,8 @@
         if (!isD3 && !(added != null && added >= 8)) return;
         var title = null, tnode = svg.querySelector(':scope > title') || svg.querySelector('text.title, .title text, text.chart-title, .chart-title');
         if (tnode) title = tnode.textContent;
-        if (!title) { var big = null, bs = 0; svg.querySelectorAll('text').forEach(function (t) { if (t.closest('.tick')) return; var fs = parseFloat(win.getComputedStyle(t).fontSize) || 0; var fw = win.getComputedStyle(t).fontWeight; var sc = fs + (+fw >= 600 ? 3 : 0); if (sc > bs) { bs = sc; big = t; } }); if (big) title = big.textContent; }
+        // Else the one text set larger or bolder than every other (labels of one size are no title).
+        if (!title) { var big = null, bs = 0, second = 0; svg.querySelectorAll('text').forEach(function (t) { if (t.closest('.tick')) return; var fs = parseFloat(win.getComputedStyle(t).fontSize) || 0; var fw = win.getComputedStyle(t).fontWeight; var sc = fs + (+fw >= 600 ? 3 : 0); if (sc > bs) { second = bs; bs = sc; big = t; } else if (sc > second) second = sc; }); if (big && bs > second) title = big.textContent; }
         // group marks by tag+class into series; values are the bound data
         var groups = {}, gorder = [];
         marks.forEach(function (m) { var key = m.localName + (m.getAttribute('class') ? '.' + m.getAttribute('class').split(/\s+/)[0] : ''); if (!groups[key]) { groups[key] = []; gorder.push(key); } groups[key].push(m.__data__); });
@@ -367,7 +368,74 @@
     if (href.indexOf(base) === 0) { try { return decodeURIComponent(href.slice(base.length).split(/[?#]/)[0]); } catch (e) { return href.slice(base.length); } }
     return href.slice(0, 500);
   }
+  // The visible title of each chart: the nearest heading (h1-h6), element marked as a
+  // title (class or role) or bold line that labels the chart's own container, found among
+  // the earlier siblings of the chart and of its ancestors, going up only while the
+  // container holds no other chart (a heading over a section of several charts labels
+  // none of them). A chart in a frame: the frame's document first, then the frame's host.
+  var TITLE_CLASS = /(^|[-_\s])(title|heading|header|caption|chart-name|card-name)([-_\s]|$)/i;
+  function chartsIn(scope) {
+    var n = 0;
+    for (var i = 0; i < seen.length; i++) if (seen[i] !== scope && scope.contains(seen[i])) n++;
+    for (var j = 0; j < hosts.length; j++) if (hosts[j] !== scope && scope.contains(hosts[j])) n++;
+    return n;
+  }
+  function holdsChart(e) {
+    for (var i = 0; i < seen.length; i++) if (e === seen[i] || e.contains(seen[i])) return true;
+    for (var j = 0; j < hosts.length; j++) if (e === hosts[j] || e.contains(hosts[j])) return true;
+    return false;
+  }
+  function titleText(e) {
+    var t = str(e.textContent);
+    return t && t.length <= 160 ? t : null;
+  }
+  function asTitle(e) {
+    if (!e || e.nodeType !== 1) return null;
+    var name = e.localName;
+    if (/^(script|style|template|canvas|svg|iframe|table|ul|ol)$/.test(name)) return null;
+    if (/^h[2-6]$/.test(name) || e.getAttribute('role') === 'heading') return titleText(e);
+    // A bold line: the element's whole text is one <strong>/<b>.
+    if (/^(strong|b)$/.test(name)) return titleText(e);
+    var kids = e.children;
+    if (kids.length === 1 && /^(strong|b)$/.test(kids[0].localName) && str(kids[0].textContent) === str(e.textContent)) return titleText(e);
+    // A header row holding the title (a card header with a heading and buttons).
+    var inner = e.querySelector('h2, h3, h4, h5, h6, [role=heading]');
+    if (inner && (e.textContent || '').length <= 300) return titleText(inner);
+    if (TITLE_CLASS.test(e.getAttribute('class') || '')) return titleText(e);
+    return null;
+  }
+  function headingOf(el) {
+    var e = el;
+    for (var up = 0; up < 8 && e && e.parentElement; up++, e = e.parentElement) {
+      var scope = e.parentElement;
+      // The top page's own level labels the report, not one chart (a chart file's
+      // body is the chart's own container).
+      if (/^(body|html)$/.test(scope.localName) && scope.ownerDocument === document) return null;
+      var p = e.previousElementSibling;
+      for (var k = 0; k < 4 && p; k++, p = p.previousElementSibling) {
+        if (holdsChart(p)) return null;       // another chart's area lies between
+        var t = asTitle(p);
+        if (t) return chartsIn(scope) > 1 ? null : t;
+      }
+      if (chartsIn(scope) > 1) return null;
+    }
+    return null;
+  }
+  var hosts = [];
   scan(window, null, { x: 0, y: 0 }, null, null);
+  out.charts.forEach(function (c, i) {
+    var el = elements[i];
+    var h = null;
+    try { h = headingOf(el); } catch (e) {}
+    if (!h && chartHosts[i]) { try { h = headingOf(chartHosts[i]); } catch (e) {} }
+    c.heading = h;
+  });
   out.popupsBlocked = (window.__tvirHooks && window.__tvirHooks.popups) || 0;
+  // Script errors of every same-origin document (hooks.js).
+  out.scriptErrors = [];
+  (function errs(win, frame) {
+    try { var H2 = win.__tvirHooks; if (H2 && H2.pageErrors) H2.pageErrors.forEach(function (e) { out.scriptErrors.push({ frame: frame, message: e.message, where: e.where }); }); } catch (e) {}
+    try { win.document.querySelectorAll('iframe, frame').forEach(function (f) { try { if (f.contentWindow && f.contentWindow.document) errs(f.contentWindow, framePath(f.contentWindow)); } catch (e) {} }); } catch (e) {}
+  })(window, null);
   return out;
 })

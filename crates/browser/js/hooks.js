@@ -14,6 +14,16 @@
     Object.defineProperty(window, 'open', { configurable: false, writable: false,
       value: function () { H.popups++; return null; } });
   } catch (e) { try { window.open = function () { H.popups++; return null; }; } catch (e2) {} }
+  // Errors the page's own scripts throw (uncaught, or rejected promises), for the reasons a
+  // chart was not drawn: message and place, at most 20.
+  H.pageErrors = [];
+  function pageError(msg, where) { if (H.pageErrors.length < 20) H.pageErrors.push({ message: String(msg).slice(0, 300), where: where ? String(where).slice(0, 300) : null }); }
+  try {
+    window.addEventListener('error', function (ev) {
+      if (ev && ev.error !== undefined || (ev && ev.message)) pageError(ev.message || (ev.error && ev.error.message) || 'error', ev.filename ? ev.filename + ':' + ev.lineno : null);
+    }, true);
+    window.addEventListener('unhandledrejection', function (ev) { var r = ev && ev.reason; pageError((r && r.message) || r || 'unhandled rejection', null); });
+  } catch (e) {}
   function safe(f) { try { f(); } catch (e) { try { H.errors.push(String(e && e.message || e)); } catch (_) {} } }
 
   // Trap `window.NAME = lib` (UMD builds assign a global) and run `patch(lib)` once.

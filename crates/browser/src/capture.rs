@@ -20,7 +20,7 @@ pub(crate) fn op(step: serde_json::Value) -> String {
 
 /// A chart placed in the viewport by capture.js `place` (CSS px; x/y in page
 /// coordinates of the top document, scroll offsets, viewport size).
-#[derive(Deserialize, Debug, Clone, Copy, Default)]
+#[derive(Deserialize, Debug, Clone, Default)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Placed {
     #[serde(default)]
@@ -41,6 +41,9 @@ pub(crate) struct Placed {
     pub vw: f64,
     #[serde(default)]
     pub vh: f64,
+    /// What was forced to show a chart that never revealed itself.
+    #[serde(default)]
+    pub forced: Option<String>,
 }
 
 /// Whole-pixel clip in page coordinates, and whether the box had to be cut to the
@@ -129,6 +132,7 @@ mod tests {
             scroll_y: sy,
             vw: 1280.0,
             vh: 900.0,
+            forced: None,
         }
     }
 

@@ -241,6 +241,10 @@ pub struct RequestRecord {
     /// Serialized inline: `{"url": …, "outcome": "provided", "sha256": …}`.
     #[serde(flatten)]
     pub outcome: RequestOutcome,
+    /// Chromium's resource type (`Script`, `Stylesheet`, `Font`, `Document`,
+    /// `Fetch`, …), when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,6 +267,32 @@ pub struct PageRender {
     pub notes: Vec<String>,
     /// Set when the page crashed or hung twice: its charts are unknown.
     pub failure: Option<String>,
+    /// Charts found in the live page but not captured, each with why (captured
+    /// blank, hidden, gone when captured).
+    pub dropped: Vec<DroppedChart>,
+    /// Errors the page's own scripts threw (uncaught or rejected), in order.
+    pub script_errors: Vec<ScriptError>,
+}
+
+/// A chart the live page has that gave no picture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DroppedChart {
+    pub library: String,
+    /// As [`RenderedChart::anchor`].
+    pub anchor: Option<usize>,
+    pub frame: Option<String>,
+    pub selector: String,
+    pub reason: String,
+}
+
+/// An error a script of the page threw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScriptError {
+    /// The frame document's path, None for the page itself.
+    pub frame: Option<String>,
+    pub message: String,
+    /// `file:line` when known.
+    pub r#where: Option<String>,
 }
 
 /// One chart found in the live page.
@@ -297,6 +327,19 @@ pub struct ChartData {
     pub truncated: bool,
     /// `<figcaption>` or a "Figure N" line shown next to the chart.
     pub caption: Option<String>,
+    /// Where `caption` was found: `figcaption` or `caption line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption_source: Option<String>,
+    /// The visible title that labels the chart's own container (a card's heading,
+    /// an element marked as the chart's title, a bold line right above it); never
+    /// a heading over a section of several charts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heading: Option<String>,
+    /// Set when the chart never revealed itself after being scrolled to (its box or
+    /// an ancestor stayed transparent, hidden or moving) and was captured with the
+    /// reveal forced: what was forced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal: Option<String>,
 }
 
 /// One data series of a chart.
@@ -432,17 +475,21 @@ impl Browser {
                     self.cfg.page_budget.as_secs() + 15
                 ))
             });
-            let (requests, notes) = log
+            let (requests, notes, dropped, errors) = log
                 .lock()
                 .map(|mut l| {
                     (
                         std::mem::take(&mut l.requests),
                         std::mem::take(&mut l.notes),
+                        std::mem::take(&mut l.dropped),
+                        std::mem::take(&mut l.script_errors),
                     )
                 })
                 .unwrap_or_default();
             out.requests = requests;
             out.notes.extend(notes);
+            out.dropped = dropped;
+            out.script_errors = errors;
             match r {
                 Ok(charts) => {
                     out.charts = charts;
@@ -460,18 +507,17 @@ impl Browser {
     }
 
     /// Ask the browser to exit (≤ 3 s), then kill its process group and remove the profile.
+    /// The DevTools connection is ended from our side first, then the browser gets
+    /// SIGTERM: a browser that closes the socket under a live client makes the
+    /// protocol library log a connection error, which at shutdown is no error.
     pub async fn close(mut self) {
         if let Some(t) = self.popup_closer.take() {
             t.abort();
         }
-        let _ = tokio::time::timeout(
-            Duration::from_secs(3),
-            self.cdp
-                .execute(chromiumoxide::cdp::browser_protocol::browser::CloseParams::default()),
-        )
-        .await;
-        self.process.wait_exit(Duration::from_secs(3)).await;
         self.handler.abort();
+        let _ = (&mut self.handler).await;
+        self.process.terminate();
+        self.process.wait_exit(Duration::from_secs(3)).await;
         self.process.kill();
     }
 }
@@ -487,6 +533,7 @@ mod tests {
             outcome: RequestOutcome::Provided {
                 sha256: "ab".into(),
             },
+            resource_type: None,
         };
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(

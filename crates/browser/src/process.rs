@@ -275,6 +275,16 @@ impl ChromiumProcess {
         }
     }
 
+    /// SIGTERM to the browser itself (it closes its windows and exits).
+    pub(crate) fn terminate(&self) {
+        if !self.exited.load(Ordering::SeqCst) {
+            // SAFETY: plain syscall on the process we started (not yet reaped).
+            unsafe {
+                libc::kill(self.pid, libc::SIGTERM);
+            }
+        }
+    }
+
     /// SIGKILL the whole process group, reap the browser, remove the profile.
     pub(crate) fn kill(&mut self) {
         // SAFETY: plain syscall on the process group we created.

@@ -39,8 +39,8 @@ use sha2::{Digest, Sha256};
 use crate::capture;
 use crate::serve::{self, Route};
 use crate::{
-    ChartData, ChartSeries, PageRequest, RenderedChart, RequestOutcome, RequestRecord, Viewport,
-    MAX_LABELS, MAX_POINTS, MAX_SERIES, MAX_STRING,
+    ChartData, ChartSeries, DroppedChart, PageRequest, RenderedChart, RequestOutcome,
+    RequestRecord, ScriptError, Viewport, MAX_LABELS, MAX_POINTS, MAX_SERIES, MAX_STRING,
 };
 
 const HOOKS_JS: &str = include_str!("../js/hooks.js");
@@ -59,6 +59,8 @@ const MAX_STATIC_HTML: usize = 8 << 20;
 pub(crate) struct Log {
     pub requests: Vec<RequestRecord>,
     pub notes: Vec<String>,
+    pub dropped: Vec<DroppedChart>,
+    pub script_errors: Vec<ScriptError>,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -73,11 +75,35 @@ fn note(log: &SharedLog, s: String) {
     }
 }
 
-fn record(log: &SharedLog, url: &str, outcome: RequestOutcome) {
+fn record(log: &SharedLog, url: &str, rtype: &str, outcome: RequestOutcome) {
     if let Ok(mut l) = log.lock() {
         if l.requests.len() < MAX_RECORDS {
             let url: String = url.chars().take(2000).collect();
-            l.requests.push(RequestRecord { url, outcome });
+            let resource_type = (!rtype.is_empty()).then(|| rtype.to_string());
+            l.requests.push(RequestRecord {
+                url,
+                outcome,
+                resource_type,
+            });
+        }
+    }
+}
+
+/// A chart of the live page that gave no picture: noted and listed with why.
+fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
+    note(
+        log,
+        format!("{} chart {}{how}: {reason}", c.library, c.selector),
+    );
+    if let Ok(mut l) = log.lock() {
+        if l.dropped.len() < MAX_CHARTS_PER_PAGE {
+            l.dropped.push(DroppedChart {
+                library: c.library.clone(),
+                anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
+                frame: c.frame.clone(),
+                selector: c.selector.clone(),
+                reason,
+            });
         }
     }
 }
@@ -283,6 +309,12 @@ async fn run(
             )
             .await;
         }
+        // Scroll the page as a reader would before looking for charts: charts created
+        // when first seen and reveal-on-scroll observers run.
+        let pass = serde_json::json!({"op": "scrollPass", "maxSteps": 80, "waitMs": 300});
+        if let Err(e) = eval(page, capture::op(pass), true, Duration::from_secs(10)).await {
+            note(log, format!("scrolling through the page: {e}"));
+        }
         finish_animations(page, log, deadline).await?;
         let detected = detect(page, log, req, deadline).await?;
         if detected.popups_blocked > 0 {
@@ -291,7 +323,10 @@ async fn run(
         for w in detected.warnings.iter().take(20) {
             note(log, format!("detect: {w}"));
         }
-        shoot(page, log, detected.charts, vp).await
+        if let Ok(mut l) = log.lock() {
+            l.script_errors = detected.script_errors.clone();
+        }
+        shoot(page, log, detected.charts, vp, deadline).await
     };
     tokio::select! {
         r = work => r,
@@ -318,6 +353,7 @@ async fn answer(
         record(
             log,
             url,
+            rtype,
             RequestOutcome::Refused {
                 reason: "navigation away from the report".into(),
             },
@@ -346,13 +382,14 @@ async fn answer(
                             }
                         }
                     }
-                    record(log, url, RequestOutcome::ServedFromFolder);
+                    record(log, url, rtype, RequestOutcome::ServedFromFolder);
                     fulfil(page, id, 200, Some(ctype.to_string()), body).await;
                 }
                 Err(reason) => {
                     record(
                         log,
                         url,
+                        rtype,
                         RequestOutcome::Refused {
                             reason: reason.clone(),
                         },
@@ -373,7 +410,7 @@ async fn answer(
             match got {
                 Ok(Ok(res)) => {
                     let sha = hex::encode(Sha256::digest(&res.body));
-                    record(log, url, RequestOutcome::Provided { sha256: sha });
+                    record(log, url, rtype, RequestOutcome::Provided { sha256: sha });
                     let ctype = res.content_type.clone().unwrap_or_else(|| match kind {
                         crate::ResourceKind::Script => "text/javascript".into(),
                         crate::ResourceKind::Stylesheet => "text/css".into(),
@@ -384,13 +421,14 @@ async fn answer(
                     fulfil(page, id, 200, Some(ctype), res.body).await;
                 }
                 Ok(Err(reason)) => {
-                    record(log, url, RequestOutcome::Refused { reason });
+                    record(log, url, rtype, RequestOutcome::Refused { reason });
                     fail(page, id).await;
                 }
                 Err(_) => {
                     record(
                         log,
                         url,
+                        rtype,
                         RequestOutcome::Refused {
                             reason: format!("not fetched within {} s", provider_budget.as_secs()),
                         },
@@ -400,7 +438,7 @@ async fn answer(
             }
         }
         Route::Refuse(reason) => {
-            record(log, url, RequestOutcome::Refused { reason });
+            record(log, url, rtype, RequestOutcome::Refused { reason });
             fail(page, id).await;
         }
     }
@@ -557,6 +595,8 @@ struct Detected {
     warnings: Vec<String>,
     #[serde(default, rename = "popupsBlocked")]
     popups_blocked: u64,
+    #[serde(default, rename = "scriptErrors")]
+    script_errors: Vec<ScriptError>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -577,6 +617,9 @@ struct DetectedChart {
     #[serde(default)]
     truncated: bool,
     caption: Option<String>,
+    #[serde(rename = "captionSource")]
+    caption_source: Option<String>,
+    heading: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -631,6 +674,7 @@ async fn shoot(
     log: &SharedLog,
     charts: Vec<DetectedChart>,
     vp: Viewport,
+    deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
     let _ = vp;
     let total = charts.len();
@@ -665,7 +709,7 @@ async fn shoot(
     }
     let mut out = Vec::new();
     for c in visible {
-        if let Some(r) = shoot_one(page, log, c, "").await? {
+        if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
             out.push(r);
         }
     }
@@ -676,7 +720,14 @@ async fn shoot(
                 .unwrap_or_default();
         let big = |k: &str| shown[k].as_f64().unwrap_or(0.0) >= 40.0;
         if shown["shown"].as_bool() == Some(true) && big("width") && big("height") {
-            let r = shoot_one(page, log, c, " (in a hidden panel, shown for the shot)").await;
+            let r = shoot_one(
+                page,
+                log,
+                c,
+                " (in a hidden panel, shown for the shot)",
+                deadline,
+            )
+            .await;
             let _ = step(serde_json::json!({"op": "unreveal"})).await;
             if let Some(r) = r? {
                 out.push(r);
@@ -685,13 +736,7 @@ async fn shoot(
             if shown["shown"].as_bool() == Some(true) {
                 let _ = step(serde_json::json!({"op": "unreveal"})).await;
             }
-            note(
-                log,
-                format!(
-                    "{} chart {} is hidden or under 40 px: not captured",
-                    c.library, c.selector
-                ),
-            );
+            dropped(log, &c, "", "hidden or under 40 px: not captured".into());
         }
     }
     if total > MAX_CHARTS_PER_PAGE {
@@ -710,8 +755,16 @@ async fn shoot_one(
     log: &SharedLog,
     c: DetectedChart,
     how: &str,
+    deadline: Instant,
 ) -> Result<Option<RenderedChart>, String> {
-    let at = serde_json::json!({"frame": c.frame, "selector": c.selector});
+    // The wait for a chart's own reveal: 2.5 s, less when the page's time runs out.
+    let left = deadline.saturating_duration_since(Instant::now());
+    let settle = left
+        .saturating_sub(Duration::from_secs(3))
+        .min(Duration::from_millis(2500));
+    let at = serde_json::json!({"frame": c.frame, "selector": c.selector,
+        "settleMs": settle.as_millis() as u64});
+    let mut forced = None;
     let step = |name: &str| {
         let mut v = at.clone();
         v["op"] = name.into();
@@ -725,13 +778,13 @@ async fn shoot_one(
         let placed = match step("place").await {
             Ok(v) => serde_json::from_value::<capture::Placed>(v).unwrap_or_default(),
             Err(e) => {
-                note(
-                    log,
-                    format!("{} chart {}{how}: not placed: {e}", c.library, c.selector),
-                );
+                dropped(log, &c, how, format!("not placed: {e}"));
                 return Ok(None);
             }
         };
+        if placed.forced.is_some() {
+            forced = placed.forced.clone();
+        }
         let clip = placed.found.then(|| capture::clip(&placed)).flatten();
         let Some(clip) = clip else {
             let _ = eval(
@@ -741,12 +794,11 @@ async fn shoot_one(
                 Duration::from_secs(5),
             )
             .await;
-            note(
+            dropped(
                 log,
-                format!(
-                    "{} chart {}{how}: gone or outside the page when captured",
-                    c.library, c.selector
-                ),
+                &c,
+                how,
+                "gone or outside the page when captured".into(),
             );
             return Ok(None);
         };
@@ -790,18 +842,20 @@ async fn shoot_one(
             break;
         }
         if attempt == 1 {
-            note(
+            dropped(
                 log,
-                format!(
-                    "{} chart {}{how}: captured blank (one colour) twice: no figure",
-                    c.library, c.selector
-                ),
+                &c,
+                how,
+                "captured blank (one colour) twice: no figure".into(),
             );
             return Ok(None);
         }
     }
     if !how.is_empty() {
         note(log, format!("{} chart {}{how}", c.library, c.selector));
+    }
+    if let Some(f) = &forced {
+        note(log, format!("{} chart {}{how}: {f}", c.library, c.selector));
     }
     let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
     let data = ChartData {
@@ -824,6 +878,9 @@ async fn shoot_one(
             .collect(),
         truncated: c.truncated,
         caption: c.caption.clone(),
+        caption_source: c.caption_source.clone(),
+        heading: c.heading.clone(),
+        reveal: forced,
     };
     Ok(Some(RenderedChart {
         library: c.library,

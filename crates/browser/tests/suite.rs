@@ -8,3 +8,4 @@ mod capture;
 mod charts;
 mod hostile;
 mod process;
+mod reveal;

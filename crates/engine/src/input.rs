@@ -120,7 +120,7 @@ pub struct ReportJob {
 }
 
 fn report_file(dir: &Path) -> Option<PathBuf> {
-    ["report.md", "report.html"]
+    ["report.md", "report.html", "report.mdx"]
         .iter()
         .map(|f| dir.join(f))
         .find(|p| p.is_file())

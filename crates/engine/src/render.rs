@@ -19,7 +19,7 @@
 //! - **No browser, no zero**: without one, the report's charts stay pseudo-visuals
 //!   and become `not_evaluated` units with the reason and the remedy.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,8 +32,8 @@ use sha2::{Digest, Sha256};
 
 use crate::pages::{Pages, ResourceFailure};
 use tvir_browser::{
-    Browser, BrowserConfig, ChartData, PageRequest, RequestOutcome, RequestRecord, Resource,
-    ResourceKind, ResourceProvider, Viewport,
+    Browser, BrowserConfig, ChartData, DroppedChart, PageRequest, RequestOutcome, RequestRecord,
+    Resource, ResourceKind, ResourceProvider, ScriptError, Viewport,
 };
 use tvir_report::render::{Candidate, RenderMap, RenderPlan, RenderedFigure};
 use tvir_report::Report;
@@ -83,6 +83,15 @@ pub struct StoredRender {
     pub requests: Vec<RequestRecord>,
     pub notes: Vec<String>,
     pub failure: Option<String>,
+    /// Charts the live page had that gave no picture, with why.
+    #[serde(default)]
+    pub dropped: Vec<DroppedChart>,
+    /// Errors the page's scripts threw.
+    #[serde(default)]
+    pub script_errors: Vec<ScriptError>,
+    /// The browser version that made this render.
+    #[serde(default)]
+    pub browser: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -202,13 +211,13 @@ impl Renderer {
         let plan = tvir_report::render::render_plan(report)?;
         let exe = match &self.settings.browser {
             BrowserChoice::Unavailable(reason) => {
-                return Some((report.clone(), self.skipped(&plan, reason)));
+                return Some(self.without_browser(report, &plan, reason).await);
             }
             BrowserChoice::Executable(p) => p.clone(),
         };
         let version = match self.version(&exe).await {
             Ok(v) => v,
-            Err(e) => return Some((report.clone(), self.skipped(&plan, &e))),
+            Err(e) => return Some(self.without_browser(report, &plan, &e).await),
         };
         let (stored, from_cache) = match self.cached(report, &plan, &version).await {
             Some(hit) => {
@@ -221,6 +230,29 @@ impl Renderer {
             },
         };
         Some(self.apply(report, &plan, stored, from_cache, version))
+    }
+
+    /// No browser in this run: a render of the same page, resources and viewport in
+    /// the cache is used whatever browser version made it (the record names that
+    /// version); without one every candidate is skipped for `reason`.
+    async fn without_browser(
+        &self,
+        report: &Report,
+        plan: &RenderPlan,
+        reason: &str,
+    ) -> (Report, RenderResult) {
+        let Some(mut stored) = self.cached_any_version(report, plan).await else {
+            return (report.clone(), self.skipped(plan, reason));
+        };
+        self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+        let version = stored
+            .browser
+            .clone()
+            .unwrap_or_else(|| "an unrecorded browser".into());
+        stored.notes.push(format!(
+            "no browser in this run ({reason}): the cached render made by {version} is used"
+        ));
+        self.apply(report, plan, stored, true, version)
     }
 
     /// Every candidate of `plan` skipped for `reason` (said once per run).
@@ -289,11 +321,18 @@ impl Renderer {
     }
 
     /// The key of the served page: its bytes and entry, the browser, the viewport.
-    fn page_key(&self, plan: &RenderPlan, version: &str) -> String {
+    /// `version` None: the key of any browser's render of the page (what a run
+    /// without a browser looks up).
+    fn page_key(&self, plan: &RenderPlan, version: Option<&str>) -> String {
         let v: Viewport = tvir_browser::VIEWPORT;
         let mut h = Sha256::new();
-        h.update(b"tvir-render 1\n");
-        h.update(version.as_bytes());
+        match version {
+            Some(version) => {
+                h.update(b"tvir-render 1\n");
+                h.update(version.as_bytes());
+            }
+            None => h.update(b"tvir-render any browser 1\n"),
+        }
         h.update(format!("\n{}x{}@{}\n", v.width, v.height, v.scale).as_bytes());
         h.update(plan.entry.as_bytes());
         h.update(b"\n");
@@ -328,8 +367,17 @@ impl Renderer {
         plan: &RenderPlan,
         version: &str,
     ) -> Option<StoredRender> {
+        self.cached_under(report, self.page_key(plan, Some(version)))
+            .await
+    }
+
+    /// The newest render of the page by any browser version.
+    async fn cached_any_version(&self, report: &Report, plan: &RenderPlan) -> Option<StoredRender> {
+        self.cached_under(report, self.page_key(plan, None)).await
+    }
+
+    async fn cached_under(&self, report: &Report, page_key: String) -> Option<StoredRender> {
         let store = self.store.as_ref()?;
-        let page_key = self.page_key(plan, version);
         let used = store
             .with_conn(|c| tvir_store::renders::get_used(c, &page_key))
             .ok()??;
@@ -406,6 +454,9 @@ impl Renderer {
             requests: render.requests,
             notes: render.notes,
             failure: render.failure,
+            dropped: render.dropped,
+            script_errors: render.script_errors,
+            browser: Some(version.to_string()),
         };
         let failures = resources
             .failures
@@ -442,15 +493,21 @@ impl Renderer {
                     RequestOutcome::Refused { .. } => None,
                 })
                 .collect();
-            let page_key = self.page_key(plan, version);
-            if let Some(key) = self.render_key(&page_key, &report.root, &used).await {
-                if let (Ok(used), Ok(json)) =
-                    (serde_json::to_string(&used), serde_json::to_string(&stored))
-                {
-                    if let Err(e) = store
-                        .with_conn(|c| tvir_store::renders::put(c, &page_key, &used, &key, &json))
+            // Under this browser's key, and under the key any browser's render of the
+            // page answers (a later run without a browser).
+            for page_key in [
+                self.page_key(plan, Some(version)),
+                self.page_key(plan, None),
+            ] {
+                if let Some(key) = self.render_key(&page_key, &report.root, &used).await {
+                    if let (Ok(used), Ok(json)) =
+                        (serde_json::to_string(&used), serde_json::to_string(&stored))
                     {
-                        tracing::warn!("render cache: {e}");
+                        if let Err(e) = store.with_conn(|c| {
+                            tvir_store::renders::put(c, &page_key, &used, &key, &json)
+                        }) {
+                            tracing::warn!("render cache: {e}");
+                        }
                     }
                 }
             }
@@ -502,7 +559,9 @@ impl Renderer {
                 // A caption the page shows next to a chart in a frame: the report's
                 // own text cannot give it.
                 caption: c.frame.as_ref().and(c.data.caption.clone()),
+                caption_source: c.frame.as_ref().and(c.data.caption_source.clone()),
                 title: c.data.title.clone(),
+                heading: c.data.heading.clone(),
                 chart_data: serde_json::to_value(&c.data).ok(),
             });
         }
@@ -523,27 +582,62 @@ impl Renderer {
                 .iter()
                 .map(|n| format!("{}: rendering: {n}", report.path.display())),
         );
-        let missing: Vec<String> = stored
-            .notes
+        // Scripts (never a style sheet, a font or an analytics script) that the page
+        // could not have: missing from the cache offline, or refused (a private or
+        // loopback address, a host the fetcher may not reach).
+        let mut missing = Vec::new();
+        let mut refused = Vec::new();
+        for r in &stored.requests {
+            let RequestOutcome::Refused { reason } = &r.outcome else {
+                continue;
+            };
+            if !is_chart_script(r) || missing.len() + refused.len() >= 5 {
+                continue;
+            }
+            if reason.contains("tvir cache put") {
+                let url = &r.url;
+                missing.push(format!(
+                    "{url}: not in the cache (offline); seed it with `tvir cache put {url} FILE`"
+                ));
+            } else {
+                refused.push(format!("{} ({reason})", r.url));
+            }
+        }
+        let errors: Vec<String> = stored
+            .script_errors
             .iter()
-            .filter(|n| n.contains("tvir cache put"))
-            .cloned()
-            .collect();
-        // Scripts the page was refused (a private or loopback address, a host the
-        // fetcher may not reach): named when charts were then not drawn.
-        let refused: Vec<String> = stored
-            .requests
-            .iter()
-            .filter_map(|r| match &r.outcome {
-                RequestOutcome::Refused { reason } if looks_like_script(&r.url) => {
-                    Some(format!("{} ({reason})", r.url))
-                }
-                _ => None,
+            .take(3)
+            .map(|e| match &e.r#where {
+                Some(w) => format!("{} (at {w})", e.message),
+                None => e.message.clone(),
             })
-            .take(5)
             .collect();
+        // Charts the live page had that gave no picture fail with their own reason,
+        // at their own place when their anchor is known.
+        let lines = tvir_report::line_index(&report.text);
+        let mut dropped_units: Vec<Unrendered> = Vec::new();
+        for d in &stored.dropped {
+            let line = d.anchor.map(&lines);
+            let candidate = line
+                .and_then(|l| plan.candidates.iter().find(|c| c.line == l).cloned())
+                .unwrap_or_else(|| Candidate {
+                    line: line.unwrap_or(0),
+                    what: format!("{} chart {}", d.library, d.selector),
+                });
+            dropped_units.push(Unrendered {
+                candidate,
+                skipped: false,
+                reason: format!(
+                    "{} chart {} drawn but not captured: {}",
+                    d.library, d.selector, d.reason
+                ),
+            });
+        }
         let drawn = parsed.figures.iter().filter(|f| f.render.is_some()).count();
-        let short = plan.candidates.len().saturating_sub(drawn);
+        let short = plan
+            .candidates
+            .len()
+            .saturating_sub(drawn + dropped_units.len());
         if let Some(failure) = &stored.failure {
             result.status = "failed".into();
             result.reason = Some(failure.clone());
@@ -556,44 +650,143 @@ impl Renderer {
                     reason: format!("the page could not be rendered: {failure}"),
                 })
                 .collect();
-        } else if short > 0 && (!missing.is_empty() || !refused.is_empty()) {
-            // Fewer charts than expected and libraries missing or refused: the charts
-            // that needed them fail with the addresses (and the remedy, if missing).
-            let reason = if missing.is_empty() {
-                format!(
+        } else {
+            result.unrendered = dropped_units;
+            // Fewer charts than expected and a cause: libraries missing or refused,
+            // else a script error. Without a cause the candidates the live page did
+            // not draw a chart into are no charts: no unit.
+            let reason = if !missing.is_empty() {
+                Some(format!(
+                    "chart library not available: {}",
+                    missing.join("; ")
+                ))
+            } else if !refused.is_empty() {
+                Some(format!(
                     "chart not drawn: its page's scripts were refused: {}",
                     refused.join("; ")
-                )
+                ))
+            } else if !errors.is_empty() {
+                Some(format!(
+                    "chart not drawn: a script of the page failed: {}",
+                    errors.join("; ")
+                ))
             } else {
-                format!("chart library not available: {}", missing.join("; "))
+                None
             };
-            result.reason = Some(reason.clone());
-            result.unrendered = plan
-                .candidates
-                .iter()
-                .rev()
-                .take(short)
-                .rev()
-                .map(|c| Unrendered {
-                    candidate: c.clone(),
-                    skipped: false,
-                    reason: reason.clone(),
-                })
-                .collect();
+            if let (Some(reason), true) = (reason, short > 0) {
+                result.reason = Some(reason.clone());
+                let taken: HashSet<usize> =
+                    result.unrendered.iter().map(|u| u.candidate.line).collect();
+                let drawn_lines: HashSet<usize> = parsed
+                    .figures
+                    .iter()
+                    .filter(|f| f.render.is_some())
+                    .map(|f| f.line)
+                    .collect();
+                let mut open: Vec<&Candidate> = plan
+                    .candidates
+                    .iter()
+                    .filter(|c| !taken.contains(&c.line) && !drawn_lines.contains(&c.line))
+                    .filter(|c| !unused_by_scripts(&report.text, c))
+                    .collect();
+                // Lines may not match (a chart anchored inside its candidate's block):
+                // the last ones stand for the charts missing.
+                if open.len() > short {
+                    open.drain(..open.len() - short);
+                }
+                result
+                    .unrendered
+                    .extend(open.into_iter().map(|c| Unrendered {
+                        candidate: c.clone(),
+                        skipped: false,
+                        reason: reason.clone(),
+                    }));
+            }
         }
         (parsed, result)
     }
 }
 
-/// A request for a script, by its address (the browser records no resource type).
-fn looks_like_script(url: &str) -> bool {
-    let path = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or(url)
-        .to_ascii_lowercase();
-    path.ends_with(".js") || path.ends_with(".mjs") || path.contains("/npm/")
+/// A script-chart candidate whose element has an id that nothing else in the report
+/// names (no script looks it up): a decorative canvas or an empty box, not a chart
+/// that a missing library would have drawn.
+fn unused_by_scripts(text: &str, c: &Candidate) -> bool {
+    if c.what != "script chart" {
+        return false;
+    }
+    let Some(line) = text.lines().nth(c.line.saturating_sub(1)) else {
+        return false;
+    };
+    let ids: Vec<&str> = line
+        .match_indices("id=")
+        .filter_map(|(i, _)| {
+            let rest = &line[i + 3..];
+            let q = rest.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+            let rest = &rest[1..];
+            rest.find(q).map(|e| &rest[..e])
+        })
+        .filter(|id| !id.is_empty())
+        .collect();
+    if ids.is_empty() {
+        return false;
+    }
+    let elsewhere = text.replacen(line, "", 1);
+    !ids.iter().any(|id| {
+        [
+            format!("'{id}'"),
+            format!("\"{id}\""),
+            format!("#{id}"),
+            format!("`{id}`"),
+        ]
+        .iter()
+        .any(|n| elsewhere.contains(n.as_str()))
+    })
 }
+
+/// A request that could have drawn charts: a script by its resource type (or, for
+/// a record without one, by its address), never a style sheet, a font or an
+/// analytics or tag-manager script.
+fn is_chart_script(r: &RequestRecord) -> bool {
+    let url = r.url.to_ascii_lowercase();
+    let path = url.split(['?', '#']).next().unwrap_or(&url);
+    if ANALYTICS.iter().any(|a| path.contains(a)) {
+        return false;
+    }
+    match r.resource_type.as_deref() {
+        Some(t) => t == "Script",
+        None => {
+            let style_or_font = [
+                ".css", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".svg", ".png", ".jpg", ".gif",
+            ]
+            .iter()
+            .any(|e| path.ends_with(e));
+            !style_or_font
+                && (path.ends_with(".js") || path.ends_with(".mjs") || path.contains("/npm/"))
+        }
+    }
+}
+
+/// Analytics, tag-manager and tracking hosts: never a chart's library.
+const ANALYTICS: &[&str] = &[
+    "googletagmanager.com",
+    "google-analytics.com",
+    "/gtag/js",
+    "analytics.js",
+    "plausible.io",
+    "hotjar.com",
+    "clarity.ms",
+    "segment.com",
+    "cdn.segment.io",
+    "matomo",
+    "piwik",
+    "statcounter.com",
+    "cloudflareinsights.com",
+    "doubleclick.net",
+    "facebook.net",
+    "umami",
+    "mixpanel",
+    "amplitude.com",
+];
 
 /// One file or resource a page used, as listed in the cache.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -94,6 +94,7 @@ mod tests {
             }),
             render: None,
             chart_data: None,
+            caption_source: None,
         }
     }
 

@@ -8,7 +8,7 @@ use regex::Regex;
 
 static REF_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?$",
+        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?(\s*[(（\[【]\s*(excerpts?|partial|partial list|selected|selection|abridged|shortened|condensed|truncated|sample|summary|continued|cont\.?|key|main|full|complete|full list|complete list|\d+ (entries|items|sources|references)|节选|摘录|部分|精选|选录|节录|摘要|选摘|部分列表|節選|摘錄|抜粋|一部)\s*[)）\]】])?$",
     )
     .unwrap()
 });
@@ -47,6 +47,30 @@ pub(crate) fn is_reference_heading(text: &str) -> bool {
     !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(n)
 }
 
+/// Whether a heading opens a source section, read more widely than
+/// [`is_reference_heading`]: also a reference heading followed by any qualifier after
+/// a bracket, colon, dash or comma ("Sources: what this drew on", "References —
+/// a selection"). The self-check counts cited units under such a heading; the
+/// parser keeps the narrower rule for taking a list.
+pub(crate) fn is_source_section_heading(text: &str) -> bool {
+    if is_reference_heading(text) {
+        return true;
+    }
+    let t = text
+        .trim()
+        .trim_matches(|c: char| c == '*' || c == '_' || c == '#' || c.is_whitespace());
+    if t.chars().count() > 80 {
+        return false;
+    }
+    let cut = t
+        .find(['(', '（', '[', '【', ':', '：', '—', '–', ',', '，'])
+        .or_else(|| t.find(" - "));
+    match cut {
+        Some(i) if i > 0 => is_reference_heading(&t[..i]),
+        _ => false,
+    }
+}
+
 /// Logos, badges, icons and tracking pixels are not figures.
 pub(crate) fn is_decorative(src: &str, alt: &str, width: Option<u32>, height: Option<u32>) -> bool {
     if BADGE_HOSTS.is_match(src) {
@@ -83,6 +107,10 @@ mod tests {
             "7. Sources",
             "引用的著作",
             "Works Cited:",
+            "## References (Excerpt)",
+            "Sources (partial)",
+            "参考资料（节选）",
+            "Bibliography [selected]",
         ] {
             assert!(is_reference_heading(h), "{h}");
         }
@@ -92,7 +120,19 @@ mod tests {
             "Sources of uncertainty in estimates",
         ] {
             assert!(!is_reference_heading(h), "{h}");
+            assert!(!is_source_section_heading(h), "{h}");
         }
+        for h in [
+            "Sources: what this briefing drew on",
+            "References — a selection of web pages",
+            "## 参考资料：网页",
+        ] {
+            assert!(
+                is_source_section_heading(h) && !is_reference_heading(h),
+                "{h}"
+            );
+        }
+        assert!(!is_source_section_heading("References to the 1998 flood"));
     }
 
     #[test]

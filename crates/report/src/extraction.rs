@@ -1,3 +1,6 @@
+//! Over 1,000 lines: each sign of the self-check is counted, thresholded and unit
+//! tested here, side by side (the tests are a fifth of the file).
+//!
 //! The parse's self-check: does the rules parse look right from the inside?
 //!
 //! A wrong parse has tell-tale signs the parser can count cheaply: bracketed numbers
@@ -196,6 +199,16 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .count();
 
     counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
+    let sections = source_sections(text, &skipped);
+    let in_section = |pos: usize| sections.iter().find(|(r, _)| r.contains(&pos));
+    let mut first_section = None;
+    for f in input.facts {
+        let listed = input.list_spans.iter().any(|r| r.contains(&f.span.start));
+        if let (false, Some((_, h))) = (listed, in_section(f.span.start)) {
+            counts.units_in_source_sections += 1;
+            first_section.get_or_insert_with(|| h.clone());
+        }
+    }
     // Residue: citation shapes outside lists, code, figures and cited units.
     let consumed = merge_spans(
         skip.iter()
@@ -212,7 +225,13 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
     );
     let body_chars = body_chars(text, &skip);
     let numbered = numbered_list(text, input.references, input.has_list);
-    let reasons = reasons(&counts, input, body_chars, numbered);
+    let mut reasons = reasons(&counts, input, body_chars, numbered);
+    if let Some(h) = first_section {
+        reasons.push(format!(
+            "{} cited units sit inside a source section (under \"{h}\"): its entries were read as claims",
+            counts.units_in_source_sections
+        ));
+    }
     Extraction {
         method: ExtractionMethod::Rules,
         verdict: if reasons.is_empty() {
@@ -338,6 +357,46 @@ fn reasons(
             "{} <img> tags in the source but no figure was found",
             c.img_tags
         ));
+    }
+    out
+}
+
+/// A Markdown heading (`## …`), a bold label line (`**Sources (partial)**`) or an
+/// HTML heading, with its level (a label: 7, below every heading).
+static SECTION_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^[ \t]{0,3}(?:(#{1,6})[ \t]+([^\n]{1,200}?)[ \t#]*$|\*\*([^*\n]{1,120})\*\*[ \t]*:?[ \t]*$|<h([1-6])\b[^>]*>([^<\n]{1,200})</h[1-6]>)")
+        .unwrap()
+});
+
+/// Sections opened by a heading that names sources
+/// ([`crate::cues::is_source_section_heading`]): from the heading to the next heading
+/// of the same or a higher level, each with the heading's text.
+fn source_sections(text: &str, skipped: &dyn Fn(usize) -> bool) -> Vec<(Range<usize>, String)> {
+    let heads: Vec<(usize, usize, usize, String)> = SECTION_HEADING
+        .captures_iter(text)
+        .filter(|c| !skipped(c.get(0).map_or(0, |m| m.start())))
+        .filter_map(|c| {
+            let all = c.get(0)?;
+            let (level, title) = if let Some(h) = c.get(1) {
+                (h.as_str().len(), c.get(2)?.as_str())
+            } else if let Some(b) = c.get(3) {
+                (7, b.as_str())
+            } else {
+                (c.get(4)?.as_str().parse().ok()?, c.get(5)?.as_str())
+            };
+            Some((all.start(), all.end(), level, title.trim().to_string()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, (_, end, level, title)) in heads.iter().enumerate() {
+        if !crate::cues::is_source_section_heading(title) {
+            continue;
+        }
+        let stop = heads[i + 1..]
+            .iter()
+            .find(|h| h.2 <= *level || *level == 7)
+            .map_or(text.len(), |h| h.0);
+        out.push((*end..stop, title.clone()));
     }
     out
 }

@@ -218,6 +218,8 @@ struct Pending {
     alt: String,
     span: Range<usize>,
     caption: Option<(String, Option<Range<usize>>, Vec<String>)>,
+    /// `figcaption` or `caption line`: where `caption` was found.
+    caption_from: &'static str,
     number: Option<String>,
 }
 
@@ -291,6 +293,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                     // The whole `<figure>` is the element to blank.
                     span: b.span.clone(),
                     caption: cap.clone(),
+                    caption_from: "figcaption",
                     number: number.clone(),
                 });
             }
@@ -376,6 +379,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                 alt,
                 span,
                 caption: cap,
+                caption_from: "caption line",
                 number,
             });
         }
@@ -449,6 +453,15 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
 
     for p in pending {
         let caption_text = p.caption.as_ref().map(|c| c.0.clone());
+        let rendered = input.renders.and_then(|m| m.lookup(&p.src));
+        let caption_source = rendered.map(|r| {
+            match (&p.caption, alt_as_caption(&p.alt)) {
+                (Some(_), _) => p.caption_from,
+                (None, Some(_)) => r.caption_text_source(),
+                (None, None) => "none",
+            }
+            .to_string()
+        });
         let (caption, caption_span, ref_idxs) = match p.caption {
             Some((t, s, r)) => (Some(t), s, r),
             None => (alt_as_caption(&p.alt), None, Vec::new()),
@@ -494,7 +507,6 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
                 context = Some(c);
             }
         }
-        let rendered = input.renders.and_then(|m| m.lookup(&p.src));
         let kind = match rendered {
             Some(_) => FigureKind::Chart,
             None => figure_kind(
@@ -525,6 +537,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
             alt: (!p.alt.is_empty()).then_some(p.alt),
             span: p.span,
             caption_span,
+            caption_source,
         });
     }
 

@@ -92,6 +92,12 @@ pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> 
     parse_inner(text, format, path, root, None)
 }
 
+/// The 1-based line of each byte offset of `text` (built once, asked many times).
+pub fn line_index(text: &str) -> impl Fn(usize) -> usize + '_ {
+    let index = LineIndex::new(text);
+    move |at| index.line_of(at)
+}
+
 /// [`parse_str`] after a browser rendered the report's [`render::RenderPlan`]: every
 /// chart in `renders` (by the offset of its anchor element) is a figure of kind
 /// `chart` with `render: "browser"`, at the place its element stands, captioned and

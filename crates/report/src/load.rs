@@ -19,7 +19,8 @@ pub struct LoadedSource {
     pub warnings: Vec<String>,
 }
 
-/// Find the report file for a folder (`report.md`, else `report.html`/`report.htm`)
+/// Find the report file for a folder (`report.md`, else `report.html`/`report.htm`,
+/// else `report.mdx`)
 /// or accept a file as it is.
 pub fn resolve_report_file(path: &Path) -> Result<PathBuf, ReportError> {
     let meta = std::fs::metadata(path).map_err(|e| ReportError::Unreadable {
@@ -29,7 +30,7 @@ pub fn resolve_report_file(path: &Path) -> Result<PathBuf, ReportError> {
     if meta.is_file() {
         return Ok(path.to_path_buf());
     }
-    for name in ["report.md", "report.html", "report.htm"] {
+    for name in ["report.md", "report.html", "report.htm", "report.mdx"] {
         let candidate = path.join(name);
         if candidate.is_file() {
             return Ok(candidate);
@@ -49,7 +50,7 @@ pub fn detect_format(path: &Path, text: &str) -> SourceFormat {
         .map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("html") | Some("htm") | Some("xhtml") => SourceFormat::Html,
-        Some("md") | Some("markdown") | Some("txt") => SourceFormat::Markdown,
+        Some("md") | Some("mdx") | Some("markdown") | Some("txt") => SourceFormat::Markdown,
         _ => {
             let head: String = text.trim_start().chars().take(64).collect();
             let head = head.to_ascii_lowercase();

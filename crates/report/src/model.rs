@@ -77,6 +77,11 @@ pub struct Figure {
     /// A rendered chart's series, labels and title as read from its library.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_data: Option<serde_json::Value>,
+    /// Where a rendered chart's caption came from: `figcaption`, `caption line`,
+    /// `configuration` (the chart's own title), `heading` (the visible title over
+    /// the chart in its own container) or `none`; absent for a picture file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption_source: Option<String>,
 }
 
 /// A visual drawn only when the report is viewed (Mermaid, a script-drawn chart) or a
@@ -208,6 +213,15 @@ pub struct ExtractionCounts {
     /// consumed, counted by shape, independently of the grammar (absent when none).
     #[serde(default, skip_serializing_if = "ResidueCounts::is_empty")]
     pub residue: ResidueCounts,
+    /// Cited units inside a section whose heading names sources ("References
+    /// (Excerpt)", "Sources: …") outside any list taken as the reference list:
+    /// entries read as claims (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub units_in_source_sections: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Citation residue by class: what looks like a citation outside every reference

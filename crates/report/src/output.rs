@@ -49,6 +49,9 @@ pub struct FigureOut {
     /// Additive: a rendered chart's data as read from its library.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chart_data: Option<serde_json::Value>,
+    /// Additive: where a rendered chart's caption came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caption_source: Option<String>,
 }
 
 impl ParseOutput {
@@ -86,6 +89,7 @@ impl ParseOutput {
                     line: f.line,
                     render: f.render.clone(),
                     chart_data: f.chart_data.clone(),
+                    caption_source: f.caption_source.clone(),
                 })
                 .collect(),
             structural_errors: r.structural_errors.clone(),

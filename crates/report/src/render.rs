@@ -33,11 +33,20 @@ const RAW_TEXT: &[&str] = &[
 
 /// A script that draws charts or a file that holds them: a reason to render a page.
 static SCRIPT_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)<script[\s>]").unwrap());
-/// A local chart file shown by a frame or component (`src="charts/sales.html"`).
-static CHART_FILE_ATTR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)<(iframe|embed|object|[a-z][a-z0-9]*-[a-z0-9-]+)\b[^>]*?\s(?:src|data|data-src)\s*=\s*["']?([^"'\s>]+\.html?)"#)
+/// An attribute of a start tag: `name="v"`, `name='v'`, `name=v` or JSX's
+/// `name={"v"}`.
+static ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"([A-Za-z_:@][\w:.@-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{\s*["'`]([^"'`]*)["'`]\s*\}|([^\s"'=<>`{}]+))"#)
         .unwrap()
 });
+/// Elements whose file attributes are links, scripts, sources or forms: never a chart
+/// shown by a component.
+const NOT_COMPONENTS: &[&str] = &[
+    "a", "area", "base", "link", "script", "img", "source", "track", "video", "audio", "form",
+    "input", "button", "meta", "use", "image", "picture",
+];
+/// Elements that show a file by themselves (the browser loads it).
+const FRAMES: &[&str] = &["iframe", "frame", "embed", "object"];
 /// Vega and Vega-Lite: the libraries a spec block is drawn with (fetched by the page
 /// through the caller's resource rules, like any chart library).
 pub const VEGA_SCRIPTS: [&str; 3] = [
@@ -114,18 +123,123 @@ fn tag_end(raw: &str, from: usize) -> usize {
 /// `raw` (which starts at byte `base` of the report text) with `data-tvir-at="N"`
 /// after the name of every start tag that can hold a chart.
 pub fn annotate_html(raw: &str, base: usize) -> String {
+    annotate(raw, base).0
+}
+
+/// A local chart file a start tag points at, and whether the browser shows it by
+/// itself (a frame) or the suite must (a component of any name: `<ChartEmbed
+/// file="charts/c1.html" />`, `<Plot spec="s.vl.json">`, `<chart-frame src>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ChartFile {
+    file: String,
+    frame: bool,
+}
+
+/// What kind of local file a value names: a page (`.html`, `.htm`) or a spec
+/// (`.json`, `.vl.json`); None for anything else or a remote address.
+fn chart_file_kind(value: &str) -> Option<&'static str> {
+    let v = value.trim();
+    if v.is_empty() || !is_local(v) || v.contains(['<', '>', '"']) {
+        return None;
+    }
+    let path = v.split(['?', '#']).next().unwrap_or(v).to_ascii_lowercase();
+    if path.ends_with(".html") || path.ends_with(".htm") {
+        Some("page")
+    } else if path.ends_with(".json") {
+        Some("spec")
+    } else {
+        None
+    }
+}
+
+/// The chart file a start tag (`raw[t.at..end]`) points at, if any.
+fn chart_file_of(raw: &str, t: &StartTag, end: usize) -> Option<ChartFile> {
+    if NOT_COMPONENTS.contains(&t.name.as_str()) || UNMARKED.contains(&t.name.as_str()) {
+        return None;
+    }
+    let frame = FRAMES.contains(&t.name.as_str());
+    let attrs = raw.get(t.name_end..end)?;
+    ATTR.captures_iter(attrs).find_map(|c| {
+        let name = c.get(1)?.as_str().to_ascii_lowercase();
+        let value = (2..=5).find_map(|i| c.get(i))?.as_str();
+        if name == ANCHOR_ATTR || name == "href" || name == "action" {
+            return None;
+        }
+        let kind = chart_file_kind(value)?;
+        // A frame shows a page itself; a spec in a frame would show as text.
+        if frame && kind != "page" {
+            return None;
+        }
+        Some(ChartFile {
+            file: value.trim().to_string(),
+            frame,
+        })
+    })
+}
+
+/// `raw` marked (see [`annotate_html`]), a component's chart file shown in it (a
+/// page in an `<iframe>`, a spec by vega-embed), and the chart files found: (offset
+/// in the report text, description, whether a spec needs vega-embed).
+fn annotate(raw: &str, base: usize) -> (String, Vec<(usize, String, bool)>) {
     let mut out = String::with_capacity(raw.len() + raw.len() / 8);
+    let mut files = Vec::new();
     let mut last = 0;
     for t in start_tags(raw) {
         if UNMARKED.contains(&t.name.as_str()) {
             continue;
         }
+        let at = base + t.at;
         out.push_str(&raw[last..t.name_end]);
-        out.push_str(&format!(" {ANCHOR_ATTR}=\"{}\"", base + t.at));
+        out.push_str(&format!(" {ANCHOR_ATTR}=\"{at}\""));
         last = t.name_end;
+        let end = tag_end(raw, t.name_end);
+        let Some(cf) = chart_file_of(raw, &t, end) else {
+            continue;
+        };
+        let spec = chart_file_kind(&cf.file) == Some("spec");
+        files.push((at, format!("chart file {}", cf.file), spec));
+        if cf.frame {
+            continue;
+        }
+        // The component's own start tag, then the file shown inside it; a JSX
+        // self-closing tag is closed (HTML would nest what follows inside it).
+        let tag = &raw[t.name_end..end];
+        let self_closing = tag.trim_end_matches('>').trim_end().ends_with('/');
+        out.push_str(tag);
+        let src = attr_escape(&cf.file);
+        if spec {
+            out.push_str(&format!(
+                "<div {ANCHOR_ATTR}=\"{at}\" class=\"tvir-vega-file\" data-tvir-spec-src=\"{src}\"></div>"
+            ));
+        } else {
+            out.push_str(&format!(
+                "<iframe {ANCHOR_ATTR}=\"{at}\" src=\"{src}\" style=\"width:100%;height:600px;border:0\"></iframe>"
+            ));
+        }
+        if self_closing {
+            out.push_str(&format!("</{}>", &raw[t.at + 1..t.name_end]));
+        }
+        last = end;
     }
     out.push_str(&raw[last..]);
-    out
+    (out, files)
+}
+
+/// Draws each `div.tvir-vega-file` with vega-embed when its file holds a Vega or
+/// Vega-Lite spec (anything else draws nothing: no chart, no unit).
+const VEGA_FILE_LOADER: &str = "<script>(function () { function go() {\
+ document.querySelectorAll('div.tvir-vega-file').forEach(function (d) {\
+ fetch(d.getAttribute('data-tvir-spec-src')).then(function (r) { return r.json(); }).then(function (s) {\
+ var vega = s && typeof s === 'object' && !Array.isArray(s) && (/vega/i.test(String(s.$schema || '')) ||\
+ s.mark || s.marks || s.layer || s.vconcat || s.hconcat || s.concat || s.facet || s.repeat);\
+ if (vega && window.vegaEmbed) return vegaEmbed(d, s, {actions: false}); }).catch(function () {}); }); }\
+ if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', go); else go(); })();</script>";
+
+fn vega_scripts() -> String {
+    VEGA_SCRIPTS
+        .iter()
+        .map(|s| format!("<script src=\"{s}\"></script>"))
+        .collect()
 }
 
 /// An element of the report that needs a browser to be seen: a script target, a
@@ -169,27 +283,25 @@ pub fn render_plan(report: &Report) -> Option<RenderPlan> {
         })
         .collect();
     let known: HashSet<usize> = candidates.iter().map(|c| c.line).collect();
-    for c in CHART_FILE_ATTR.captures_iter(text) {
-        let (Some(all), Some(src)) = (c.get(0), c.get(2)) else {
-            continue;
-        };
-        let line = lines.line_of(all.start());
-        if is_local(src.as_str()) && !known.contains(&line) {
-            candidates.push(Candidate {
-                line,
-                what: format!("chart file {}", src.as_str()),
-            });
-        }
-    }
     let is_md = report.format == SourceFormat::Markdown && !crate::html::looks_like_document(text);
-    let mut md_extra = Vec::new();
-    let html = if is_md {
-        let (html, extra) = markdown_page(text);
-        md_extra = extra;
-        html
+    let (html, md_extra) = if is_md {
+        markdown_page(text)
     } else {
-        annotate_html(text, 0)
+        let (mut html, files) = annotate(text, 0);
+        if files.iter().any(|f| f.2) {
+            let tail = format!("{}{VEGA_FILE_LOADER}", vega_scripts());
+            match html.to_ascii_lowercase().rfind("</body") {
+                Some(i) => html.insert_str(i, &tail),
+                None => html.push_str(&tail),
+            }
+        }
+        let files = files.into_iter().map(|(at, what, _)| (at, what)).collect();
+        (html, files)
     };
+    let md_extra: Vec<(usize, String)> = md_extra
+        .into_iter()
+        .filter(|(at, _)| !known.contains(&lines.line_of(*at)))
+        .collect();
     for (at, what) in &md_extra {
         let line = lines.line_of(*at);
         if !candidates.iter().any(|c| c.line == line) {
@@ -260,6 +372,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
             }
         }
     }
+    jsx_literal_values(&mut blanked);
     let blanked = String::from_utf8(blanked).unwrap_or_default();
     let parser = Parser::new_ext(&blanked, crate::markdown::markdown_options()).into_offset_iter();
     for (event, range) in parser {
@@ -271,7 +384,9 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
                 }
                 Event::End(TagEnd::HtmlBlock) => {
                     let (raw, base) = html_block.take().unwrap_or_default();
-                    events.push(Event::Html(CowStr::from(annotate_html(&raw, base))));
+                    let (html, files) = annotate(&raw, base);
+                    note_files(&mut extra, &mut vega_used, files);
+                    events.push(Event::Html(CowStr::from(html)));
                     continue;
                 }
                 _ => {}
@@ -314,10 +429,9 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
         match event {
             Event::Start(Tag::HtmlBlock) => html_block = Some((String::new(), range.start)),
             Event::InlineHtml(h) => {
-                events.push(Event::InlineHtml(CowStr::from(annotate_html(
-                    &h,
-                    range.start,
-                ))));
+                let (html, files) = annotate(&h, range.start);
+                note_files(&mut extra, &mut vega_used, files);
+                events.push(Event::InlineHtml(CowStr::from(html)));
             }
             Event::Start(Tag::Image { dest_url, .. })
                 if is_local(&dest_url) && is_html_file(&dest_url) =>
@@ -334,7 +448,9 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
     let mut body = String::with_capacity(text.len() * 2);
     pulldown_cmark::html::push_html(&mut body, events.into_iter());
     for r in regions {
-        body.push_str(&annotate_html(&text[r.clone()], r.start));
+        let (html, files) = annotate(&text[r.clone()], r.start);
+        note_files(&mut extra, &mut vega_used, files);
+        body.push_str(&html);
     }
     let mut head = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
     if vega_used {
@@ -350,9 +466,48 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
              var s = d.nextElementSibling; try { vegaEmbed(d, JSON.parse(s.textContent), \
              {actions: false}); } catch (e) {} });</script>",
         );
+        page.push_str(VEGA_FILE_LOADER);
     }
     page.push_str("</body></html>\n");
     (page, extra)
+}
+
+/// JSX attribute values written as a literal in braces (`spec={"a.vl.json"}`,
+/// `height={420}`) on lines that start a tag, made plain HTML values for the served
+/// page (`spec= "a.vl.json" `), in place: byte offsets stay those of the report.
+static JSX_LITERAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?m)^[ \t]*<[A-Za-z][^\n]*"#).unwrap());
+static JSX_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"=\s*(\{)\s*(?:"[^"\n]*"|'[^'\n]*'|[\w.-]+)\s*(\})"#).unwrap());
+
+fn jsx_literal_values(bytes: &mut [u8]) {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    let mut braces = Vec::new();
+    for line in JSX_LITERAL.find_iter(text) {
+        for c in JSX_VALUE.captures_iter(line.as_str()) {
+            for g in [c.get(1), c.get(2)].into_iter().flatten() {
+                braces.push(line.start() + g.start());
+            }
+        }
+    }
+    for i in braces {
+        bytes[i] = b' ';
+    }
+}
+
+/// Chart files found by [`annotate`] in a Markdown page: listed, and vega-embed
+/// loaded when one is a spec.
+fn note_files(
+    extra: &mut Vec<(usize, String)>,
+    vega_used: &mut bool,
+    files: Vec<(usize, String, bool)>,
+) {
+    for (at, what, spec) in files {
+        *vega_used |= spec;
+        extra.push((at, what));
+    }
 }
 
 fn is_html_file(src: &str) -> bool {
@@ -438,6 +593,8 @@ mod parse_tests {
             content: content.into(),
             caption: None,
             title: Some(title.into()),
+            heading: None,
+            caption_source: None,
             chart_data: Some(serde_json::json!({"title": title, "series": [[1, 2, 3]]})),
         }
     }
@@ -540,6 +697,61 @@ mod parse_tests {
         );
         // The configured title is the caption of last resort.
         assert_eq!(r.figures[2].caption.as_deref(), Some("Three"));
+    }
+
+    #[test]
+    fn components_of_any_name_show_their_chart_files() {
+        let md = "# Ferry report\n\nimport ChartEmbed from '../components/ChartEmbed'\n\nRidership rose [1].\n\n\
+                  <ChartEmbed file=\"charts/c1.html\" height={420} />\n\n\
+                  <Plot spec={\"specs/fares.vl.json\"} />\n\n\
+                  <chart-frame data-chart='charts/c2.htm'></chart-frame>\n\n\
+                  <a href=\"charts/c3.html\">the chart as a page</a> and <img src=\"pic.png\">\n\n\
+                  ## References\n\n1. Source one https://example.com/one\n";
+        let r = parse_str(
+            md,
+            SourceFormat::Markdown,
+            Path::new("report.mdx"),
+            Path::new("."),
+        );
+        let plan = render_plan(&r).expect("chart files need a browser");
+        let whats: Vec<&str> = plan.candidates.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(
+            whats,
+            [
+                "chart file charts/c1.html",
+                "chart file specs/fares.vl.json",
+                "chart file charts/c2.htm"
+            ]
+        );
+        let at = md.find("<ChartEmbed").unwrap();
+        assert!(
+            plan.html.contains(&format!(
+                "<ChartEmbed data-tvir-at=\"{at}\" file=\"charts/c1.html\" height= 420  />\
+                 <iframe data-tvir-at=\"{at}\" src=\"charts/c1.html\""
+            )),
+            "{}",
+            plan.html
+        );
+        assert!(plan.html.contains("</ChartEmbed>"));
+        let spec = md.find("<Plot").unwrap();
+        assert!(plan.html.contains(&format!(
+            "<div data-tvir-at=\"{spec}\" class=\"tvir-vega-file\" data-tvir-spec-src=\"specs/fares.vl.json\">"
+        )));
+        assert!(plan.html.contains(VEGA_SCRIPTS[2]) && plan.html.contains("tvir-vega-file"));
+        // The same in an HTML report; a link and an image are not components.
+        let html = "<html><body><p>Text [1].</p><ChartFrame src=\"charts/c1.html\"></ChartFrame>\
+                    <a href=\"charts/c3.html\">page</a></body></html>";
+        let r = parse_str(
+            html,
+            SourceFormat::Html,
+            Path::new("report.html"),
+            Path::new("."),
+        );
+        let plan = render_plan(&r).expect("a chart file");
+        let whats: Vec<&str> = plan.candidates.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(whats, ["chart file charts/c1.html"]);
+        assert!(plan.html.contains("src=\"charts/c1.html\" style="));
+        assert!(!plan.html.contains("vega-embed"));
     }
 
     #[test]

@@ -23,10 +23,45 @@ pub struct RenderedFigure {
     /// The caption shown next to the chart in its own document (a chart inside a
     /// frame), when the report text gives none.
     pub caption: Option<String>,
-    /// The chart's title from its configuration: the caption of last resort.
+    /// The chart's title from its configuration: the caption when the page gives
+    /// none.
     pub title: Option<String>,
+    /// The visible title labelling the chart's own container (a card's heading, a
+    /// title element, a bold line above it): the caption of last resort.
+    #[serde(default)]
+    pub heading: Option<String>,
+    /// Where `caption` came from when it is set (`figcaption`, `caption line`).
+    #[serde(default)]
+    pub caption_source: Option<String>,
     /// The chart's data as read from its library (`chart_data` of the figure).
     pub chart_data: Option<serde_json::Value>,
+}
+
+impl RenderedFigure {
+    /// The caption the chart shows when the report text gives none: its own
+    /// caption, else its configured title, else the visible title over it.
+    pub fn caption_text(&self) -> Option<&str> {
+        [&self.caption, &self.title, &self.heading]
+            .into_iter()
+            .flatten()
+            .map(|s| s.trim())
+            .find(|s| !s.is_empty())
+    }
+
+    /// Where [`Self::caption_text`] comes from: `figcaption` or `caption line` (the
+    /// chart's own document), `configuration`, `heading`, or `none`.
+    pub fn caption_text_source(&self) -> &str {
+        let set = |s: &Option<String>| s.as_deref().is_some_and(|t| !t.trim().is_empty());
+        if set(&self.caption) {
+            self.caption_source.as_deref().unwrap_or("caption line")
+        } else if set(&self.title) {
+            "configuration"
+        } else if set(&self.heading) {
+            "heading"
+        } else {
+            "none"
+        }
+    }
 }
 
 /// Rendered charts by the offset of their anchor element in the report text; several
@@ -55,11 +90,7 @@ impl RenderMap {
                 .enumerate()
                 .map(|(k, c)| Inline::Image {
                     src: format!("{RENDERED_SRC}{at}:{k}"),
-                    alt: c
-                        .caption
-                        .clone()
-                        .or_else(|| c.title.clone())
-                        .unwrap_or_default(),
+                    alt: c.caption_text().unwrap_or_default().to_string(),
                     span: span.clone(),
                     width: None,
                     height: None,

@@ -116,6 +116,7 @@ mod tests {
             caption_span: None,
             render: None,
             chart_data: None,
+            caption_source: None,
         }
     }
 

@@ -142,9 +142,9 @@ pub struct EvalOptions {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub source_chars: usize,
     /// Chart-Source Consistency when every cited page of a chart is unreadable:
-    /// zero (METRICS.md, the default) or judge (asked with the empty evidence, as
-    /// the reference evaluator does).
-    #[arg(long, value_enum, default_value_t = CscUnreadableArg::Zero)]
+    /// judge (asked with each page's fetch error as its text, as the reference
+    /// evaluator and METRICS.md; the default) or zero (settled at 0, no call).
+    #[arg(long, value_enum, default_value_t = CscUnreadableArg::Judge)]
     pub csc_unreadable: CscUnreadableArg,
     /// Who extracts references and facts: rules (the parser), judge (the judge for
     /// every report), auto (the judge only for reports whose parse the self-check

@@ -51,9 +51,10 @@ impl From<DedupKeepArg> for DedupKeep {
 /// `--csc-unreadable`: [`UnreadableSources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CscUnreadableArg {
-    /// Settled at 0 without a call (METRICS.md).
+    /// Settled at 0 without a call (our former rule).
     Zero,
-    /// Asked with the empty evidence (the reference evaluator).
+    /// Asked with each unreadable page's fetch error as its text (the reference
+    /// evaluator and METRICS.md).
     Judge,
 }
 

@@ -45,10 +45,10 @@ pub enum RevisionScope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnreadableSources {
-    /// Settled by the rule without a call (METRICS.md: "chart without usable cited
-    /// source -> 0"; the default).
+    /// Settled by the rule without a call (our former rule).
     Zero,
-    /// Asked anyway, with the empty evidence, as the reference evaluator does.
+    /// Asked anyway, each unreadable page shown with its fetch error as its text,
+    /// as the reference evaluator does (METRICS.md section 3; the default).
     Judge,
 }
 
@@ -134,7 +134,7 @@ impl Default for EvalSettings {
             image_limits: ImageLimits::default(),
             image_size: ImageSize::Original,
             source_chars: None,
-            csc_unreadable: UnreadableSources::Zero,
+            csc_unreadable: UnreadableSources::Judge,
             score: ScoreOptions::default(),
             extraction: ExtractionMode::Rules,
         }

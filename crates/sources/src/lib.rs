@@ -662,6 +662,15 @@ impl Fetcher {
                 }
                 (outcome, String::new(), None)
             }
+            Ok(text) if reader.as_returned() => {
+                // Serper: the page text as the service returned it, the reference's
+                // page text (no blocked-page check; an empty text is an empty page).
+                let size = Some(text.len() as u64);
+                let mut outcome = PageOutcome::with_text(key, text.clone());
+                outcome.content_type = Some("text/plain".into());
+                outcome.http_status = Some(200);
+                (outcome, text, size)
+            }
             Ok(text) => {
                 let size = Some(text.len() as u64);
                 let mut outcome = classify_text(key, 200, None, text.clone(), None);

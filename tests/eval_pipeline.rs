@@ -1,3 +1,5 @@
+//! Over 1,000 lines because it keeps the pipeline fixture and the hand-computed
+//! known-answer test of every metric and edge rule together.
 //! End-to-end tests of the evaluation pipeline with a scripted judge: known answers
 //! give known scores for every metric and edge case, judge failures end as failed
 //! units (never zeros), and the per-metric files follow the reference layout.

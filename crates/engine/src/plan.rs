@@ -35,7 +35,7 @@ use crate::fit::{SourceCut, UnitLabel};
 use crate::input::Task;
 use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
 use crate::record::{UnitRecord, UsageRecord};
-use crate::settings::UnreadableSources;
+use crate::settings::{Settle, UnreadableSources};
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
@@ -299,7 +299,10 @@ impl Engine {
                 let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
                 let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
                                         "merged_duplicates": merged, "dedup": dedup.detail(i)});
-                if let Some(reason) = unusable_sources(ctx.report, &f.ref_idxs) {
+                let settle_certain = self.settings.settle == Settle::Certain;
+                if let Some(reason) =
+                    unusable_sources(ctx.report, &f.ref_idxs).filter(|_| settle_certain)
+                {
                     // Nothing cited can be read by anyone (a marker naming no entry,
                     // an uploaded file): settled before any fetch or call.
                     let rule = ["no_usable_source", "no_source_text"]
@@ -324,7 +327,7 @@ impl Engine {
                         let outcome = Outcome::Failed(why);
                         return (i, self.unit_from(&rubric.id, unit, outcome, detail));
                     }
-                    if settle && unread {
+                    if settle && unread && settle_certain {
                         return (
                             i,
                             self.rule_unit(
@@ -337,6 +340,13 @@ impl Engine {
                         );
                     }
                 }
+                // `--settle none`: asked as the reference does, each page that gave
+                // no text shown with why.
+                let sources = if settle_certain {
+                    sources
+                } else {
+                    with_fetch_errors(sources, &ctx.ev.fetch)
+                };
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
                     sources: canonical_order(sources),

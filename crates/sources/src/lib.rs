@@ -42,9 +42,10 @@ pub use options::FetchOptions;
 pub use select::{cited_sources, cited_urls, remote_image_urls, CitedSource};
 pub use tally::{reason_group, PageTally};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
+    #[default]
     Direct,
     Serper,
     Jina,

@@ -640,3 +640,45 @@ fn unevaluable(mut out: ReportRecord, error: &str, rubrics: &RubricSet) -> Repor
     out.effective_citations = None;
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(status: UnitStatus, score: Option<f64>, name: &str) -> UnitRecord {
+        UnitRecord {
+            metric: "m".into(),
+            unit: name.into(),
+            status,
+            reason: (status != UnitStatus::Scored).then(|| "timed out".to_string()),
+            score,
+            answer: None,
+            justification: None,
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_skipped_unit_fails_alone_and_a_marker_voids_the_metric() {
+        // Two figures scored 0.6 and 0.9, one remote figure timed out (skipped):
+        // (0.6 + 0.9) / 2 = 0.75 with coverage 2/3 (formerly: not evaluated).
+        let a = unit(UnitStatus::Scored, Some(0.6), "figure:1");
+        let b = unit(UnitStatus::Scored, Some(0.9), "figure:2");
+        let c = unit(UnitStatus::Skipped, None, "figure:3");
+        let m = metric_from_units(&[&a, &b, &c], 0.0, &ScoreOptions::default());
+        assert_eq!(m.status, MetricStatus::Evaluated);
+        assert!((m.score.unwrap() - 0.75).abs() < 1e-12);
+        assert!((m.coverage - 2.0 / 3.0).abs() < 1e-12);
+        assert!(m.note.unwrap().contains("1 of 3 units skipped"));
+        let marker = unit(UnitStatus::Skipped, None, MARKER_UNIT);
+        let m = metric_from_units(&[&a, &marker], 0.0, &ScoreOptions::default());
+        assert_eq!((m.score, m.status), (None, MetricStatus::NotEvaluated));
+    }
+
+    #[test]
+    fn round4_is_the_references_round() {
+        assert_eq!(round4(0.123_449_9), 0.1234);
+        assert_eq!(round4(0.911_55), 0.9115); // 0.91155 is stored just below the tie
+        assert_eq!(round4(2.0 / 3.0), 0.6667);
+    }
+}

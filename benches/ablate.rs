@@ -140,6 +140,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         extraction: None,
         render: None,
         thumbnails: Vec::new(),
+        protocol: None,
         error: None,
     };
     LoadedRecord {

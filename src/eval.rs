@@ -113,9 +113,17 @@ pub struct EvalOptions {
     /// Folder of prompt templates ({id}.j2) overriding the built-in ones.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
-    /// Fact de-duplication: pre-filter (default), judge-all (reference), off.
-    #[arg(long, value_enum, default_value_t = DedupArg::Prefilter)]
-    pub dedup: DedupArg,
+    /// Every setting of the reference evaluator at once (`reference`: extraction
+    /// judge, dedup judge-all, fetcher serper, figure kinds path, aggregates
+    /// present, rounding reference, settle none, CSC unreadable judge); a flag
+    /// given beside it overrides that one setting. Recorded in run.json and every
+    /// report.json as "protocol". [default: default]
+    #[arg(long, value_enum)]
+    pub protocol: Option<ProtocolArg>,
+    /// Fact de-duplication: pre-filter, judge-all (reference), off.
+    /// [default: prefilter]
+    #[arg(long, value_enum)]
+    pub dedup: Option<DedupArg>,
     /// Which facts duplicate pairs drop: reference (the later member of every
     /// duplicate pair, as the reference evaluator) or first-kept (only a fact that
     /// duplicates an earlier kept fact).
@@ -142,10 +150,29 @@ pub struct EvalOptions {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub source_chars: usize,
     /// Chart-Source Consistency when every cited page of a chart is unreadable:
-    /// zero (METRICS.md, the default) or judge (asked with the empty evidence, as
-    /// the reference evaluator does).
-    #[arg(long, value_enum, default_value_t = CscUnreadableArg::Zero)]
-    pub csc_unreadable: CscUnreadableArg,
+    /// judge (asked with each page's fetch error as its text, as the reference
+    /// evaluator and METRICS.md) or zero (settled at 0, no call). [default: judge]
+    #[arg(long, value_enum)]
+    pub csc_unreadable: Option<CscUnreadableArg>,
+    /// How a figure's kind is decided: content (its path, then file name, alt text
+    /// and caption; ours) or path (path prefix alone: images/ or an address is an
+    /// image, charts/ a chart, else unknown; the reference). [default: content]
+    #[arg(long, value_enum)]
+    pub figure_kinds: Option<FigureKindsArg>,
+    /// TA, VA and Overall when one of their metrics is not evaluated: complete
+    /// (left empty; ours) or present (the mean of the metrics present; the
+    /// reference). [default: complete]
+    #[arg(long, value_enum)]
+    pub aggregates: Option<AggregatesArg>,
+    /// Score precision: full (ours) or reference (every metric to 4 decimals, the
+    /// aggregates again). [default: full]
+    #[arg(long, value_enum)]
+    pub rounding: Option<RoundingArg>,
+    /// Units whose answer is certain: certain (settled without a call, e.g. a fact
+    /// none of whose pages could be read is unknown; ours) or none (asked of the
+    /// judge with the fetch errors as page text; the reference). [default: certain]
+    #[arg(long, value_enum)]
+    pub settle: Option<SettleArg>,
     /// Who extracts references and facts: rules (the parser), judge (the judge for
     /// every report), auto (the judge only for reports whose parse the self-check
     /// calls suspect). Default: auto when a judge is configured, else rules.
@@ -159,8 +186,10 @@ pub struct EvalOptions {
 }
 
 mod choices;
+mod protocol;
 use choices::parse_image_size;
 pub use choices::*;
+use protocol::resolve_protocol;
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
 Analytical Depth & Breadth, Factual & Logical Consistency, Multimodal Composition, Chart Quality \
@@ -213,6 +242,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut args = *args.options;
     let (_example, inputs) = resolve_inputs(&mut args)?;
     check_flags(&args)?;
+    let protocol = resolve_protocol(protocol::Flags {
+        protocol: args.protocol,
+        extraction: &mut args.extraction,
+        dedup: &mut args.dedup,
+        fetcher: &mut args.fetch.fetcher,
+        figure_kinds: &mut args.figure_kinds,
+        aggregates: &mut args.aggregates,
+        rounding: &mut args.rounding,
+        settle: &mut args.settle,
+        csc_unreadable: &mut args.csc_unreadable,
+    });
     let rubrics = Arc::new(
         RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
             .context("loading rubrics and prompts")?,
@@ -223,7 +263,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let fetcher = Fetcher::new(args.fetch.to_config(), store.clone())?;
     let (mode, judge_model) = (choice.mode, choice.judge_model.clone());
     let wiring = wire_judge(&args, choice, &rubrics, &store)?;
-    let settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
+    let mut settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
+    settings.protocol = Some(protocol.record(&settings, args.fetch.fetcher));
     let settings_json = settings_json(&settings, args.runs);
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let renderer = renderer_of(&args, &store, &pages)?;
@@ -345,6 +386,8 @@ fn settings_json(settings: &EvalSettings, runs: u32) -> serde_json::Value {
         "extraction": settings.extraction, "image_size": settings.image_size,
         "source_chars": settings.source_chars.unwrap_or(0),
         "csc_unreadable": settings.csc_unreadable,
+        "figure_kinds": settings.figure_kinds, "settle": settings.settle,
+        "protocol": settings.protocol,
     })
 }
 
@@ -621,16 +664,23 @@ fn eval_settings(
         concurrency: args.concurrency,
         report_parallelism: args.concurrency.clamp(4, 32),
         mode,
-        dedup: args.dedup.into(),
+        dedup: args.dedup.unwrap_or(DedupArg::Prefilter).into(),
         dedup_keep: args.dedup_keep.into(),
         caption_revision: !args.no_caption_revision,
         revision_scope: args.revision_scope.into(),
         image_size: args.image_size,
         source_chars: (args.source_chars > 0).then_some(args.source_chars),
-        csc_unreadable: args.csc_unreadable.into(),
+        csc_unreadable: args
+            .csc_unreadable
+            .unwrap_or(CscUnreadableArg::Judge)
+            .into(),
         extraction,
+        figure_kinds: args.figure_kinds.unwrap_or(FigureKindsArg::Content).into(),
+        settle: args.settle.unwrap_or(SettleArg::Certain).into(),
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
+            aggregates: args.aggregates.unwrap_or(AggregatesArg::Complete).into(),
+            rounding: args.rounding.unwrap_or(RoundingArg::Full).into(),
             ..ScoreOptions::for_rubrics(rubrics)
         },
         ..EvalSettings::default()
@@ -797,6 +847,7 @@ fn write_run_stats(
                 "thumbnails_decoded": engine.thumbnails.decoded.load(Relaxed),
             },
             "timing": engine.timing.to_json(wall, cpu),
+            "protocol": engine.settings.protocol,
         }),
     )?;
     Ok(engine.timing.line(wall, cpu))

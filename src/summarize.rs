@@ -69,6 +69,10 @@ pub struct SummarizeArgs {
     /// tasks (fewer are enumerated exactly).
     #[arg(long, default_value_t = 10_000)]
     pub permutations: usize,
+    /// Put runs made under different protocols (`tvir eval --protocol`) in one
+    /// leaderboard anyway (refused by default: their scores are not comparable).
+    #[arg(long)]
+    pub mix_protocols: bool,
     /// Seed of the bootstrap and permutations (the default is fixed, so the same
     /// outputs give the same page).
     #[arg(long, default_value_t = significance::DEFAULT_SEED)]
@@ -120,6 +124,20 @@ fn agreement_text(agreements: &[NamedAgreement], md: bool) -> String {
     out
 }
 
+/// Every distinct protocol the records were made under (`tvir eval --protocol`),
+/// described with its settings; records written before it was recorded are
+/// `unrecorded`.
+fn protocols_of(tree: &aggregate::EvalTree) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &tree.records {
+        seen.insert(match &r.record.protocol {
+            Some(p) => p.describe(),
+            None => "unrecorded (written before protocols were recorded)".to_string(),
+        });
+    }
+    seen.into_iter().collect()
+}
+
 pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     if args.format == SummaryFormat::Html && args.output.is_some() {
         anyhow::bail!("--format html writes a folder; give it with --html-out DIR, not --output");
@@ -135,8 +153,19 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = &args.judge {
         tree.retain_judge(j).map_err(anyhow::Error::msg)?;
     }
+    let protocols = protocols_of(&tree);
+    if protocols.len() > 1 && !args.mix_protocols {
+        anyhow::bail!(
+            "{}: runs made under different protocols cannot share a leaderboard (pass --mix-protocols to put them together anyway):\n  {}",
+            args.out.display(),
+            protocols.join("\n  ")
+        );
+    }
     let tasks_label = args.tasks.as_ref().map(|p| p.display().to_string());
     let mut summary = aggregate::summarize_tree(&tree, &tasks, tasks_label.as_deref());
+    for p in &protocols {
+        summary.notes.push(format!("protocol: {p}"));
+    }
     for p in &args.agree {
         summary.agreements.push(load_agreement(p)?);
     }

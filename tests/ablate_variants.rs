@@ -185,6 +185,7 @@ fn record(system: &str, task: &str, s: &Spec) -> ReportRecord {
         extraction: None,
         render: None,
         thumbnails: Vec::new(),
+        protocol: None,
         error: None,
     };
     rescore(&rec, &rubrics, &ScoreOptions::default())

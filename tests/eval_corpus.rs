@@ -108,7 +108,10 @@ fn corpus_reports_evaluate_with_consistent_scores() {
             assert_eq!(r.metrics[m].status, MetricStatus::Evaluated, "{name} {m}");
         }
         if r.figure_count() == 0 {
-            assert_eq!((r.va, r.overall), (None, None), "{name}: text-only");
+            // A text-only report: every visual metric 0, so VA 0 and Overall TA / 2
+            // (METRICS.md section 5; formerly both null).
+            assert_eq!(r.va, Some(0.0), "{name}: text-only");
+            assert_eq!(r.overall, r.ta.map(|t| t / 2.0), "{name}: text-only");
         }
         assert_eq!(
             &rescore(r, &rubrics, &EvalSettings::default().score),

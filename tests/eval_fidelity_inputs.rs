@@ -9,7 +9,7 @@
 //! - figures sent at their original pixel size by default (`--image-size`);
 //! - MC shown the report alone, the task query only when the rubric asks for it;
 //! - CSC with every cited page unreadable: 0 by rule, or judged with the empty
-//!   evidence (`--csc-unreadable judge`);
+//!   evidence (`--csc-unreadable judge`, the default; `zero` settles it at 0);
 //! - which member of a duplicate chain fact de-duplication drops (`--dedup-keep`).
 
 use crate::common;
@@ -349,26 +349,17 @@ fn figures_are_sent_at_their_original_size_unless_bounded() {
 }
 
 #[test]
-fn csc_with_every_cited_page_unreadable_is_zero_or_judged_as_asked() {
+fn csc_with_every_cited_page_unreadable_is_judged_by_default_or_zero_as_asked() {
+    // The default follows the reference (METRICS.md section 3): the judge is asked,
+    // each unreadable page shown as why it could not be read; formerly the default
+    // was 0 without a call, which `--csc-unreadable zero` keeps.
     let unreadable = |_: &str| String::new();
     let (judge, r) = chart_run(settings(), unreadable);
-    assert!(judge.requests("chart_source_consistency").is_empty());
-    let u = r
-        .units
-        .iter()
-        .find(|u| u.metric == "chart_source_consistency")
-        .unwrap();
-    assert_eq!(u.detail["rule"], "no_usable_source");
-    assert_eq!(r.metrics["chart_source_consistency"].score, Some(0.0));
-
-    let s = EvalSettings {
-        csc_unreadable: UnreadableSources::Judge,
-        ..settings()
-    };
-    let (judge, r) = chart_run(s, unreadable);
     let csc = judge.requests("chart_source_consistency");
-    assert_eq!(csc.len(), 1, "asked with the empty evidence");
-    assert!(request_text(&csc[0]).contains("no text could be retrieved"));
+    assert_eq!(csc.len(), 1, "asked with the fetch error as the page text");
+    let text = request_text(&csc[0]);
+    assert!(text.contains("This page could not be read: "), "{text}");
+    assert!(!text.contains("no text could be retrieved"), "{text}");
     let u = r
         .units
         .iter()
@@ -377,6 +368,20 @@ fn csc_with_every_cited_page_unreadable_is_zero_or_judged_as_asked() {
     assert!(u.detail.get("rule").is_none());
     // The schema's first answer: no issue, the top of table C.
     assert_eq!(r.metrics["chart_source_consistency"].score, Some(1.0));
+
+    let s = EvalSettings {
+        csc_unreadable: UnreadableSources::Zero,
+        ..settings()
+    };
+    let (judge, r) = chart_run(s, unreadable);
+    assert!(judge.requests("chart_source_consistency").is_empty());
+    let u = r
+        .units
+        .iter()
+        .find(|u| u.metric == "chart_source_consistency")
+        .unwrap();
+    assert_eq!(u.detail["rule"], "no_usable_source");
+    assert_eq!(r.metrics["chart_source_consistency"].score, Some(0.0));
 }
 
 #[test]

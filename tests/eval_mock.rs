@@ -49,7 +49,12 @@ async fn mock_judge_end_to_end_then_resume_from_cache_byte_identical() {
             assert!((0.0..=1.0).contains(&s), "{name} {m} = {s}");
         }
         assert!(r.ta.is_some(), "{name}");
-        assert_eq!(r.va.is_none(), r.figure_count() == 0, "{name}");
+        // Every report has a VA now: a text-only one scores 0 on every visual
+        // metric (METRICS.md section 5; formerly its VA was null).
+        assert!(r.va.is_some(), "{name}");
+        if r.figure_count() == 0 {
+            assert_eq!(r.va, Some(0.0), "{name}");
+        }
     }
     // IA: one call per report (all items at once); never two calls for one input.
     assert_eq!(mock.metric_count("instruction_alignment"), 6);

@@ -74,6 +74,7 @@ fn record(r: &Rec) -> ReportRecord {
         extraction: None,
         render: None,
         thumbnails: Vec::new(),
+        protocol: None,
         error: None,
     }
 }

@@ -68,6 +68,7 @@ fn write(
         extraction: None,
         render: None,
         thumbnails: Vec::new(),
+        protocol: None,
         error: None,
     };
     let dir = root.join(system).join(task).join(folder);

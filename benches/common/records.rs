@@ -63,6 +63,7 @@ pub fn loaded_record(
         extraction: None,
         render: None,
         thumbnails: Vec::new(),
+        protocol: None,
         error: None,
     };
     LoadedRecord {

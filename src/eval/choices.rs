@@ -2,8 +2,8 @@
 //! variant (the engine stays free of the command line), and their conversions.
 
 use tvir_engine::{
-    DedupKeep, DedupMode, ExtractionMode, ImageSize, RevisionScope, UnreadableSources,
-    IMAGE_SAFETY_MAX_SIDE,
+    Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, RevisionScope,
+    Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 
 // The engine's option enums carry no clap derive (the engine stays free of the
@@ -51,9 +51,10 @@ impl From<DedupKeepArg> for DedupKeep {
 /// `--csc-unreadable`: [`UnreadableSources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CscUnreadableArg {
-    /// Settled at 0 without a call (METRICS.md).
+    /// Settled at 0 without a call (our former rule).
     Zero,
-    /// Asked with the empty evidence (the reference evaluator).
+    /// Asked with each unreadable page's fetch error as its text (the reference
+    /// evaluator and METRICS.md).
     Judge,
 }
 
@@ -114,6 +115,87 @@ impl From<ExtractionArg> for ExtractionMode {
             ExtractionArg::Rules => ExtractionMode::Rules,
             ExtractionArg::Judge => ExtractionMode::Judge,
             ExtractionArg::Auto => ExtractionMode::Auto,
+        }
+    }
+}
+
+/// `--protocol`: which evaluator's settings the run follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProtocolArg {
+    /// Ours: every default of this suite.
+    Default,
+    /// The reference evaluator's: every setting `--protocol reference` implies.
+    Reference,
+}
+
+/// `--figure-kinds`: [`FigureKinds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FigureKindsArg {
+    /// By path, then file name, alt text and caption (ours).
+    Content,
+    /// By path prefix alone (the reference).
+    Path,
+}
+
+impl From<FigureKindsArg> for FigureKinds {
+    fn from(a: FigureKindsArg) -> Self {
+        match a {
+            FigureKindsArg::Content => FigureKinds::Content,
+            FigureKindsArg::Path => FigureKinds::Path,
+        }
+    }
+}
+
+/// `--aggregates`: [`Aggregates`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AggregatesArg {
+    /// Empty when a metric is missing (ours).
+    Complete,
+    /// The mean of the metrics present (the reference).
+    Present,
+}
+
+impl From<AggregatesArg> for Aggregates {
+    fn from(a: AggregatesArg) -> Self {
+        match a {
+            AggregatesArg::Complete => Aggregates::Complete,
+            AggregatesArg::Present => Aggregates::Present,
+        }
+    }
+}
+
+/// `--rounding`: [`Rounding`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoundingArg {
+    /// Full precision (ours).
+    Full,
+    /// 4 decimals per metric, aggregates rounded again (the reference).
+    Reference,
+}
+
+impl From<RoundingArg> for Rounding {
+    fn from(a: RoundingArg) -> Self {
+        match a {
+            RoundingArg::Full => Rounding::Full,
+            RoundingArg::Reference => Rounding::Reference,
+        }
+    }
+}
+
+/// `--settle`: [`Settle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SettleArg {
+    /// Certain answers settled without a call (ours).
+    Certain,
+    /// Every unit asked (the reference).
+    None,
+}
+
+impl From<SettleArg> for Settle {
+    fn from(a: SettleArg) -> Self {
+        match a {
+            SettleArg::Certain => Settle::Certain,
+            SettleArg::None => Settle::None,
         }
     }
 }

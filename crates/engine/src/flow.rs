@@ -117,7 +117,11 @@ impl Engine {
                     extraction: self.settings.extraction,
                     judge: self,
                 };
-                let (report, extraction_usage) = extractor.extract_with_judge(report, &label).await;
+                let (mut report, extraction_usage) =
+                    extractor.extract_with_judge(report, &label).await;
+                if self.settings.figure_kinds == crate::settings::FigureKinds::Path {
+                    kinds_by_path(&mut report);
+                }
                 let report = Arc::new(report);
                 let evidence = self
                     .gather_evidence(&report, render.as_ref(), &mut timing)
@@ -178,6 +182,29 @@ impl Engine {
                 rescore(&r, &self.rubrics, &self.settings.score)
             })
             .collect()
+    }
+}
+
+/// `--figure-kinds path`: each figure typed by its path prefix alone, as the
+/// reference evaluator: `images/` (or `./images/`) or an http(s) address is an
+/// image, `charts/` (or `./charts/`) a chart, anything else unknown (no CQ, no
+/// IQ). A chart this run drew from a page's script stays a chart (the reference's
+/// authors saved such charts under `charts/` by hand).
+pub(crate) fn kinds_by_path(report: &mut tvir_report::Report) {
+    use tvir_report::FigureKind;
+    for f in &mut report.figures {
+        if f.render.is_some() {
+            continue;
+        }
+        let c = f.content.trim();
+        f.kind = if c.starts_with("images/") || c.starts_with("./images/") || c.starts_with("http")
+        {
+            FigureKind::Image
+        } else if c.starts_with("charts/") || c.starts_with("./charts/") {
+            FigureKind::Chart
+        } else {
+            FigureKind::Unknown
+        };
     }
 }
 

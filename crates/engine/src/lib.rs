@@ -67,9 +67,9 @@ pub use input::{discover, load_tasks, match_task, parse_tasks, ReportJob, Task};
 pub use outcome::PENDING_REASON;
 pub use pages::{FigureFailure, Pages, ResourceBytes, ResourceFailure};
 pub use render::{BrowserChoice, RenderSettings, Renderer};
-pub use score::{rescore, IqWeights, ScoreOptions};
+pub use score::{rescore, round4, Aggregates, IqWeights, Rounding, ScoreOptions};
 pub use settings::{
-    EvalSettings, ExtractionMode, ImageSize, JudgeMode, RevisionScope, UnreadableSources,
-    IMAGE_SAFETY_MAX_SIDE,
+    EvalSettings, ExtractionMode, FigureKinds, ImageSize, JudgeMode, ProtocolRecord, RevisionScope,
+    Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 pub use stats::{NoProgress, Progress, RunStats};

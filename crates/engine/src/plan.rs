@@ -13,9 +13,9 @@
 //! | (skipped) | figure, chart, image | the figure was not fetched in this run: the unit is skipped, not scored |
 //! | `missing_caption` | figure, chart, image | reads `caption` and the caption is empty |
 //! | `missing_context` | figure, chart, image | reads `context` and the context is empty |
-//! | `no_usable_source` | figure, chart, image, fact | reads `sources` and the figure cites none, or none could be read (for a chart: only under `--csc-unreadable zero`, the default); a fact whose every citation is unusable by nature (a marker naming no entry, an uploaded file), before any fetch (`no_source_text` stands in when only it is declared) |
+//! | `no_usable_source` | figure, chart, image, fact | reads `sources` and the figure cites none, or none could be read (for a chart: only under `--csc-unreadable zero`; by default, as the reference, the judge is asked with each unreadable page's fetch error as its text); a fact whose every citation is unusable by nature (a marker naming no entry, an uploaded file), before any fetch (`no_source_text` stands in when only it is declared) |
 //! | (failed) | fact, figure, chart | reads `sources`, none could be read, and the run reached no server at all ("no network: ...", see [`crate::network`]) or a cited page is `unavailable` (offline and not in the cache or the sources file: "cited page not available in this run ...") |
-//! | `no_valid_figure` | report | the report has no valid figure (skipped instead when some figure was not fetched) |
+//! | `no_valid_figure` | report | the report has no figure typed image or chart (broken figures still count, as in the reference; skipped instead when no figure is usable and some was not fetched, or when only charts drawn by script that were not rendered stand for figures) |
 //! | `no_task` | report, checklist | reads `task_query` and the report matches no task (without the rule: the unit fails) |
 //!
 //! A rule that is not declared does not settle (except `invalid_visual`): the judge
@@ -35,7 +35,7 @@ use crate::fit::{SourceCut, UnitLabel};
 use crate::input::Task;
 use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
 use crate::record::{UnitRecord, UsageRecord};
-use crate::settings::UnreadableSources;
+use crate::settings::{Settle, UnreadableSources};
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
@@ -135,9 +135,19 @@ impl Engine {
     ) {
         let unit = "report";
         if rubric.rules.contains_key("no_valid_figure") {
+            // As the reference: 0 only when the report has no figure typed image or
+            // chart; a report whose figures are all broken is judged on its text
+            // (the broken ones blanked).
+            let any_typed = ctx
+                .report
+                .figures
+                .iter()
+                .any(|f| matches!(f.kind, FigureKind::Image | FigureKind::Chart));
             let any_valid = ctx.ev.figures.iter().any(|e| e.usable());
             let any_unavailable = ctx.ev.figures.iter().any(|e| e.unavailable.is_some());
-            if !any_valid && any_unavailable {
+            if any_typed && !any_valid && any_unavailable {
+                // Whether those figures are there is unknown in this run: judging
+                // the text with them blanked would put our failure in the score.
                 return self.unit_from(
                     &rubric.id,
                     unit.into(),
@@ -145,11 +155,11 @@ impl Engine {
                     json!({}),
                 );
             }
-            // Charts a script draws that were not rendered: no valid figure is not
-            // the report's fault.
-            if let (false, Some(u)) = (any_valid, ctx.ev.unrendered.first()) {
+            // Charts a script draws that were not rendered: no figure is not the
+            // report's fault.
+            if let (false, Some(u)) = (any_typed, ctx.ev.unrendered.first()) {
                 let reason = format!(
-                    "no valid figure; {} chart(s) drawn by script not evaluated: {}",
+                    "no figure; {} chart(s) drawn by script not evaluated: {}",
                     ctx.ev.unrendered.len(),
                     u.reason
                 );
@@ -160,12 +170,12 @@ impl Engine {
                     json!({}),
                 );
             }
-            if !any_valid {
+            if !any_typed {
                 return self.rule_unit(
                     &rubric.id,
                     unit.into(),
                     "no_valid_figure",
-                    "report has no valid figure".into(),
+                    "report has no image or chart".into(),
                     json!({}),
                 );
             }
@@ -289,7 +299,10 @@ impl Engine {
                 let sources = cited_sources(&f.ref_idxs, ctx.ev.sources.as_ref());
                 let mut detail = json!({"fact": f.fact, "ref_idxs": f.ref_idxs, "line": f.line,
                                         "merged_duplicates": merged, "dedup": dedup.detail(i)});
-                if let Some(reason) = unusable_sources(ctx.report, &f.ref_idxs) {
+                let settle_certain = self.settings.settle == Settle::Certain;
+                if let Some(reason) =
+                    unusable_sources(ctx.report, &f.ref_idxs).filter(|_| settle_certain)
+                {
                     // Nothing cited can be read by anyone (a marker naming no entry,
                     // an uploaded file): settled before any fetch or call.
                     let rule = ["no_usable_source", "no_source_text"]
@@ -314,7 +327,7 @@ impl Engine {
                         let outcome = Outcome::Failed(why);
                         return (i, self.unit_from(&rubric.id, unit, outcome, detail));
                     }
-                    if settle && unread {
+                    if settle && unread && settle_certain {
                         return (
                             i,
                             self.rule_unit(
@@ -327,6 +340,13 @@ impl Engine {
                         );
                     }
                 }
+                // `--settle none`: asked as the reference does, each page that gave
+                // no text shown with why.
+                let sources = if settle_certain {
+                    sources
+                } else {
+                    with_fetch_errors(sources, &ctx.ev.fetch)
+                };
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
                     sources: canonical_order(sources),
@@ -513,8 +533,7 @@ impl Engine {
                 let outcome = Outcome::Failed(why);
                 return (self.unit_from(&rubric.id, unit, outcome, detail), None);
             }
-            // `--csc-unreadable judge`: the judge is asked with the empty evidence,
-            // as the reference evaluator does.
+            // `--csc-unreadable zero`: settled at 0 without a call (our former rule).
             if settle && self.settings.csc_unreadable == UnreadableSources::Zero && unread {
                 let reason = "no cited source could be read".to_string();
                 return (
@@ -522,6 +541,13 @@ impl Engine {
                     None,
                 );
             }
+            // `--csc-unreadable judge` (the default, as the reference): every cited
+            // page that gave no text is shown with why it could not be read.
+            let sources = if settle && ctx.ev.sources.is_some() {
+                with_fetch_errors(sources, &ctx.ev.fetch)
+            } else {
+                sources
+            };
             inputs.sources = canonical_order(sources);
         }
         let at = UnitLabel {
@@ -569,6 +595,31 @@ impl Engine {
         (self.unit_from(&rubric.id, unit, outcome, detail), revision)
     }
 }
+
+/// Each cited page that gave no text, shown as the reference evaluator shows it:
+/// the reason its fetch failed, in place of the page text (the judge puts missing
+/// evidence out of scope, so such a page adds no contradiction).
+fn with_fetch_errors(
+    sources: Vec<SourceText>,
+    fetch: &BTreeMap<String, (String, Option<String>)>,
+) -> Vec<SourceText> {
+    sources
+        .into_iter()
+        .map(|mut s| {
+            if s.text.trim().is_empty() {
+                let why = fetch
+                    .get(&s.idx)
+                    .and_then(|(status, reason)| reason.clone().or_else(|| Some(status.clone())))
+                    .unwrap_or_else(|| "no text".into());
+                s.text = format!("{UNREADABLE_PAGE_PREFIX}{why}");
+            }
+            s
+        })
+        .collect()
+}
+
+/// How a cited page that could not be read is shown to the CSC judge.
+pub const UNREADABLE_PAGE_PREFIX: &str = "This page could not be read: ";
 
 /// A unit's cut pages, in its details (`source_cuts`: page, characters before and
 /// after, rule, cause); nothing when every page was shown whole.

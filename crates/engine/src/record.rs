@@ -130,7 +130,8 @@ pub struct ReportRecord {
     /// Keyed by metric file name.
     pub metrics: BTreeMap<String, MetricRecord>,
     pub ta: Option<f64>,
-    /// Null for a text-only report (no figure at all), as the paper leaves it blank.
+    /// 0 for a text-only report (every visual metric scores 0); null only when a
+    /// visual metric is not evaluated.
     pub va: Option<f64>,
     pub overall: Option<f64>,
     /// Sum of CS unit scores (supported 1, partial 0.5); null when CS not evaluated.
@@ -163,6 +164,10 @@ pub struct ReportRecord {
     /// thumbnail beside this `report.json` (absent in results written before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thumbnails: Vec<ThumbnailRecord>,
+    /// The protocol the run followed and every setting it implies (absent in
+    /// records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<ProtocolRecord>,
 }
 
 /// The thumbnail of one figure (`tvir summarize --format html` embeds it).
@@ -269,7 +274,7 @@ impl ReportRecord {
     }
 
     /// Every figure of the report (images, charts, unknown kind, broken ones). 0 means
-    /// a text-only report (null VA and Overall).
+    /// a text-only report (VA 0; a system of such reports has no VA).
     pub fn figure_count(&self) -> usize {
         self.n_figures
     }
@@ -288,4 +293,35 @@ pub struct MetricFile {
     pub item_count: usize,
     pub scored_item_count: usize,
     pub evaluation_results: Vec<serde_json::Value>,
+}
+
+/// The protocol a run follows and every setting it implies, as `run.json` and each
+/// `report.json` record it (`"protocol"`), so runs made under different protocols
+/// are not put in one leaderboard by accident.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProtocolRecord {
+    /// `default` (ours) or `reference` (the reference evaluator's).
+    pub name: String,
+    /// Every setting the protocol fixes, by flag name (without `--`), with the value
+    /// the run used.
+    pub settings: std::collections::BTreeMap<String, String>,
+    /// The settings given by a flag beside `--protocol`, which override it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+}
+
+impl ProtocolRecord {
+    /// `reference (aggregates=present, ...; overridden: extraction)`.
+    pub fn describe(&self) -> String {
+        let settings: Vec<String> = self
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut out = format!("{} ({})", self.name, settings.join(", "));
+        if !self.overrides.is_empty() {
+            out.push_str(&format!("; overridden: {}", self.overrides.join(", ")));
+        }
+        out
+    }
 }

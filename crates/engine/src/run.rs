@@ -75,6 +75,7 @@ impl Engine {
             extraction: report.map(|r| r.extraction.clone()),
             render: None,
             thumbnails: Vec::new(),
+            protocol: self.settings.protocol.clone(),
         }
     }
 

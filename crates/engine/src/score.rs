@@ -58,6 +58,46 @@ pub struct ScoreOptions {
     pub va_metrics: Vec<String>,
     /// Count failed units as 0 (true) or leave them out of the mean (false).
     pub failed_as_zero: bool,
+    /// TA, VA and Overall when a metric they average is not evaluated: left empty
+    /// (ours, the default) or the mean of the metrics present (the reference).
+    #[serde(default)]
+    pub aggregates: Aggregates,
+    /// Full precision (ours, the default) or every metric rounded to 4 decimals and
+    /// the aggregates again (the reference).
+    #[serde(default)]
+    pub rounding: Rounding,
+}
+
+/// `--aggregates`: what TA, VA and Overall do when one of their metrics is missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Aggregates {
+    /// Empty: a missing metric is the run's failure, not the report's (ours).
+    #[default]
+    Complete,
+    /// The mean of the metrics that have a score (the reference's summary script).
+    Present,
+}
+
+/// `--rounding`: the precision of every printed score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rounding {
+    /// Full precision (ours).
+    #[default]
+    Full,
+    /// Every metric to 4 decimals, aggregates computed and rounded again (the
+    /// reference: each metric file holds a 4-decimal score).
+    Reference,
+}
+
+/// `x` rounded to 4 decimals as the reference evaluator's `round(x, 4)` does
+/// (correct rounding of the binary value, ties to even).
+pub fn round4(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    format!("{x:.4}").parse().unwrap_or(x)
 }
 
 impl Default for ScoreOptions {
@@ -69,6 +109,8 @@ impl Default for ScoreOptions {
             ta_metrics: TA_METRICS.iter().map(|s| s.to_string()).collect(),
             va_metrics: VA_METRICS.iter().map(|s| s.to_string()).collect(),
             failed_as_zero: false,
+            aggregates: Aggregates::Complete,
+            rounding: Rounding::Full,
         }
     }
 }
@@ -152,31 +194,39 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
     if opts.failed_as_zero {
         values.extend(std::iter::repeat_n(0.0, failed));
     }
-    let (score, status, note) = if item_count == 0 {
+    let marker = units.iter().find(|u| is_marker(u));
+    let (score, status, note) = if let Some(m) = marker {
+        // The whole metric is not evaluated in this run (no judge, dry run, a judge
+        // that cannot see): not even a unit a rule settled gives it a score.
+        (None, MetricStatus::NotEvaluated, m.reason.clone())
+    } else if item_count == 0 {
         (
             Some(empty_score),
             MetricStatus::Evaluated,
             Some("no unit to judge: edge-case score".to_string()),
         )
-    } else if skipped > 0 {
-        // A partly skipped metric (--no-judge, --dry-run, budget) is not a score.
-        (
-            None,
-            MetricStatus::NotEvaluated,
+    } else if values.is_empty() {
+        // Not evaluated only when no unit was scored (METRICS.md section 5).
+        let why = if skipped > 0 && failed == 0 {
             units
                 .iter()
                 .find(|u| u.status == UnitStatus::Skipped)
-                .and_then(|u| u.reason.clone()),
-        )
-    } else if values.is_empty() {
-        (
-            None,
-            MetricStatus::NotEvaluated,
-            Some(format!("all {failed} units failed{}", shared_reason(units))),
-        )
+                .and_then(|u| u.reason.clone())
+        } else if skipped > 0 {
+            Some(format!(
+                "{failed} units failed{}, {skipped} skipped",
+                shared_reason(units)
+            ))
+        } else {
+            Some(format!("all {failed} units failed{}", shared_reason(units)))
+        };
+        (None, MetricStatus::NotEvaluated, why)
     } else {
-        let note = (failed > 0).then(|| {
-            if opts.failed_as_zero {
+        // A unit that failed or was skipped is left out alone (never a 0 for our
+        // failure); the metric is the mean of the scored units, coverage beside it.
+        let mut parts = Vec::new();
+        if failed > 0 {
+            parts.push(if opts.failed_as_zero {
                 format!(
                     "{failed} of {item_count} units failed, counted as 0{}",
                     shared_reason(units)
@@ -186,8 +236,20 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
                     "{failed} of {item_count} units failed, left out of the mean{}",
                     shared_reason(units)
                 )
-            }
-        });
+            });
+        }
+        if skipped > 0 {
+            let why = units
+                .iter()
+                .find(|u| u.status == UnitStatus::Skipped)
+                .and_then(|u| u.reason.clone())
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            parts.push(format!(
+                "{skipped} of {item_count} units skipped, left out of the mean{why}"
+            ));
+        }
+        let note = (!parts.is_empty()).then(|| parts.join("; "));
         (mean(&values), MetricStatus::Evaluated, note)
     };
     // Cut pages are never silent: the note counts the units that saw one.
@@ -214,6 +276,16 @@ fn metric_from_units(units: &[&UnitRecord], empty_score: f64, opts: &ScoreOption
         coverage,
         note,
     }
+}
+
+/// Name of the marker unit that makes a whole metric not evaluated in a run.
+pub const MARKER_UNIT: &str = "judge";
+
+/// The marker unit a run adds when it evaluates a metric not at all (`--no-judge`,
+/// `--dry-run`, a judge that cannot see): unlike a unit that could not be done,
+/// it leaves the metric not evaluated whatever the other units hold.
+pub fn is_marker(u: &UnitRecord) -> bool {
+    u.unit == MARKER_UNIT && u.status == UnitStatus::Skipped && u.detail.is_null()
 }
 
 fn cut_note(cut: usize, of: usize) -> String {
@@ -284,21 +356,27 @@ pub fn rescore_owned(
     }
     let images = by_metric.get(IMAGE_QUALITY).cloned().unwrap_or_default();
     let iq = image_quality(&images, opts);
-    let cq = metrics
+    if opts.rounding == Rounding::Reference {
+        // The reference writes every judged metric with 4 decimals (its image
+        // quality file keeps full precision); FQ is computed from those files.
+        for m in metrics.values_mut() {
+            m.score = m.score.map(round4);
+        }
+    }
+    let cq = metrics.get(CHART_QUALITY).cloned();
+    // Chart units (rendered or not), markers aside.
+    let cq_units = by_metric
         .get(CHART_QUALITY)
-        .and_then(|m: &MetricRecord| m.score);
-    let mut fq = figure_quality(out.n_images, out.n_charts, iq.score, cq);
-    // Charts drawn by script that were not rendered count in FQ too: without their
-    // CQ there is no FQ (never a 0 for a chart we could not show).
-    if let Some(u) = out
-        .units
-        .iter()
-        .find(|u| u.metric == CHART_QUALITY && u.unit.starts_with(crate::render::UNRENDERED_UNIT))
-    {
-        fq.score = None;
-        fq.status = MetricStatus::NotEvaluated;
-        fq.coverage = 0.0;
-        fq.note = u.reason.clone();
+        .map_or(0, |us| us.iter().filter(|u| !is_marker(u)).count());
+    let mut fq = figure_quality(
+        out.n_images + out.n_charts,
+        cq_units,
+        &iq,
+        cq.as_ref(),
+        opts.aggregates == Aggregates::Present,
+    );
+    if opts.rounding == Rounding::Reference {
+        fq.score = fq.score.map(round4);
     }
     metrics.insert(IMAGE_QUALITY.to_string(), iq);
     metrics.insert(FIGURE_QUALITY.to_string(), fq);
@@ -338,7 +416,8 @@ fn score_units(units: &mut [UnitRecord], rubrics: &RubricSet, opts: &ScoreOption
     }
 }
 
-/// IQ: mean(Q) x (1 - p_dup) over every image (failed ones count with Q = 0).
+/// IQ: mean(Q) x (1 - p_dup) over every image fetched (broken ones count with
+/// Q = 0); an image not fetched in this run (skipped) is left out alone.
 fn image_quality(images: &[&UnitRecord], opts: &ScoreOptions) -> MetricRecord {
     let mut iq = metric_from_units(
         images,
@@ -348,17 +427,21 @@ fn image_quality(images: &[&UnitRecord], opts: &ScoreOptions) -> MetricRecord {
             ..opts.clone()
         },
     );
-    // An image not fetched in this run (skipped) leaves IQ not evaluated.
-    if !images.is_empty() && iq.skipped_item_count == 0 {
-        let qs: Vec<f64> = images
+    let counted: Vec<&UnitRecord> = images
+        .iter()
+        .copied()
+        .filter(|u| u.status != UnitStatus::Skipped)
+        .collect();
+    if !counted.is_empty() {
+        let qs: Vec<f64> = counted
             .iter()
             .map(|u| image_q(u, &opts.iq_weights))
             .collect();
-        let valid = images
+        let valid = counted
             .iter()
             .filter(|u| u.detail["error"].is_null() && u.status == UnitStatus::Scored)
             .count();
-        let dups = images
+        let dups = counted
             .iter()
             .filter(|u| u.status == UnitStatus::Scored && !u.detail["duplicate_of"].is_null())
             .count();
@@ -369,45 +452,104 @@ fn image_quality(images: &[&UnitRecord], opts: &ScoreOptions) -> MetricRecord {
         };
         iq.score = mean(&qs).map(|m| m * (1.0 - p_dup));
         iq.status = MetricStatus::Evaluated;
-        iq.note = (p_dup > 0.0).then(|| format!("duplicate penalty {p_dup}"));
+        let skipped = images.len() - counted.len();
+        let mut notes = Vec::new();
+        if p_dup > 0.0 {
+            notes.push(format!("duplicate penalty {p_dup}"));
+        }
+        if skipped > 0 {
+            let why = images
+                .iter()
+                .find(|u| u.status == UnitStatus::Skipped)
+                .and_then(|u| u.reason.clone())
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            notes.push(format!(
+                "{skipped} of {} images skipped, left out of the mean{why}",
+                images.len()
+            ));
+        }
+        iq.note = (!notes.is_empty()).then(|| notes.join("; "));
     }
     iq
 }
 
-/// FQ from IQ and CQ, weighted by counts; needs CQ only when there are charts.
+/// FQ = (N_img x IQ + N_chart x CQ) / (N_img + N_chart), each N the units its
+/// metric counted (the reference weighs by the metric files' scored counts);
+/// 0 when the report has no image and no chart. A metric that is not evaluated
+/// leaves its figures out (coverage says so); none left: not evaluated.
 fn figure_quality(
-    n_images: usize,
-    n_charts: usize,
-    iq: Option<f64>,
-    cq: Option<f64>,
+    n_figures: usize,
+    cq_units: usize,
+    iq: &MetricRecord,
+    cq: Option<&MetricRecord>,
+    present: bool,
 ) -> MetricRecord {
-    let n = n_images + n_charts;
-    let fq_score = if n == 0 {
+    // Images fetched (broken ones count with Q = 0), charts scored.
+    let n_img = iq
+        .score
+        .map_or(0, |_| iq.item_count - iq.skipped_item_count);
+    let (n_chart, cq_score) = match cq {
+        Some(m) => (m.score.map_or(0, |_| m.scored_item_count), m.score),
+        None => (0, None),
+    };
+    let n_items = iq.item_count + cq_units;
+    let counted = n_img + n_chart;
+    // Charts whose quality is not evaluated at all leave FQ not evaluated (ours: a
+    // missing metric is not the report's fault); with `--aggregates present` FQ is
+    // the image part alone, as the reference computes it.
+    let cq_missing = cq_units > 0 && cq.is_none_or(|m| m.score.is_none());
+    let score = if n_figures == 0 && n_items == 0 {
         Some(0.0)
-    } else if n_charts > 0 && cq.is_none() {
+    } else if counted == 0 || (cq_missing && !present) {
         None
     } else {
-        iq.map(|iq| tvir_images::figure_quality(n_images, iq, n_charts, cq.unwrap_or(0.0)))
+        Some(tvir_images::figure_quality(
+            n_img,
+            iq.score.unwrap_or(0.0),
+            n_chart,
+            cq_score.unwrap_or(0.0),
+        ))
     };
+    let mut notes = Vec::new();
+    // Only a report that has charts can miss chart quality (and only one with
+    // images image quality).
+    if let Some(m) = cq.filter(|m| cq_units > 0 && m.score.is_none()) {
+        notes.push(match &m.note {
+            Some(n) => format!("chart quality not evaluated: {n}"),
+            None => "chart quality not evaluated".to_string(),
+        });
+    }
+    if iq.item_count > 0 && iq.score.is_none() {
+        notes.push(match &iq.note {
+            Some(n) => format!("image quality not evaluated: {n}"),
+            None => "image quality not evaluated".to_string(),
+        });
+    }
+    let counted = if score.is_some() { counted } else { 0 };
+    let left_out = n_items.saturating_sub(counted);
+    if score.is_some() && left_out > 0 {
+        notes.push(format!(
+            "{left_out} of {n_items} figures left out of the mean (not scored in this run)"
+        ));
+    }
     MetricRecord {
-        score: fq_score,
-        status: if fq_score.is_some() {
+        score,
+        status: if score.is_some() {
             MetricStatus::Evaluated
         } else {
             MetricStatus::NotEvaluated
         },
-        item_count: n,
-        scored_item_count: if fq_score.is_some() { n } else { 0 },
+        item_count: n_items,
+        scored_item_count: counted,
         failed_item_count: 0,
-        skipped_item_count: if fq_score.is_some() { 0 } else { n },
-        coverage: if fq_score.is_some() || n == 0 {
+        skipped_item_count: left_out,
+        coverage: if n_items == 0 {
             1.0
         } else {
-            0.0
+            counted as f64 / n_items as f64
         },
-        note: fq_score
-            .is_none()
-            .then(|| "chart quality not evaluated".to_string()),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     }
 }
 
@@ -417,23 +559,44 @@ fn set_aggregates(
     metrics: &BTreeMap<String, MetricRecord>,
     opts: &ScoreOptions,
 ) {
+    let present = opts.aggregates == Aggregates::Present;
     let aggregate = |names: &[String]| -> Option<f64> {
-        let scores: Option<Vec<f64>> = names
+        let scores: Vec<Option<f64>> = names
             .iter()
             .map(|n| metrics.get(n).and_then(|m| m.score))
             .collect();
-        scores.and_then(|s| mean(&s))
+        if present {
+            // The reference's summary: the mean of the metrics that have a score.
+            mean(&scores.into_iter().flatten().collect::<Vec<_>>())
+        } else {
+            let all: Option<Vec<f64>> = scores.into_iter().collect();
+            all.and_then(|s| mean(&s))
+        }
     };
+    // A report with no figure scores 0 on every visual metric, so its VA is 0 and
+    // its Overall TA / 2 (METRICS.md section 5, as the reference averages them).
     out.ta = aggregate(&opts.ta_metrics);
-    out.va = if out.figure_count() == 0 {
-        None
+    out.va = aggregate(&opts.va_metrics);
+    out.overall = if present {
+        // The reference's Overall: the mean of all ten metrics present.
+        let all: Vec<String> = opts
+            .ta_metrics
+            .iter()
+            .chain(&opts.va_metrics)
+            .cloned()
+            .collect();
+        aggregate(&all)
     } else {
-        aggregate(&opts.va_metrics)
+        match (out.ta, out.va) {
+            (Some(t), Some(v)) => Some((t + v) / 2.0),
+            _ => None,
+        }
     };
-    out.overall = match (out.ta, out.va) {
-        (Some(t), Some(v)) => Some((t + v) / 2.0),
-        _ => None,
-    };
+    if opts.rounding == Rounding::Reference {
+        out.ta = out.ta.map(round4);
+        out.va = out.va.map(round4);
+        out.overall = out.overall.map(round4);
+    }
     out.effective_citations = metrics
         .get(CITATION_SUPPORT)
         .filter(|m| m.status == MetricStatus::Evaluated)
@@ -476,4 +639,46 @@ fn unevaluable(mut out: ReportRecord, error: &str, rubrics: &RubricSet) -> Repor
     out.overall = None;
     out.effective_citations = None;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(status: UnitStatus, score: Option<f64>, name: &str) -> UnitRecord {
+        UnitRecord {
+            metric: "m".into(),
+            unit: name.into(),
+            status,
+            reason: (status != UnitStatus::Scored).then(|| "timed out".to_string()),
+            score,
+            answer: None,
+            justification: None,
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_skipped_unit_fails_alone_and_a_marker_voids_the_metric() {
+        // Two figures scored 0.6 and 0.9, one remote figure timed out (skipped):
+        // (0.6 + 0.9) / 2 = 0.75 with coverage 2/3 (formerly: not evaluated).
+        let a = unit(UnitStatus::Scored, Some(0.6), "figure:1");
+        let b = unit(UnitStatus::Scored, Some(0.9), "figure:2");
+        let c = unit(UnitStatus::Skipped, None, "figure:3");
+        let m = metric_from_units(&[&a, &b, &c], 0.0, &ScoreOptions::default());
+        assert_eq!(m.status, MetricStatus::Evaluated);
+        assert!((m.score.unwrap() - 0.75).abs() < 1e-12);
+        assert!((m.coverage - 2.0 / 3.0).abs() < 1e-12);
+        assert!(m.note.unwrap().contains("1 of 3 units skipped"));
+        let marker = unit(UnitStatus::Skipped, None, MARKER_UNIT);
+        let m = metric_from_units(&[&a, &marker], 0.0, &ScoreOptions::default());
+        assert_eq!((m.score, m.status), (None, MetricStatus::NotEvaluated));
+    }
+
+    #[test]
+    fn round4_is_the_references_round() {
+        assert_eq!(round4(0.123_449_9), 0.1234);
+        assert_eq!(round4(0.911_55), 0.9115); // 0.91155 is stored just below the tie
+        assert_eq!(round4(2.0 / 3.0), 0.6667);
+    }
 }

@@ -45,12 +45,39 @@ pub enum RevisionScope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnreadableSources {
-    /// Settled by the rule without a call (METRICS.md: "chart without usable cited
-    /// source -> 0"; the default).
+    /// Settled by the rule without a call (our former rule).
     Zero,
-    /// Asked anyway, with the empty evidence, as the reference evaluator does.
+    /// Asked anyway, each unreadable page shown with its fetch error as its text,
+    /// as the reference evaluator does (METRICS.md section 3; the default).
     Judge,
 }
+
+/// How a figure's kind (image or chart) is decided.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureKinds {
+    /// By the parser from its path, then its file name, alt text and caption (ours).
+    #[default]
+    Content,
+    /// By path prefix alone, as the reference: `images/` or an http(s) address is
+    /// an image, `charts/` a chart, anything else unknown (no CQ, no IQ).
+    Path,
+}
+
+/// Whether units whose answer is certain are settled without a call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Settle {
+    /// Settled by the rubric's rule (ours): a fact none of whose cited pages could be
+    /// read is `unknown` (0) without a call.
+    #[default]
+    Certain,
+    /// Asked of the judge as the reference does, each unreadable page shown with
+    /// its fetch error as its text.
+    None,
+}
+
+pub use crate::record::ProtocolRecord;
 
 /// The pixel size of figures sent to vision judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +144,13 @@ pub struct EvalSettings {
     /// Who extracts references and facts: the parser, the judge, or the judge for
     /// suspect parses only.
     pub extraction: ExtractionMode,
+    /// How figure kinds are decided.
+    pub figure_kinds: FigureKinds,
+    /// Whether certain answers are settled without a call.
+    pub settle: Settle,
+    /// The protocol and its settings, recorded in every record (None: not recorded,
+    /// as in records written before it existed).
+    pub protocol: Option<ProtocolRecord>,
 }
 
 impl Default for EvalSettings {
@@ -134,9 +168,12 @@ impl Default for EvalSettings {
             image_limits: ImageLimits::default(),
             image_size: ImageSize::Original,
             source_chars: None,
-            csc_unreadable: UnreadableSources::Zero,
+            csc_unreadable: UnreadableSources::Judge,
             score: ScoreOptions::default(),
             extraction: ExtractionMode::Rules,
+            figure_kinds: FigureKinds::Content,
+            settle: Settle::Certain,
+            protocol: None,
         }
     }
 }

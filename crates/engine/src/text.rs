@@ -27,10 +27,12 @@ pub fn blank_figure(text: &str, figure: &Figure) -> Option<Edit> {
 }
 
 /// Replace a figure's caption with a revision, or insert the revision right after the
-/// figure when it has no caption.
+/// figure when it has no caption. An empty revision deletes the caption, as the
+/// reference evaluator's replacement does (nothing is inserted for a figure that
+/// had none).
 pub fn revise_caption(text: &str, figure: &Figure, revised: &str) -> Option<Edit> {
     let revised = revised.trim();
-    if revised.is_empty() {
+    if revised.is_empty() && figure.caption_span.is_none() {
         return None;
     }
     match &figure.caption_span {
@@ -133,6 +135,21 @@ mod tests {
             apply_edits(text, vec![e]),
             "Intro\n![x](images/a.png)\n\nFigure 1: A\n\nMore"
         );
+    }
+
+    #[test]
+    fn an_empty_revision_deletes_the_caption_and_inserts_nothing() {
+        // The reference replaces the caption by the revision as returned: an empty
+        // one removes it (the former rule kept the caption).
+        let text = "![x](images/a.png)\nChart A\nMore";
+        let mut f = figure(text, "![x](images/a.png)", None);
+        let s = text.find("Chart A").unwrap();
+        f.caption = Some("Chart A".into());
+        f.caption_span = Some(s..s + 7);
+        let e = revise_caption(text, &f, "  ").unwrap();
+        assert_eq!(apply_edits(text, vec![e]), "![x](images/a.png)\n\nMore");
+        let bare = figure(text, "![x](images/a.png)", None);
+        assert_eq!(revise_caption(text, &bare, ""), None);
     }
 
     #[test]

@@ -170,6 +170,7 @@ pub fn schema(rubric: &Rubric, item_count: usize) -> Value {
             max,
             dimensions,
             band_rule,
+            ..
         } => {
             add("justification", reasoning);
             // The class and counts a banded dimension rests on come before the scores.
@@ -378,6 +379,7 @@ pub fn unit_score(rubric: &Rubric, answer: &Value) -> Result<f64, AnswerError> {
             max,
             dimensions,
             band_rule,
+            partial,
         } => {
             // An answer stored before the band fields existed has no band: its score
             // stands as given (new answers are checked for them by validate_answer).
@@ -387,6 +389,10 @@ pub fn unit_score(rubric: &Rubric, answer: &Value) -> Result<f64, AnswerError> {
                 .ok_or_else(|| answer_error(rubric, format!("`{field}` is not an object")))?;
             let mut sum = 0i64;
             for d in dimensions {
+                if partial.is_some() && scores.get(&d.key).is_none_or(Value::is_null) {
+                    // `partial = "sum"`: a dimension that did not come back adds 0.
+                    continue;
+                }
                 let v = scores.get(&d.key).and_then(integer).ok_or_else(|| {
                     answer_error(
                         rubric,

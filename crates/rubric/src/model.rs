@@ -265,6 +265,14 @@ pub struct Band {
     pub score: f64,
 }
 
+/// How a `Dimensions` answer missing a dimension scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialRule {
+    /// The dimensions present summed over the full maximum.
+    Sum,
+}
+
 /// The shape of the answer and how it maps to a per-unit score in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -293,6 +301,12 @@ pub enum AnswerSpec {
         /// A dimension banded by counts the judge reports (MC variety).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         band_rule: Option<BandRule>,
+        /// `"sum"`: the per-unit score is the sum of the dimensions the answer
+        /// holds over the full maximum (max x every declared dimension), a missing
+        /// one adding nothing, as the reference's caption judge sums what comes
+        /// back; absent (the default): an answer missing a dimension is invalid.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial: Option<PartialRule>,
     },
     /// A count of issues (with the issues listed); per-unit score =
     /// table(count) / scale.

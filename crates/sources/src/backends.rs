@@ -1,6 +1,7 @@
 //! Third-party page readers: Serper's scrape endpoint (what the reference evaluator
-//! uses) and Jina Reader. Both return text they extracted themselves; the fetcher
-//! still applies its blocked-page checks to it.
+//! uses) and Jina Reader. Both return text they extracted themselves. Serper's
+//! `text` is used as returned (the reference's page text: no blocked-page check, no
+//! Markdown preferred); the fetcher still applies its blocked-page checks to Jina's.
 
 use std::fmt;
 use std::time::Duration;
@@ -67,6 +68,12 @@ pub enum Reader {
 }
 
 impl Reader {
+    /// Whether the text is the page text as the service returns it, unchecked
+    /// (Serper, as the reference evaluator reads it).
+    pub fn as_returned(&self) -> bool {
+        matches!(self, Reader::Serper { .. })
+    }
+
     fn service(&self) -> &'static str {
         match self {
             Reader::Serper { .. } => "serper",
@@ -101,6 +108,11 @@ impl ReaderClient {
             client,
             cap,
         })
+    }
+
+    /// Whether [`Self::text`] is used as returned (see [`Reader::as_returned`]).
+    pub fn as_returned(&self) -> bool {
+        self.reader.as_returned()
     }
 
     /// Text of `url` as the service extracted it.
@@ -170,27 +182,25 @@ impl ReaderClient {
 }
 
 /// Serper's scrape answer is JSON with the page text in `text` (and sometimes
-/// `markdown`); prefer the Markdown, which keeps structure.
+/// `markdown`): `text`, as returned, is what the reference evaluator shows its
+/// judges (an answer without it gives an empty page, as there).
 fn serper_text(body: &str) -> Result<String, BackendError> {
     let value: serde_json::Value =
         serde_json::from_str(body).map_err(|e| BackendError::Answer {
             service: "serper",
             detail: e.to_string(),
         })?;
-    let pick = |key: &str| {
-        value
-            .get(key)
-            .and_then(|v| v.as_str())
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    pick("markdown")
-        .or_else(|| pick("text"))
-        .ok_or_else(|| BackendError::Answer {
+    if !value.is_object() {
+        return Err(BackendError::Answer {
             service: "serper",
-            detail: "no `text` or `markdown` field".into(),
-        })
+            detail: "not a JSON object".into(),
+        });
+    }
+    Ok(value
+        .get("text")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string())
 }
 
 #[cfg(test)]
@@ -206,12 +216,15 @@ mod tests {
 
     #[test]
     fn serper_answers() {
+        // `text` as returned, even beside `markdown` (the former rule preferred the
+        // Markdown and trimmed): the reference's page text.
         assert_eq!(
-            serper_text(r##"{"text": "plain", "markdown": "# Title\nbody"}"##).unwrap(),
-            "# Title\nbody"
+            serper_text(r##"{"text": " plain\n", "markdown": "# Title\nbody"}"##).unwrap(),
+            " plain\n"
         );
-        assert_eq!(serper_text(r#"{"text": " plain "}"#).unwrap(), "plain");
-        assert!(serper_text(r#"{"metadata": {}}"#).is_err());
+        assert_eq!(serper_text(r##"{"markdown": "# T"}"##).unwrap(), "");
+        assert_eq!(serper_text(r#"{"metadata": {}}"#).unwrap(), "");
+        assert!(serper_text("[1]").is_err());
         assert!(serper_text("not json").is_err());
     }
 }

@@ -42,9 +42,10 @@ pub use options::FetchOptions;
 pub use select::{cited_sources, cited_urls, remote_image_urls, CitedSource};
 pub use tally::{reason_group, PageTally};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
+    #[default]
     Direct,
     Serper,
     Jina,
@@ -661,6 +662,15 @@ impl Fetcher {
                     _ => outcome.http_status = Some(200),
                 }
                 (outcome, String::new(), None)
+            }
+            Ok(text) if reader.as_returned() => {
+                // Serper: the page text as the service returned it, the reference's
+                // page text (no blocked-page check; an empty text is an empty page).
+                let size = Some(text.len() as u64);
+                let mut outcome = PageOutcome::with_text(key, text.clone());
+                outcome.content_type = Some("text/plain".into());
+                outcome.http_status = Some(200);
+                (outcome, text, size)
             }
             Ok(text) => {
                 let size = Some(text.len() as u64);

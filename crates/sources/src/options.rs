@@ -10,9 +10,11 @@ use super::{Backend, FetchConfig};
 #[derive(Debug, Clone, clap::Args)]
 pub struct FetchOptions {
     /// How source pages are read: directly, or through Serper's scraper
-    /// (SERPER_API_KEY, optional SERPER_BASE_URL) or Jina Reader (optional JINA_API_KEY).
-    #[arg(long = "fetcher", value_enum, default_value = "direct")]
-    pub fetcher: Backend,
+    /// (SERPER_API_KEY, optional SERPER_BASE_URL; the reference evaluator's page
+    /// text, set by `tvir eval --protocol reference`) or Jina Reader (optional
+    /// JINA_API_KEY). [default: direct]
+    #[arg(long = "fetcher", value_enum)]
+    pub fetcher: Option<Backend>,
     /// Permit fetching loopback, private, link-local and other non-public addresses
     /// (off by default: reports are untrusted input).
     #[arg(long)]
@@ -57,7 +59,7 @@ impl Default for FetchOptions {
     fn default() -> Self {
         let config = FetchConfig::default();
         Self {
-            fetcher: config.backend,
+            fetcher: None,
             allow_private: config.allow_private,
             offline: config.offline,
             sources: None,
@@ -84,7 +86,7 @@ impl FetchOptions {
         let secs =
             |s: f64| Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.001 });
         FetchConfig {
-            backend: self.fetcher,
+            backend: self.fetcher.unwrap_or_default(),
             allow_private: self.allow_private,
             offline: self.offline,
             refresh: self.refresh_sources,

@@ -252,6 +252,14 @@ pub(super) fn judge_section(j: &JudgeSummary) -> String {
         esc(&j.judge_model)
     );
     out.push_str(&html_table(&leaderboard_table(j), "leaderboard"));
+    let not_evaluated = super::summary::not_evaluated_lines(j);
+    if !not_evaluated.is_empty() {
+        out.push_str("<p class=\"note\">Not evaluated:</p>\n<ul class=\"not-evaluated\">");
+        for l in &not_evaluated {
+            out.push_str(&format!("<li>{}</li>", esc(l)));
+        }
+        out.push_str("</ul>\n");
+    }
     out.push_str(&html_table(&metrics_table(j), "metrics"));
     if let Some(t) = super::render::suspect_table(j) {
         out.push_str(&html_table(&t, "suspect"));

@@ -188,9 +188,9 @@ fn plain_leaderboard_table(j: &JudgeSummary) -> TextTable {
                     (i + 1).to_string(),
                     s.system.clone(),
                     s.tasks.to_string(),
-                    fmt_score(&s.overall),
-                    fmt_score(&s.ta),
-                    fmt_score(&s.va),
+                    level_cell(s, "overall", &s.overall),
+                    level_cell(s, "ta", &s.ta),
+                    level_cell(s, "va", &s.va),
                     fmt_count(&s.aec),
                     fmt_count(&s.structural_errors.traceability),
                     fmt_count(&s.structural_errors.consistency),
@@ -202,6 +202,31 @@ fn plain_leaderboard_table(j: &JudgeSummary) -> TextTable {
             })
             .collect(),
     }
+}
+
+/// A leaderboard cell: the score, or `not evaluated` for a level the system is
+/// not evaluated on (the reason is in the lines under the table).
+fn level_cell(s: &SystemStats, level: &str, st: &Stat) -> String {
+    if s.not_evaluated.contains_key(level) {
+        "not evaluated".into()
+    } else {
+        fmt_score(st)
+    }
+}
+
+/// The lines under a leaderboard naming each level not evaluated and why.
+pub fn not_evaluated_text(j: &JudgeSummary, md: bool) -> String {
+    let lines = super::summary::not_evaluated_lines(j);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let bullet = if md { "- " } else { "  " };
+    let mut out = String::from("Not evaluated:\n");
+    for l in lines {
+        let _ = writeln!(out, "{bullet}{l}");
+    }
+    out.push('\n');
+    out
 }
 
 /// Per-metric means, one column per metric present.
@@ -354,6 +379,7 @@ pub fn to_terminal(s: &Summary) -> String {
             out.push_str(&t.terminal());
             out.push('\n');
         }
+        out.push_str(&not_evaluated_text(j, false));
         out.push_str(&uncertainty::notes_text(j, false));
     }
     out.push_str(&trailer(s, false));
@@ -368,6 +394,7 @@ pub fn to_markdown(s: &Summary) -> String {
             out.push_str(&t.markdown());
             out.push('\n');
         }
+        out.push_str(&not_evaluated_text(j, true));
         out.push_str(&uncertainty::notes_text(j, true));
     }
     out.push_str(&trailer(s, true));
@@ -426,6 +453,7 @@ pub fn to_csv(s: &Summary) -> String {
             "failed_units",
             "skipped_units",
             "text_only_reports",
+            "not_evaluated",
             "suspect_parses",
             "judge_calls",
             "cost_usd",
@@ -472,6 +500,13 @@ pub fn to_csv(s: &Summary) -> String {
         row.push(st.units.failed.to_string());
         row.push(st.units.skipped.to_string());
         row.push(st.text_only_reports.to_string());
+        row.push(
+            st.not_evaluated
+                .iter()
+                .map(|(level, why)| format!("{level}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
         row.push(st.suspect_parses.len().to_string());
         row.push(st.usage.calls.to_string());
         row.push(st.usage.cost_usd.map(|c| c.to_string()).unwrap_or_default());

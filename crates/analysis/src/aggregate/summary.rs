@@ -86,8 +86,13 @@ pub struct SystemStats {
     pub metrics: BTreeMap<String, Stat>,
     /// Mean count per report.
     pub structural_errors: StructuralStats,
-    /// Reports with no VA (no figure at all).
+    /// Reports with no figure at all (their visual metrics score 0 and count in
+    /// the means, as in the reference).
     pub text_only_reports: usize,
+    /// Levels that are not evaluated for the system, with why: VA and Overall of a
+    /// system none of whose reports has a figure (the paper's text-only system).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_evaluated: BTreeMap<String, String>,
     pub units: UnitCounts,
     /// (report, metric) pairs not evaluated (`--no-judge`, budget, all units failed).
     pub metrics_not_evaluated: usize,
@@ -199,7 +204,7 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
         push(&mut va, r.run, rec.va);
         push(&mut overall, r.run, rec.overall);
         push(&mut aec, r.run, rec.effective_citations);
-        if rec.va.is_none() && rec.n_images + rec.n_charts == 0 {
+        if rec.figure_count() == 0 && rec.n_images + rec.n_charts == 0 {
             out.text_only_reports += 1;
         }
         for (name, m) in &rec.metrics {
@@ -242,6 +247,27 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
     out.va = Stat::over_runs(&va);
     out.overall = Stat::over_runs(&overall);
     out.aec = Stat::over_runs(&aec);
+    if out.reports > 0 && out.text_only_reports == out.reports {
+        // METRICS.md section 5: a system that produced no visual at all is not
+        // evaluated on VA and Overall (left blank in the paper's tables).
+        let why = format!(
+            "no figure in any of its {} reports (a text-only system; left blank as in the paper)",
+            out.reports
+        );
+        for level in ["va", "overall"] {
+            out.not_evaluated.insert(level.to_string(), why.clone());
+        }
+        out.va = Stat {
+            mean: None,
+            std: None,
+            ..out.va
+        };
+        out.overall = Stat {
+            mean: None,
+            std: None,
+            ..out.overall
+        };
+    }
     out.metrics = metrics
         .iter()
         .map(|(k, v)| (k.clone(), Stat::over_runs(v)))
@@ -269,6 +295,32 @@ fn rank_key(s: &SystemStats) -> (f64, f64) {
         s.overall.mean.unwrap_or(f64::NEG_INFINITY),
         s.ta.mean.unwrap_or(f64::NEG_INFINITY),
     )
+}
+
+/// One line per system with a level not evaluated: `SYSTEM: VA, Overall not
+/// evaluated: WHY` (what every output format shows beside the leaderboard).
+pub fn not_evaluated_lines(j: &JudgeSummary) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in &j.systems {
+        let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for level in ["ta", "va", "overall"] {
+            if let Some(why) = s.not_evaluated.get(level) {
+                by_reason.entry(why).or_default().push(match level {
+                    "ta" => "TA",
+                    "va" => "VA",
+                    _ => "Overall",
+                });
+            }
+        }
+        for (why, levels) in by_reason {
+            lines.push(format!(
+                "{}: {} not evaluated: {why}",
+                s.system,
+                levels.join(", ")
+            ));
+        }
+    }
+    lines
 }
 
 /// Leaderboard order: best Overall first, then TA, then name.

@@ -86,7 +86,35 @@ pub fn add_significance(
             .filter(|r| r.judge_model == j.judge_model)
             .collect();
         let levels = levels_of(j);
-        j.significance = Some(leaderboard_significance(&mine, &levels, options)?);
+        let mut reports = leaderboard_significance(&mine, &levels, options)?;
+        // A level a system is not evaluated on (a text-only system's VA and
+        // Overall) gets no interval: it is analysed without that system.
+        for level in ["overall", "va", "ta"] {
+            let blank: Vec<&str> = j
+                .systems
+                .iter()
+                .filter(|s| s.not_evaluated.contains_key(level))
+                .map(|s| s.system.as_str())
+                .collect();
+            if blank.is_empty() {
+                continue;
+            }
+            let rest: Vec<&LoadedRecord> = mine
+                .iter()
+                .copied()
+                .filter(|r| !blank.contains(&r.system.as_str()))
+                .collect();
+            let again = leaderboard_significance(&rest, &[level.to_string()], options)?;
+            match again.get(level) {
+                Some(r) => {
+                    reports.insert(level.to_string(), r.clone());
+                }
+                None => {
+                    reports.shift_remove(level);
+                }
+            }
+        }
+        j.significance = Some(reports);
     }
     Ok(())
 }

@@ -44,19 +44,6 @@ fn mean_saturation(png: &[u8]) -> f64 {
     sum / (img.width() * img.height()) as f64
 }
 
-/// Mean absolute difference per channel (0..255) of two PNGs of the same size.
-fn mean_difference(a: &[u8], b: &[u8]) -> f64 {
-    let (a, b) = (pixels(a), pixels(b));
-    assert_eq!(a.dimensions(), b.dimensions());
-    let total: u64 = a
-        .as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (*x as i64 - *y as i64).unsigned_abs())
-        .sum();
-    total as f64 / a.as_raw().len() as f64
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn defect_pages_give_whole_charts() {
     let (Some(exe), Some(libs)) = (chromium(), libraries()) else {

@@ -24,19 +24,6 @@ fn no_blank(page: &str, r: &PageRender) {
     }
 }
 
-/// Mean absolute difference per channel (0..255) of two PNGs of the same size.
-fn mean_difference(a: &[u8], b: &[u8]) -> f64 {
-    let (a, b) = (pixels(a), pixels(b));
-    assert_eq!(a.dimensions(), b.dimensions());
-    let total: u64 = a
-        .as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (*x as i64 - *y as i64).unsigned_abs())
-        .sum();
-    total as f64 / a.as_raw().len() as f64
-}
-
 fn by_selector<'a>(r: &'a PageRender, sel: &str) -> &'a RenderedChart {
     r.charts
         .iter()

@@ -97,6 +97,19 @@ pub fn pixels(png: &[u8]) -> image::RgbaImage {
         .to_rgba8()
 }
 
+/// Mean absolute difference per channel (0..255) of two PNGs of the same size.
+pub fn mean_difference(a: &[u8], b: &[u8]) -> f64 {
+    let (a, b) = (pixels(a), pixels(b));
+    assert_eq!(a.dimensions(), b.dimensions());
+    let total: u64 = a
+        .as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (*x as i64 - *y as i64).unsigned_abs())
+        .sum();
+    total as f64 / a.as_raw().len() as f64
+}
+
 /// A PNG is blank when almost all its pixels have one colour.
 pub fn is_blank(png: &[u8]) -> bool {
     let img = pixels(png);

@@ -25,7 +25,9 @@
 //! After the runs, `tvir summarize` of the cold output in every format (wall and
 //! peak RSS each; for `html` the folder's first page, report pages, pictures and
 //! total size); `SCALE_SUMMARY_ONLY=DIR` skips the evaluation and summarizes the
-//! output folder DIR instead (a 10,000-report output, say).
+//! output folder DIR instead (a 10,000-report output, say); `SCALE_SUMMARY_COPIES=K`
+//! summarizes a tree holding each system of that output K times (hard links): the
+//! 1,000-report output with K = 10 is the 10,000-report summary figure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -107,20 +109,15 @@ fn link_tree(src: &Path, dst: &Path) {
     }
 }
 
-/// URLs written in a report (for the generated sources file).
-fn urls(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, _) in text.match_indices("http") {
-        let rest = &text[i..];
-        if !(rest.starts_with("http://") || rest.starts_with("https://")) {
-            continue;
-        }
-        let end = rest
-            .find(|c: char| c.is_whitespace() || matches!(c, ')' | ']' | '>' | '"' | '<' | '\''))
-            .unwrap_or(rest.len());
-        out.push(rest[..end].trim_end_matches(['.', ',', ';']).to_string());
+/// The pages a report cites, exactly as `tvir eval` reads them (the report parser
+/// and the sources stage's selection), for the generated sources file: a scan of
+/// the text for `http` missed addresses the parser writes differently (trailing
+/// `:::::` dropped, say), whose units then failed offline.
+fn cited_urls(report_dir: &Path) -> Vec<String> {
+    match tvir_report::load(report_dir) {
+        Ok(report) => tvir_sources::cited_urls(&report),
+        Err(e) => panic!("parse {}: {e}", report_dir.display()),
     }
-    out
 }
 
 /// Writes SYSTEMS x TASKS reports; returns (reports root, sources file).
@@ -141,9 +138,13 @@ fn make_tree(corpus: &Path, root: &Path, n: usize, task_ids: &[String]) -> (Path
             let dst = tree.join(format!("system-{s:02}")).join(task);
             link_tree(src, &dst);
             let text = std::fs::read_to_string(src.join("report.md")).expect("read report");
-            all_urls.extend(urls(&text));
             let tag = format!("[copy {s:02}-{task}]");
             std::fs::write(dst.join("report.md"), edit(&text, &tag)).expect("write report");
+            // The copies of one corpus report differ only in their tags: its first
+            // copy's citations stand for all of them.
+            if made < reports.len() {
+                all_urls.extend(cited_urls(&dst));
+            }
             made += 1;
         }
     }
@@ -237,6 +238,52 @@ fn run_tvir(args: &[&std::ffi::OsStr], base_url: Option<&str>, wrap: &[String]) 
     }
 }
 
+/// With `SCALE_SUMMARY_COPIES=K` (K > 1), an output folder holding every system
+/// folder of `out` K times (`{system}-c{k}`, files hard-linked, so it costs no
+/// space): the 1,000-report output as 100 systems, a 10,000-report tree to
+/// summarize without a 20-minute cold run. `out` itself otherwise.
+fn copied_systems(out: &Path, copies: usize, scratch: &Path) -> PathBuf {
+    if copies <= 1 {
+        return out.to_path_buf();
+    }
+    let dest = scratch.join(format!("summary-tree-x{copies}"));
+    let mut systems = 0;
+    for e in std::fs::read_dir(out)
+        .expect("read output folder")
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !e.path().is_dir() || name == "summary" || name.starts_with('.') {
+            continue;
+        }
+        for k in 0..copies {
+            link_all(&e.path(), &dest.join(format!("{name}-c{k}")));
+        }
+        systems += 1;
+    }
+    eprintln!(
+        "summary tree: {} systems ({systems} x {copies}) under {}",
+        systems * copies,
+        dest.display()
+    );
+    dest
+}
+
+/// Every file of `src` hard-linked under `dst` (copied where links fail).
+fn link_all(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("create folder");
+    for e in std::fs::read_dir(src).expect("read folder").flatten() {
+        let to = dst.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            link_all(&e.path(), &to);
+        } else {
+            std::fs::hard_link(e.path(), &to)
+                .or_else(|_| std::fs::copy(e.path(), &to).map(|_| ()))
+                .expect("link file");
+        }
+    }
+}
+
 /// `tvir summarize OUT` in every format: one table row each (wall, peak RSS, size).
 fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
     println!(
@@ -321,8 +368,10 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
     let tasks_path = corpus.join("tvir-query.json");
+    let copies = env_num("SCALE_SUMMARY_COPIES", 1) as usize;
     if let Some(out) = std::env::var_os("SCALE_SUMMARY_ONLY") {
-        summarize_all(Path::new(&out), &tasks_path, root);
+        let out = copied_systems(Path::new(&out), copies, root);
+        summarize_all(&out, &tasks_path, root);
         return;
     }
     let wrap_cold: Vec<String> = std::env::var("SCALE_WRAP_COLD")
@@ -478,7 +527,8 @@ fn main() {
         );
     }
     if env_num("SCALE_SUMMARIZE", 1) != 0 {
-        summarize_all(&root.join("out-cold"), &tasks_path, root);
+        let out = copied_systems(&root.join("out-cold"), copies, root);
+        summarize_all(&out, &tasks_path, root);
     }
     if keep {
         let kept = dir.keep();

@@ -47,6 +47,26 @@ fn reports(out: &Path) -> Vec<(PathBuf, Value)> {
     found
 }
 
+/// `summarize` reads records with `ReportRecord::from_json_compact`: the same record
+/// as the full parse made compact, and the same unit outcomes, for every report of a
+/// real run.
+fn compact_reader_matches_the_full_record(out: &Path) {
+    use tvir_engine::record::ReportRecord;
+    let mut checked = 0;
+    for (path, _) in reports(out) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let full: ReportRecord = serde_json::from_str(&text).unwrap();
+        let outcomes: Vec<_> = full.units.iter().map(|u| (u.status, u.score)).collect();
+        let (compact, units) = ReportRecord::from_json_compact(&text).unwrap();
+        let units: Vec<_> = units.iter().map(|u| (u.status, u.score)).collect();
+        assert!(!outcomes.is_empty(), "{}", path.display());
+        assert_eq!(units, outcomes, "{}", path.display());
+        assert_eq!(compact, full.compact(), "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked > 1, "no records under {}", out.display());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_html_summary_shows_each_citation_units_evidence() {
     let mock = MockJudge::start(MockConfig::default()).await;
@@ -67,6 +87,7 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
         "{}",
         describe(&res)
     );
+    compact_reader_matches_the_full_record(&out);
     // Thumbnails are written once: a second run (answers from the cache) leaves
     // every one untouched and records the same paths.
     let thumbs_before = thumbnail_files(&out);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use tvir_engine::record::ReportRecord;
+use tvir_engine::record::{ReportRecord, UnitStatus};
 
 /// A `report.json` larger than this is refused (our own outputs are far smaller).
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024 * 1024;
@@ -63,15 +63,19 @@ pub struct RecordUnits {
 
 impl RecordUnits {
     pub fn of(record: &ReportRecord) -> Self {
-        use tvir_engine::record::UnitStatus;
+        Self::count(record.units.iter().map(|u| (u.status, u.score)))
+    }
+
+    /// Counts units given as (status, score).
+    pub fn count(units: impl IntoIterator<Item = (UnitStatus, Option<f64>)>) -> Self {
         let mut c = Self::default();
-        for u in &record.units {
-            match u.status {
+        for (status, score) in units {
+            match status {
                 UnitStatus::Scored => c.scored += 1,
                 UnitStatus::Failed => c.failed += 1,
                 UnitStatus::Skipped => c.skipped += 1,
             }
-            if u.status == UnitStatus::Scored && u.score == Some(0.0) {
+            if status == UnitStatus::Scored && score == Some(0.0) {
                 c.zero += 1;
             }
         }
@@ -148,6 +152,23 @@ fn sorted_subdirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, AggregateError> 
 
 /// Read one `report.json`.
 pub fn read_record(path: &Path) -> Result<ReportRecord, String> {
+    let text = read_record_text(path)?;
+    serde_json::from_str(&text).map_err(|e| format!("not a report record: {e}"))
+}
+
+/// Read one `report.json` in its compact form ([`ReportRecord::from_json_compact`]),
+/// its units counted.
+pub fn read_record_compact(path: &Path) -> Result<(ReportRecord, RecordUnits), String> {
+    let text = read_record_text(path)?;
+    let (record, units) =
+        ReportRecord::from_json_compact(&text).map_err(|e| format!("not a report record: {e}"))?;
+    Ok((
+        record,
+        RecordUnits::count(units.into_iter().map(|u| (u.status, u.score))),
+    ))
+}
+
+fn read_record_text(path: &Path) -> Result<String, String> {
     let meta = fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.len() > MAX_RECORD_BYTES {
         return Err(format!(
@@ -155,8 +176,7 @@ pub fn read_record(path: &Path) -> Result<ReportRecord, String> {
             meta.len()
         ));
     }
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| format!("not a report record: {e}"))
+    fs::read_to_string(path).map_err(|e| e.to_string())
 }
 
 /// Walk `OUT/{system}/{task_id}/{judge_model}/report.json`. Unreadable records are
@@ -196,11 +216,14 @@ fn load_tree(root: &Path, compact: bool) -> Result<EvalTree, AggregateError> {
     let read: Vec<_> = found
         .into_par_iter()
         .map(|(system, task_id, judge_folder, path)| {
-            let record = read_record(&path).map(|record| {
-                let units = RecordUnits::of(&record);
-                let record = if compact { record.compact() } else { record };
-                (record, units)
-            });
+            let record = if compact {
+                read_record_compact(&path)
+            } else {
+                read_record(&path).map(|record| {
+                    let units = RecordUnits::of(&record);
+                    (record, units)
+                })
+            };
             (system, task_id, judge_folder, path, record)
         })
         .collect();

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// A ChaCha8 stream for one named computation.
 ///
-/// Every system's bootstrap and every pair's bootstrap and permutation test
-/// draws from its own stream: the key is the user's `seed`, the ChaCha stream
+/// Every system's bootstrap, every pair's permutation test and the bootstrap of
+/// every set of shared tasks (which the pairs sharing exactly those tasks draw
+/// their paired resamples from) has its own stream: the key is the user's `seed`, the ChaCha stream
 /// number is a fixed 64-bit FNV-1a hash of `parts` (joined with a NUL). So a
 /// result depends only on the seed and on the data it is about — not on which
 /// other systems are in the level, nor on the order in which they were
@@ -66,10 +67,33 @@ pub fn sample_variance(values: &[f64]) -> f64 {
 /// instead of a full O(B log B) sort).
 pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] {
     let tail = (1.0 - confidence) / 2.0;
-    [
-        selected_quantile_type7(replicates, tail),
-        selected_quantile_type7(replicates, 1.0 - tail),
-    ]
+    let n = replicates.len();
+    assert!(n > 0, "quantile of an empty sample");
+    let h_low = (n - 1) as f64 * tail.clamp(0.0, 1.0);
+    let h_high = (n - 1) as f64 * (1.0 - tail).clamp(0.0, 1.0);
+    let (lo, hi) = (h_low.floor() as usize, h_high.floor() as usize);
+    if hi <= lo {
+        return [
+            selected_quantile_type7(replicates, tail),
+            selected_quantile_type7(replicates, 1.0 - tail),
+        ];
+    }
+    // One selection for the lower quantile; the upper one is then selected among
+    // the values above it only (the same order statistics, about half the work).
+    let (_, &mut below, above) = replicates.select_nth_unstable_by(lo, f64::total_cmp);
+    let next = above
+        .iter()
+        .copied()
+        .min_by(f64::total_cmp)
+        .unwrap_or(below);
+    let lower = below + (h_low - lo as f64) * (next - below);
+    let (_, &mut below, above) = above.select_nth_unstable_by(hi - lo - 1, f64::total_cmp);
+    let next = above
+        .iter()
+        .copied()
+        .min_by(f64::total_cmp)
+        .unwrap_or(below);
+    [lower, below + (h_high - hi as f64) * (next - below)]
 }
 
 /// [`quantile_sorted`](crate::agree::stats::quantile_sorted) without sorting: select the `⌊h⌋`-th smallest value; the
@@ -311,6 +335,10 @@ pub fn sign_flip_p_value(
         }
         let count = exact_extreme_count(diffs, threshold);
         return (count as f64 / (n as f64).exp2(), TestMethod::Exact);
+    }
+    // Observed sum ~0: every pattern is at least as extreme, count = permutations.
+    if threshold <= 0.0 {
+        return (1.0, TestMethod::MonteCarlo);
     }
     let table = SubsetSums::new(diffs);
     let words = n.div_ceil(64);

@@ -469,6 +469,9 @@ fn compare_pair(
     pair
 }
 
+/// The pairs sharing one set of tasks (indices into the pair order) and their systems.
+type PairGroup = (Vec<usize>, Vec<usize>);
+
 /// The paired-bootstrap interval of every pair of `order` (positions in the ranking
 /// `systems`) that shares at least `min_shared_tasks` tasks, in the order of `order`.
 ///
@@ -511,7 +514,7 @@ fn pair_intervals(
         })
         .collect();
     // Shared task set -> (its pairs as indices into `order`, its systems).
-    let mut groups: BTreeMap<Vec<u64>, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<u64>, PairGroup> = BTreeMap::new();
     for (index, &(i, j)) in order.iter().enumerate() {
         let (ka, kb) = (systems[i].0, systems[j].0);
         let common: Vec<u64> = sets[ka].iter().zip(&sets[kb]).map(|(x, y)| x & y).collect();
@@ -523,7 +526,7 @@ fn pair_intervals(
         pairs.push(index);
         members.extend([ka, kb]);
     }
-    let groups: Vec<(Vec<u64>, (Vec<usize>, Vec<usize>))> = groups.into_iter().collect();
+    let groups: Vec<(Vec<u64>, PairGroup)> = groups.into_iter().collect();
     let per_group: Vec<Vec<(usize, [f64; 2])>> = groups
         .par_iter()
         .map(|(common, (pairs, members))| {

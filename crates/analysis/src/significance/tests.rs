@@ -740,3 +740,43 @@ fn shared_bootstrap_matches_the_single_column_bootstrap() {
     let ci = percentile_interval(&mut diffs, 0.95);
     assert!(ci[0] <= d && d <= ci[1] && ci[0] < ci[1], "{ci:?} vs {d}");
 }
+
+/// Pairs draw their paired resamples per set of shared tasks: a pair's interval is
+/// the same whatever other systems (with other task sets) are in the level, and two
+/// pairs sharing the same tasks and the same differences get the same interval.
+#[test]
+fn pair_interval_depends_only_on_its_shared_tasks_and_scores() {
+    let options = small_options();
+    let two = level(&[("a", 70.0), ("b", 66.0)], 30, 1, 4.0);
+    let mut more = two.clone();
+    // c: only the first 20 tasks; d: a copy of b under another name.
+    for (task, runs) in level(&[("c", 60.0)], 20, 1, 4.0)
+        .systems()
+        .next()
+        .unwrap()
+        .1
+    {
+        more.extend_runs("c", task.as_str(), runs);
+    }
+    for (task, runs) in two.systems().find(|(s, _)| *s == "b").unwrap().1 {
+        more.extend_runs("d", task.as_str(), runs);
+    }
+    let pair = |r: &LevelReport, a: &str, b: &str| {
+        r.pairs
+            .iter()
+            .find(|p| p.a == a && p.b == b)
+            .unwrap_or_else(|| panic!("no pair {a} {b}"))
+            .clone()
+    };
+    let alone = analyze_level(&two, &options).unwrap();
+    let with_others = analyze_level(&more, &options).unwrap();
+    let ab = pair(&alone, "a", "b");
+    assert!(ab.ci.is_some());
+    assert_eq!(ab.ci, pair(&with_others, "a", "b").ci);
+    // a-d has a-b's shared tasks and differences: the same resamples, the same interval.
+    assert_eq!(ab.ci, pair(&with_others, "a", "d").ci);
+    // a-c shares 20 tasks: tested, its own interval.
+    let ac = pair(&with_others, "a", "c");
+    assert_eq!(ac.tasks, 20);
+    assert!(ac.ci.is_some() && ac.ci != ab.ci);
+}

@@ -573,8 +573,9 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
 }
 
 /// The charts of a page whose font and icon style sheets and analytics script are
-/// missing (offline, not in the cache), one ECharts chart drawn and one decorative
-/// canvas never drawn into: one unit, scored; no failed unit naming a style sheet
+/// missing (offline, not in the cache), one ECharts chart drawn, one decorative
+/// canvas never drawn into and a button the chart script also looks up: one unit,
+/// scored; no failed unit naming a style sheet, none for the button
 /// (issue 34). With Chart.js missing too, the Chart.js chart fails naming it and
 /// only it; with Chart.js there but the page's script failing, the reason is the
 /// script's error, also when it is thrown inside the library from another origin.
@@ -605,7 +606,9 @@ async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
 <div class="card"><h3>Installed cost</h3><canvas id="cost" width="800" height="360"></canvas></div>
 <h2>References</h2>
 <ol><li>Capacity https://example.org/solar/capacity</li><li>Cost https://example.org/solar/cost</li></ol>
+<button id="more">Show every reference</button>
 <script>
+document.getElementById('more').addEventListener('click', function () {{ }});
 echarts.init(document.getElementById('cap')).setOption({{ animation: false,
   xAxis: {{ type: 'category', data: ['2019','2020','2021','2022','2023'] }}, yAxis: {{ type: 'value' }},
   series: [{{ type: 'bar', data: [40, 58, 77, 101, 130] }}] }});

@@ -573,11 +573,12 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
 }
 
 /// The charts of a page whose font and icon style sheets and analytics script are
-/// missing (offline, not in the cache), one ECharts chart drawn and one decorative
-/// canvas never drawn into: one unit, scored; no failed unit naming a style sheet
+/// missing (offline, not in the cache), one ECharts chart drawn, one decorative
+/// canvas never drawn into and a button the chart script also looks up: one unit,
+/// scored; no failed unit naming a style sheet, none for the button
 /// (issue 34). With Chart.js missing too, the Chart.js chart fails naming it and
 /// only it; with Chart.js there but the page's script failing, the reason is the
-/// script's error.
+/// script's error, also when it is thrown inside the library from another origin.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
     let Some(libs) = browser_and_libs() else {
@@ -605,7 +606,9 @@ async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
 <div class="card"><h3>Installed cost</h3><canvas id="cost" width="800" height="360"></canvas></div>
 <h2>References</h2>
 <ol><li>Capacity https://example.org/solar/capacity</li><li>Cost https://example.org/solar/cost</li></ol>
+<button id="more">Show every reference</button>
 <script>
+document.getElementById('more').addEventListener('click', function () {{ }});
 echarts.init(document.getElementById('cap')).setOption({{ animation: false,
   xAxis: {{ type: 'category', data: ['2019','2020','2021','2022','2023'] }}, yAxis: {{ type: 'value' }},
   series: [{{ type: 'bar', data: [40, 58, 77, 101, 130] }}] }});
@@ -632,6 +635,16 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
             1,
             1,
             Some("loadRows is not defined"),
+        ),
+        // The error is thrown inside the library, served from its CDN's origin: the
+        // page's own error event only says "Script error."; the reason must still be
+        // the library's message.
+        (
+            &*format!("<script src=\"{CHART_JS}\"></script>"),
+            &*chart.replace("type: 'line'", "type: 'horizontalBar'"),
+            1,
+            1,
+            Some("is not a registered controller"),
         ),
     ];
     for (k, (tag, draw, scored, failed, needle)) in cases.iter().enumerate() {
@@ -682,14 +695,24 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
 
 /// With the render cache filled, a run without a browser uses the cached render
 /// (whatever browser made it), scores the same, and the record names the browser
-/// version that made the pictures (issue 34).
+/// version that made the pictures (issue 34). The page also loads a web-font style
+/// sheet nobody seeded, as real reports do: the render made without it is kept and
+/// answers while the sheet stays out of the cache, and no longer once it is seeded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_render_cache_answers_without_a_browser() {
+    const WEB_FONT: &str = "https://fonts.googleapis.com/css2?family=Source+Serif+4";
     let Some(libs) = browser_and_libs() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
+    let page = dir.path().join("reports/sysA/solar1/report.html");
+    let html = std::fs::read_to_string(&page).unwrap().replacen(
+        "</head>",
+        &format!("<link rel=\"stylesheet\" href=\"{WEB_FONT}\">\n</head>"),
+        1,
+    );
+    std::fs::write(&page, html).unwrap();
     let cache = dir.path().join("cache.sqlite");
     seed(&cache, &libs);
     let mock = MockJudge::start(MockConfig::default()).await;
@@ -723,6 +746,27 @@ async fn the_render_cache_answers_without_a_browser() {
     assert!(units(&r2, "chart_quality")
         .iter()
         .all(|u| u["status"] == "scored"));
+    // Seeding the sheet changes what the page would be drawn with: the cached render
+    // no longer answers, and without a browser the charts are not drawn.
+    let sheet = dir.path().join("font.css");
+    std::fs::write(&sheet, "body { font-family: serif; }").unwrap();
+    let put = tvir_command()
+        .args(["cache", "put", WEB_FONT])
+        .arg(&sheet)
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", describe(&put));
+    let out3 = dir.path().join("out3");
+    let run = output_async(eval(dir.path(), &out3, &cache, &mock, &["--no-browser"])).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        describe(&run)
+    );
+    let r3 = report_json(&out3);
+    assert_ne!(r3["render"]["status"], "cached", "{}", r3["render"]);
 }
 
 /// A plain `tvir parse` of a page with a chart prints no dependency's log line

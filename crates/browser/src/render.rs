@@ -30,7 +30,9 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, TerminateExecutionParams};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, EventExceptionThrown, TerminateExecutionParams,
+};
 use chromiumoxide::Page;
 use futures::StreamExt;
 use serde::Deserialize;
@@ -197,6 +199,47 @@ async fn run(
         .event_listener::<inspector::EventTargetCrashed>()
         .await
         .map_err(proto)?;
+    // Uncaught exceptions as the browser reports them: in full even when the page's
+    // own error event only says "Script error." (thrown inside a library served from
+    // another origin, such as a CDN).
+    let mut exceptions = page
+        .event_listener::<EventExceptionThrown>()
+        .await
+        .map_err(proto)?;
+    let thrown: Arc<Mutex<Vec<ScriptError>>> = Arc::default();
+    {
+        let thrown = thrown.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = exceptions.next().await {
+                let d = &ev.exception_details;
+                let described = d
+                    .exception
+                    .as_ref()
+                    .and_then(|e| e.description.as_deref())
+                    .and_then(|t| t.lines().next())
+                    .unwrap_or(&d.text);
+                let message: String = described
+                    .trim_start_matches("Uncaught ")
+                    .chars()
+                    .take(300)
+                    .collect();
+                let r#where = d
+                    .url
+                    .as_ref()
+                    .filter(|u| !u.is_empty())
+                    .map(|u| format!("{u}:{}", d.line_number + 1));
+                if let Ok(mut t) = thrown.lock() {
+                    if t.len() < 20 {
+                        t.push(ScriptError {
+                            frame: None,
+                            message,
+                            r#where,
+                        });
+                    }
+                }
+            }
+        }));
+    }
 
     let load_budget = settings.budget / 2;
     let entry_url = serve::entry_url(&req.entry);
@@ -241,6 +284,8 @@ async fn run(
     let vp = settings.viewport;
     let setup = async {
         page.execute(inspector::EnableParams::default()).await?;
+        page.execute(chromiumoxide::cdp::js_protocol::runtime::EnableParams::default())
+            .await?;
         page.execute(
             fetch::EnableParams::builder()
                 .pattern(
@@ -323,8 +368,9 @@ async fn run(
         for w in detected.warnings.iter().take(20) {
             note(log, format!("detect: {w}"));
         }
+        let errors = with_thrown(detected.script_errors.clone(), &thrown);
         if let Ok(mut l) = log.lock() {
-            l.script_errors = detected.script_errors.clone();
+            l.script_errors = errors;
         }
         shoot(page, log, detected.charts, vp, deadline).await
     };
@@ -585,6 +631,24 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The page's script errors with each muted one (a cross-origin script's "Script
+/// error.") replaced by what the browser reported of the same failure, and the
+/// browser's reports the page saw none of.
+fn with_thrown(page: Vec<ScriptError>, thrown: &Mutex<Vec<ScriptError>>) -> Vec<ScriptError> {
+    let thrown = thrown.lock().map(|t| t.clone()).unwrap_or_default();
+    let muted = |e: &ScriptError| e.message.trim() == "Script error." || e.message.is_empty();
+    let mut out: Vec<ScriptError> = page.into_iter().filter(|e| !muted(e)).collect();
+    for t in thrown {
+        let known = out
+            .iter()
+            .any(|e| e.message.contains(&t.message) || t.message.contains(&e.message));
+        if !known && out.len() < 20 {
+            out.push(t);
+        }
+    }
+    out
 }
 
 #[derive(Deserialize, Debug)]

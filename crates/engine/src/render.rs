@@ -347,6 +347,15 @@ impl Renderer {
         for u in used {
             let digest = match u.kind.as_str() {
                 "folder" => folder_file_hash(root, &u.url)?,
+                // Missing when the page was rendered: the key holds while it still is.
+                "absent" => {
+                    let pages = self.pages.as_ref()?;
+                    match pages.resource(&u.url, "*/*").await {
+                        Ok((body, _)) => hex::encode(Sha256::digest(&body)),
+                        Err(ResourceFailure::Missing(_)) => "absent".into(),
+                        Err(_) => return None,
+                    }
+                }
                 _ => {
                     let pages = self.pages.as_ref()?;
                     let (body, _) = pages.resource(&u.url, "*/*").await.ok()?;
@@ -473,12 +482,16 @@ impl Renderer {
             }
         }
         // Only a complete render is kept: a page that failed, or whose resources
-        // were missing or failed for reasons of this run, is rendered again next time.
+        // failed for reasons of this run (a network error), is rendered again next
+        // time. A resource missing from the cache offline is part of what the page
+        // was rendered with (real pages load fonts and icon sheets nobody seeds): the
+        // render is kept under a key that says it was absent, so it answers while it
+        // stays absent and no longer once it is seeded.
         let transient = failures
             .iter()
-            .any(|(_, f)| !matches!(f, ResourceFailure::Refused(_)));
+            .any(|(_, f)| !matches!(f, ResourceFailure::Refused(_) | ResourceFailure::Missing(_)));
         if let (Some(store), None, false) = (&self.store, &stored.failure, transient) {
-            let used: Vec<Used> = stored
+            let mut used: Vec<Used> = stored
                 .requests
                 .iter()
                 .filter_map(|r| match &r.outcome {
@@ -493,6 +506,17 @@ impl Renderer {
                     RequestOutcome::Refused { .. } => None,
                 })
                 .collect();
+            let mut absent: Vec<&String> = failures
+                .iter()
+                .filter(|(_, f)| matches!(f, ResourceFailure::Missing(_)))
+                .map(|(url, _)| url)
+                .collect();
+            absent.sort();
+            absent.dedup();
+            used.extend(absent.into_iter().map(|url| Used {
+                url: url.clone(),
+                kind: "absent".into(),
+            }));
             // Under this browser's key, and under the key any browser's render of the
             // page answers (a later run without a browser).
             for page_key in [
@@ -624,11 +648,18 @@ impl Renderer {
                     line: line.unwrap_or(0),
                     what: format!("{} chart {}", d.library, d.selector),
                 });
+            // A chart left blank while a script of the page failed (its library threw
+            // while building it) was not drawn because of that error: say so.
+            let cause = if d.reason.contains("blank") && !errors.is_empty() {
+                format!("; a script of the page failed: {}", errors.join("; "))
+            } else {
+                String::new()
+            };
             dropped_units.push(Unrendered {
                 candidate,
                 skipped: false,
                 reason: format!(
-                    "{} chart {} drawn but not captured: {}",
+                    "{} chart {} drawn but not captured: {}{cause}",
                     d.library, d.selector, d.reason
                 ),
             });
@@ -792,7 +823,8 @@ const ANALYTICS: &[&str] = &[
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Used {
     url: String,
-    /// `folder` (a file of the report folder) or `resource` (through the fetcher).
+    /// `folder` (a file of the report folder), `resource` (through the fetcher) or
+    /// `absent` (requested, not in the cache offline).
     kind: String,
 }
 

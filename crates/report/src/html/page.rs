@@ -300,7 +300,36 @@ pub(super) fn script_visual(el: ElementRef<'_>, page: &PageInfo) -> Option<&'sta
         return Some("chart");
     }
     let empty = || visible_chars(&text_of(el)) <= 40;
-    if v.id().is_some_and(|id| page.chart_ids.contains(id)) && empty() {
+    // A control or a line of text a chart script also looks up (a "show all" button,
+    // a caption it fills in) is no chart: only a box can hold one.
+    let holder = !matches!(
+        name,
+        "button"
+            | "a"
+            | "input"
+            | "select"
+            | "textarea"
+            | "option"
+            | "label"
+            | "form"
+            | "img"
+            | "p"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "li"
+            | "ul"
+            | "ol"
+            | "table"
+            | "tr"
+            | "td"
+            | "th"
+            | "summary"
+    );
+    if holder && v.id().is_some_and(|id| page.chart_ids.contains(id)) && empty() {
         return Some("chart");
     }
     let pointer = [

@@ -466,6 +466,7 @@ pub fn resolve_judge_config(
         journal_path: flags.journal_path.clone(),
         price_table_path,
         unreachable_window,
+        plain_json: false,
     })
 }
 

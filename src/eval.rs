@@ -115,7 +115,8 @@ pub struct EvalOptions {
     pub prompts: Option<PathBuf>,
     /// Every setting of the reference evaluator at once (`reference`: extraction
     /// judge, dedup judge-all, fetcher serper, figure kinds path, aggregates
-    /// present, rounding reference, settle none, CSC unreadable judge); a flag
+    /// present, rounding reference, settle none, CSC unreadable judge, answers
+    /// json, MC band judge); a flag
     /// given beside it overrides that one setting. Recorded in run.json and every
     /// report.json as "protocol". [default: default]
     #[arg(long, value_enum)]
@@ -173,6 +174,17 @@ pub struct EvalOptions {
     /// judge with the fetch errors as page text; the reference). [default: certain]
     #[arg(long, value_enum)]
     pub settle: Option<SettleArg>,
+    /// How the judge answers: schema (a schema-constrained answer, json_schema;
+    /// ours) or json (plain JSON, json_object with the schema in the prompt, the
+    /// reply parsed and checked; the reference). [default: schema]
+    #[arg(long, value_enum)]
+    pub answers: Option<AnswersArg>,
+    /// Multimodal Composition's variety band: code (computed from the answer's
+    /// topic class and sub-type counts and enforced: a score outside it is scored
+    /// at its nearest end; ours) or judge (the judge applies it, its score stands;
+    /// the reference). [default: code]
+    #[arg(long, value_enum)]
+    pub mc_band: Option<McBandArg>,
     /// Who extracts references and facts: rules (the parser), judge (the judge for
     /// every report), auto (the judge only for reports whose parse the self-check
     /// calls suspect). Default: auto when a judge is configured, else rules.
@@ -252,11 +264,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         rounding: &mut args.rounding,
         settle: &mut args.settle,
         csc_unreadable: &mut args.csc_unreadable,
+        answers: &mut args.answers,
+        mc_band: &mut args.mc_band,
     });
-    let rubrics = Arc::new(
-        RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
-            .context("loading rubrics and prompts")?,
-    );
+    let mut rubrics = RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
+        .context("loading rubrics and prompts")?;
+    if args.mc_band == Some(McBandArg::Judge) {
+        rubrics.leave_bands_to_the_judge();
+    }
+    let rubrics = Arc::new(rubrics);
     let planned = plan_jobs(&args, &inputs.reports, &inputs.tasks)?;
     let choice = choose_judge(&args, &inputs.out)?;
     let store = open_store(&args, choice.mode)?;
@@ -264,7 +280,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (mode, judge_model) = (choice.mode, choice.judge_model.clone());
     let wiring = wire_judge(&args, choice, &rubrics, &store)?;
     let mut settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
-    settings.protocol = Some(protocol.record(&settings, args.fetch.fetcher));
+    settings.protocol =
+        Some(protocol.record(&settings, args.fetch.fetcher, args.answers, args.mc_band));
     let settings_json = settings_json(&settings, args.runs);
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let renderer = renderer_of(&args, &store, &pages)?;
@@ -624,6 +641,7 @@ fn wire_judge(
     let judge: Option<Arc<dyn Judge>> = match (choice.mode, choice.config) {
         (JudgeMode::NoJudge, _) | (_, None) => None,
         (mode, Some(mut config)) => {
+            config.plain_json = args.answers == Some(AnswersArg::Json);
             config.metric_max_tokens = rubrics
                 .rubrics()
                 .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))

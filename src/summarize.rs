@@ -166,6 +166,16 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     for p in &protocols {
         summary.notes.push(format!("protocol: {p}"));
     }
+    let levels: std::collections::BTreeSet<&String> = summary
+        .judges
+        .iter()
+        .flat_map(|j| j.systems.iter().filter_map(|s| s.levels_from.as_ref()))
+        .collect();
+    let levels: Vec<String> = levels
+        .into_iter()
+        .map(|l| format!("TA, VA and Overall of a system: {l}"))
+        .collect();
+    summary.notes.extend(levels);
     for p in &args.agree {
         summary.agreements.push(load_agreement(p)?);
     }

@@ -54,3 +54,43 @@ fn every_flag_named_by_a_row_exists_with_its_default() {
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(checked > 0, "no row names a flag");
 }
+
+/// The scoring-path rows of `docs/fidelity.md` (issue 36): each flag exists with the
+/// default the row states, and each row's test exists (a `fn` of that name in the
+/// root tests or a crate's sources or tests).
+#[test]
+fn every_scoring_path_row_names_a_real_flag_and_test() {
+    let out = tvir_command().args(["eval", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).to_string();
+    let rows = tvir_rubric::fidelity::scoring_path().unwrap();
+    let repo = common::repo();
+    let mut sources = String::new();
+    for dir in ["tests", "crates"] {
+        for e in walkdir::WalkDir::new(repo.join(dir)).into_iter().flatten() {
+            if e.path().extension().is_some_and(|x| x == "rs") {
+                sources.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for r in &rows {
+        if let Some(flag) = &r.flag {
+            match paragraph(&help, &flag.name) {
+                None => problems.push(format!("{}: no flag {}", r.step, flag.name)),
+                Some(p) => {
+                    if let Some(d) = &flag.default {
+                        if !p.contains(&format!("[default: {d}]")) {
+                            problems
+                                .push(format!("{}: {} lacks [default: {d}]", r.step, flag.name));
+                        }
+                    }
+                }
+            }
+        }
+        if !sources.contains(&format!("fn {}(", r.test)) {
+            problems.push(format!("{}: no test fn {}", r.step, r.test));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(rows.len() >= 10, "{}", rows.len());
+}

@@ -26,6 +26,8 @@ mod eval_mock;
 mod eval_no_network;
 mod eval_pipeline;
 mod eval_prompt_preview;
+mod eval_protocol;
+mod eval_reference_rules;
 mod eval_scale;
 mod example_embedded;
 mod extraction_check;

@@ -199,3 +199,22 @@ impl From<SettleArg> for Settle {
         }
     }
 }
+
+/// `--answers`: how the judge is asked to answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AnswersArg {
+    /// A schema-constrained answer (`json_schema`; ours).
+    Schema,
+    /// Plain JSON (`json_object`), the reply parsed and checked (the reference).
+    Json,
+}
+
+/// `--mc-band`: who applies Multimodal Composition's variety band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McBandArg {
+    /// The band computed from the answer's class and counts is enforced in code: a
+    /// variety score outside it is scored at its nearest end (ours).
+    Code,
+    /// The judge applies the band; its variety score stands (the reference).
+    Judge,
+}

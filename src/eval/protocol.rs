@@ -7,8 +7,8 @@ use tvir_engine::{EvalSettings, ProtocolRecord};
 use tvir_sources::Backend;
 
 use crate::eval::choices::{
-    AggregatesArg, CscUnreadableArg, DedupArg, ExtractionArg, FigureKindsArg, ProtocolArg,
-    RoundingArg, SettleArg,
+    AggregatesArg, AnswersArg, CscUnreadableArg, DedupArg, ExtractionArg, FigureKindsArg,
+    McBandArg, ProtocolArg, RoundingArg, SettleArg,
 };
 
 /// The flags a protocol sets (each None unless given on the command line).
@@ -22,6 +22,8 @@ pub(crate) struct Flags<'a> {
     pub rounding: &'a mut Option<RoundingArg>,
     pub settle: &'a mut Option<SettleArg>,
     pub csc_unreadable: &'a mut Option<CscUnreadableArg>,
+    pub answers: &'a mut Option<AnswersArg>,
+    pub mc_band: &'a mut Option<McBandArg>,
 }
 
 /// The protocol of a run and the settings given by a flag beside it.
@@ -56,6 +58,8 @@ pub(crate) fn resolve_protocol(args: Flags<'_>) -> Protocol {
             "csc-unreadable",
             CscUnreadableArg::Judge
         );
+        imply!(args.answers, "answers", AnswersArg::Json);
+        imply!(args.mc_band, "mc-band", McBandArg::Judge);
     }
     Protocol { name, overrides }
 }
@@ -63,7 +67,13 @@ pub(crate) fn resolve_protocol(args: Flags<'_>) -> Protocol {
 impl Protocol {
     /// What `run.json` and each `report.json` record: the protocol and the value of
     /// every setting it fixes, as the run used it.
-    pub(crate) fn record(&self, s: &EvalSettings, fetcher: Option<Backend>) -> ProtocolRecord {
+    pub(crate) fn record(
+        &self,
+        s: &EvalSettings,
+        fetcher: Option<Backend>,
+        answers: Option<AnswersArg>,
+        mc_band: Option<McBandArg>,
+    ) -> ProtocolRecord {
         let mut settings = BTreeMap::new();
         settings.insert("extraction".into(), j(&s.extraction));
         settings.insert("dedup".into(), j(&s.dedup));
@@ -76,6 +86,22 @@ impl Protocol {
         settings.insert("rounding".into(), j(&s.score.rounding));
         settings.insert("settle".into(), j(&s.settle));
         settings.insert("csc-unreadable".into(), j(&s.csc_unreadable));
+        settings.insert(
+            "answers".into(),
+            match answers.unwrap_or(AnswersArg::Schema) {
+                AnswersArg::Schema => "schema",
+                AnswersArg::Json => "json",
+            }
+            .into(),
+        );
+        settings.insert(
+            "mc-band".into(),
+            match mc_band.unwrap_or(McBandArg::Code) {
+                McBandArg::Code => "code",
+                McBandArg::Judge => "judge",
+            }
+            .into(),
+        );
         settings.insert("dedup-keep".into(), j(&s.dedup_keep));
         settings.insert("revision-scope".into(), j(&s.revision_scope));
         settings.insert("image-size".into(), s.image_size.name());

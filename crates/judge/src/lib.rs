@@ -89,6 +89,11 @@ pub struct JudgeConfig {
     /// it and the remaining units fail with "judge server unreachable since TIME".
     /// A server back within the window loses nothing.
     pub unreachable_window: std::time::Duration,
+    /// Ask for plain JSON (`response_format: json_object`, the schema in the
+    /// prompt, the reply parsed and checked) instead of a schema-constrained answer,
+    /// as the reference evaluator does (`tvir eval --answers json`). Nothing learnt
+    /// under it is stored for the server, so a later run starts from the schema form.
+    pub plain_json: bool,
 }
 
 impl std::fmt::Debug for JudgeConfig {
@@ -126,6 +131,7 @@ impl Default for JudgeConfig {
             journal_path: None,
             price_table_path: None,
             unreachable_window: DEFAULT_UNREACHABLE_WINDOW,
+            plain_json: false,
         }
     }
 }
@@ -367,7 +373,7 @@ impl JudgeClient {
             &request.metric,
             &request.schema,
             &conversation,
-            &protocol::Adaptations::default().current(),
+            &protocol::Adaptations::starting_at(self.inner.config.plain_json).current(),
             self.inner.config.seed,
             Some(self.inner.token_limit(request)),
         ))

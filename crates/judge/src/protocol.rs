@@ -125,6 +125,21 @@ pub enum Adaptation {
 }
 
 impl Adaptations {
+    /// The defaults, or, for `plain_json`, starting at (and never above) plain
+    /// `json_object` answers.
+    pub fn starting_at(plain_json: bool) -> Self {
+        let a = Self::default();
+        if plain_json {
+            a.at_least(OutputMode::JsonObject);
+        }
+        a
+    }
+
+    /// Never ask for a stricter form than `mode`.
+    pub fn at_least(&self, mode: OutputMode) {
+        self.mode.fetch_max(mode as u8, Ordering::Relaxed);
+    }
+
     pub fn current(&self) -> WireParams {
         WireParams {
             mode: OutputMode::from_u8(self.mode.load(Ordering::Relaxed)),

@@ -18,7 +18,7 @@ pub(crate) fn integer(v: &Value) -> Option<i64> {
 /// `v` moved to the nearest end of `band` when `key` is the banded dimension.
 pub(crate) fn banded(rule: Option<&BandRule>, band: Option<[i64; 2]>, key: &str, v: i64) -> i64 {
     match (rule, band) {
-        (Some(r), Some([lo, hi])) if r.dimension == key => v.clamp(lo, hi),
+        (Some(r), Some([lo, hi])) if r.dimension == key && r.enforce => v.clamp(lo, hi),
         _ => v,
     }
 }
@@ -89,11 +89,14 @@ pub fn band_note(rubric: &Rubric, answer: &Value) -> Option<String> {
     let [lo, hi] = band_of(rule, answer).ok()?;
     let v = integer(&answer[field.as_str()][rule.dimension.as_str()])?;
     (v < lo || v > hi).then(|| {
+        let scored = if rule.enforce {
+            format!("scored as {}", v.clamp(lo, hi))
+        } else {
+            "scored as given (the band is the judge's to apply: --mc-band judge)".to_string()
+        };
         format!(
-            "{} {v} lies outside the band {lo}-{hi} that the answer's {} and counts give; scored as {}",
-            rule.dimension,
-            rule.class_field,
-            v.clamp(lo, hi)
+            "{} {v} lies outside the band {lo}-{hi} that the answer's {} and counts give; {scored}",
+            rule.dimension, rule.class_field,
         )
     })
 }

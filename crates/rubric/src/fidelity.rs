@@ -347,6 +347,100 @@ pub fn markdown(set: &RubricSet) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&scoring_markdown());
+    out
+}
+
+/// One step of the scoring path (`rubrics/scoring/path.toml`): what happens
+/// between the judges' answers and the numbers of a leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoringRow {
+    pub step: String,
+    pub reference: String,
+    pub ours: String,
+    #[serde(default)]
+    pub departs: bool,
+    #[serde(default)]
+    pub why: String,
+    /// What the departure does to a score ("none" for a row that does not depart).
+    pub effect: String,
+    #[serde(default)]
+    pub switch: String,
+    /// A `tvir eval` flag that must exist, with its default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<FlagCheck>,
+    /// The test (a function name under `tests/`) that proves the row.
+    pub test: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScoringFile {
+    row: Vec<ScoringRow>,
+}
+
+/// The scoring-path rows, each checked: a departure names why, its effect and the
+/// option that restores the reference's way; a row that does not depart has no
+/// effect.
+pub fn scoring_path() -> Result<Vec<ScoringRow>, String> {
+    let text = include_str!("../../../rubrics/scoring/path.toml");
+    let file: ScoringFile =
+        toml::from_str(text).map_err(|e| format!("rubrics/scoring/path.toml: {e}"))?;
+    for r in &file.row {
+        let bad = |m: &str| Err(format!("rubrics/scoring/path.toml, step {}: {m}", r.step));
+        if r.departs && (r.why.trim().is_empty() || r.switch.trim().is_empty() && r.flag.is_none())
+        {
+            return bad("a departure needs a `why` and a `switch` or `flag`");
+        }
+        if r.departs == (r.effect.trim() == "none") {
+            return bad("`effect` is \"none\" exactly when the row does not depart");
+        }
+        for text in [&r.reference, &r.ours, &r.why, &r.effect, &r.switch] {
+            if text.contains('|') || text.contains('\n') {
+                return bad("table cells cannot hold `|` or line breaks");
+            }
+        }
+    }
+    Ok(file.row)
+}
+
+/// The scoring-path section of `docs/fidelity.md`.
+fn scoring_markdown() -> String {
+    let rows = match scoring_path() {
+        Ok(rows) => rows,
+        Err(e) => return format!("## Scoring path\n\n{e}\n"),
+    };
+    let mut out = String::from(
+        "## Scoring path\n\n\
+         From the judges' answers to the leaderboard's numbers (`rubrics/scoring/path.toml`). \
+         Every departure names its effect on the score and the option that restores the \
+         reference's way; `tvir eval --protocol reference` sets all of them at once (a flag \
+         given beside it overrides that one setting), records them in `run.json` and every \
+         `report.json` (`\"protocol\"`), and `tvir summarize` shows them and refuses to mix \
+         protocols unless `--mix-protocols`. *test* names the test that proves the row.\n\n\
+         | step | reference | ours | departs | why | effect | switch | test |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        let switch = match (&r.switch[..], &r.flag) {
+            ("", Some(f)) => format!("`{}`", f.name),
+            ("", None) => "none".to_string(),
+            (s, _) => s.to_string(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
+            r.step,
+            r.reference.trim(),
+            r.ours.trim(),
+            if r.departs { "**yes**" } else { "no" },
+            r.why.trim(),
+            r.effect.trim(),
+            switch,
+            r.test
+        ));
+    }
+    out.push('\n');
     out
 }
 

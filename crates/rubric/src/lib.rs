@@ -473,6 +473,20 @@ impl RubricSet {
         self.rubrics.values()
     }
 
+    /// Leave every banded dimension's score as the judge gave it (`enforce =
+    /// false` on each band rule; `tvir eval --mc-band judge`, the reference's way).
+    pub fn leave_bands_to_the_judge(&mut self) {
+        for r in self.rubrics.values_mut() {
+            if let AnswerSpec::Dimensions {
+                band_rule: Some(rule),
+                ..
+            } = &mut r.answer
+            {
+                rule.enforce = false;
+            }
+        }
+    }
+
     /// Put `rubric` in place of the one with the same id (or add it). The caller
     /// validates it first (`tvir ablate` re-reads overridden rubrics through
     /// [`Rubric::from_toml`]); prompts are untouched.

@@ -207,6 +207,20 @@ pub struct BandRule {
     pub dominant: BTreeMap<String, String>,
     /// Tried in order; the first whose conditions all hold gives the band.
     pub rules: Vec<BandCase>,
+    /// Whether a score outside the band is moved to its nearest end in code (ours,
+    /// the default) or stands as the judge gave it, the band being the judge's to
+    /// apply as in the reference evaluator (`enforce = false`, `tvir eval --mc-band
+    /// judge`).
+    #[serde(default = "enforced", skip_serializing_if = "is_enforced")]
+    pub enforce: bool,
+}
+
+fn enforced() -> bool {
+    true
+}
+
+fn is_enforced(v: &bool) -> bool {
+    *v
 }
 
 /// An integer field the judge fills for a [`BandRule`].

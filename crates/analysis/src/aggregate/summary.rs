@@ -11,7 +11,8 @@ use crate::agree::stats::average_ranks;
 use crate::load::{
     detect_language_fallback, normalize_language, LoadIssue, LoadedRecord, TaskInfo,
 };
-use tvir_engine::record::{MetricStatus, UsageRecord, METRIC_NAMES};
+use tvir_engine::record::{MetricStatus, UsageRecord, METRIC_NAMES, TA_METRICS, VA_METRICS};
+use tvir_engine::score::round4;
 
 /// Mean over runs of the per-run mean over reports, and the sample standard
 /// deviation (n - 1) of those per-run means (null with fewer than two runs).
@@ -93,6 +94,11 @@ pub struct SystemStats {
     /// system none of whose reports has a figure (the paper's text-only system).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub not_evaluated: BTreeMap<String, String>,
+    /// How TA, VA and Overall were computed when not from the report-level
+    /// aggregates (records made with `--aggregates present`: from the per-metric
+    /// means, as the reference's summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels_from: Option<String>,
     pub units: UnitCounts,
     /// (report, metric) pairs not evaluated (`--no-judge`, budget, all units failed).
     pub metrics_not_evaluated: usize,
@@ -247,6 +253,14 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
     out.va = Stat::over_runs(&va);
     out.overall = Stat::over_runs(&overall);
     out.aec = Stat::over_runs(&aec);
+    if let Some(way) = ReferenceLevels::of(records) {
+        // `tvir eval --aggregates present` (implied by `--protocol reference`): the
+        // reference's summary computes a system's TA, VA and Overall from its
+        // per-metric means (the metrics it has), not from report-level aggregates.
+        let [t, v, o] = way.levels(&metrics);
+        (out.ta, out.va, out.overall) = (t, v, o);
+        out.levels_from = Some(way.describe());
+    }
     if out.reports > 0 && out.text_only_reports == out.reports {
         // METRICS.md section 5: a system that produced no visual at all is not
         // evaluated on VA and Overall (left blank in the paper's tables).
@@ -280,6 +294,76 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
         total: Stat::over_runs(&total),
     };
     out
+}
+
+/// How a system's TA, VA and Overall are computed when its records were made with
+/// `--aggregates present` (the reference's summary): per run, the mean over the
+/// reports of each metric, then TA = the mean of the text metric means present, VA
+/// of the visual ones, Overall of all ten; with `--rounding reference` each level
+/// is rounded to 4 decimals (computed from the unrounded metric means, as the
+/// reference does).
+struct ReferenceLevels {
+    round: bool,
+}
+
+impl ReferenceLevels {
+    /// Some when every record says `aggregates=present` in its protocol.
+    fn of(records: &[&LoadedRecord]) -> Option<Self> {
+        let setting = |r: &LoadedRecord, k: &str| {
+            r.record
+                .protocol
+                .as_ref()
+                .and_then(|p| p.settings.get(k).cloned())
+        };
+        let all = |k: &str, v: &str| {
+            !records.is_empty() && records.iter().all(|r| setting(r, k).as_deref() == Some(v))
+        };
+        all("aggregates", "present").then(|| Self {
+            round: all("rounding", "reference"),
+        })
+    }
+
+    fn levels(&self, metrics: &BTreeMap<String, BTreeMap<u32, Vec<f64>>>) -> [Stat; 3] {
+        let runs: BTreeSet<u32> = metrics.values().flat_map(|m| m.keys().copied()).collect();
+        let mut levels: [BTreeMap<u32, Vec<f64>>; 3] = Default::default();
+        let all: Vec<&str> = TA_METRICS
+            .iter()
+            .chain(VA_METRICS.iter())
+            .copied()
+            .collect();
+        for run in runs {
+            let mean_of = |names: &[&str]| {
+                let means: Vec<f64> = names
+                    .iter()
+                    .filter_map(|n| metrics.get(*n).and_then(|m| m.get(&run)))
+                    .filter(|v| !v.is_empty())
+                    .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                    .collect();
+                (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64)
+            };
+            for (level, names) in levels
+                .iter_mut()
+                .zip([&TA_METRICS[..], &VA_METRICS[..], &all])
+            {
+                let v = mean_of(names).map(|x| if self.round { round4(x) } else { x });
+                push(level, run, v);
+            }
+        }
+        levels.map(|l| {
+            let mut s = Stat::over_runs(&l);
+            if self.round {
+                s.mean = s.mean.map(round4);
+            }
+            s
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "per-metric means (the reference's summary: TA, VA and Overall from each metric's mean over the reports{})",
+            if self.round { ", rounded to 4 decimals" } else { "" }
+        )
+    }
 }
 
 fn by_system<'a>(records: &[&'a LoadedRecord]) -> BTreeMap<&'a str, Vec<&'a LoadedRecord>> {

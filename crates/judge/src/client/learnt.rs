@@ -57,6 +57,9 @@ impl Inner {
             seed: row.send_seed,
         });
         self.adaptations.set_reasoning(row.reasoning);
+        if self.config.plain_json {
+            self.adaptations.at_least(OutputMode::JsonObject);
+        }
         tracing::debug!(
             server = %self.server_key,
             mode = mode.name(),
@@ -84,6 +87,10 @@ impl Inner {
     /// Store what this run knows now (after an adaptation or a vision verdict).
     pub(super) fn save_learnt(&self) {
         let Some(store) = &self.store else { return };
+        if self.config.plain_json {
+            // `--answers json` chose the form: not something the server taught us.
+            return;
+        }
         let params = self.adaptations.current();
         let vision = self
             .vision_detail

@@ -211,7 +211,7 @@ impl Inner {
             rpm: config.rpm.map(TokenBucket::per_minute),
             tpm: config.tpm.map(TokenBucket::per_minute),
             pacer: Pacer::new(Duration::from_millis(25)),
-            adaptations: Adaptations::default(),
+            adaptations: Adaptations::starting_at(config.plain_json),
             accounting: Accounting::new(),
             prices,
             has_journal,

@@ -80,7 +80,7 @@ with open(sys.argv[1] + "/sources.jsonl", "w", encoding="utf-8") as o:
         o.write(json.dumps({"url": u, "text": ("Page text of %s for the comparison. " % u) * 20}) + "\n")
 PY
 port="$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-rm -f "$work/mock-log.jsonl"
+rm -f "$work/mock-log.jsonl" "$work/ours-cache.sqlite"
 "$py" "$here/compare_reference/mock_judge.py" "$port" "$work/reports" "$work/parse" "$work/tasks.json" \
     "$work/sources.jsonl" "$work/mock-log.jsonl" 2> "$work/mock.err" &
 mock=$!
@@ -114,7 +114,8 @@ echo "compare_reference: reference evaluator done in $(( $(date +%s) - start )) 
 # tvir, the same reports and answers.
 SERPER_BASE_URL="$url/serper/ours" "$tvir" eval --reports "$work/reports" --tasks "$work/tasks.json" \
     --out "$work/ours" --base-url "$url/v1" --judge-model gpt-4.1 --protocol reference --extraction rules \
-    --no-browser --assume-vision --cache "$work/ours-cache.sqlite" --refresh-sources --quiet > "$work/ours-eval.log" 2>&1
-"$tvir" summarize "$work/ours" --format json > "$work/ours-summary.json" 2> "$work/ours-summarize.log"
+    --no-browser --assume-vision --cache "$work/ours-cache.sqlite" --refresh-sources --quiet > "$work/ours-eval.log" 2>&1 \
+    || echo "compare_reference: tvir eval exited $? (failed units: the corpus reports without a task; see $work/ours-eval.log)"
+"$tvir" summarize "$work/ours" --format json > "$work/ours-summary.json" 2> "$work/ours-summarize.log" || true
 "$py" "$here/compare_reference/compare.py" "$work/bench/eval_results" "$work/ours" "$work/ours-summary.json" \
     "$work/mock-log.jsonl" "$work/bench/eval_results/model_dimension_summary.xlsx"

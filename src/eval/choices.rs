@@ -14,7 +14,7 @@ use tvir_engine::{
 pub enum DedupArg {
     /// Deterministic pre-filter; only ambiguous pairs reach the judge.
     Prefilter,
-    /// Ask the judge about every pair with identical cited sets (reference behaviour).
+    /// Ask the judge about every pair whose cited lists are equal as written (reference behaviour).
     JudgeAll,
     /// Pre-filter only; ambiguous pairs are kept as distinct (no judge).
     Off,

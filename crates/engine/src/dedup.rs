@@ -12,7 +12,7 @@ use tvir_rubric::PrefilterSpec;
 pub enum DedupMode {
     /// Deterministic pre-filter; only ambiguous pairs reach the judge.
     Prefilter,
-    /// Ask the judge about every pair with identical cited sets (reference behaviour).
+    /// Ask the judge about every pair whose cited lists are equal as written (reference behaviour).
     JudgeAll,
     /// Pre-filter only; ambiguous pairs are kept as distinct (no judge).
     Off,
@@ -166,8 +166,22 @@ pub fn candidate_pairs(cited: &[Vec<String>]) -> Vec<(usize, usize)> {
         let key: BTreeSet<&str> = refs.iter().map(String::as_str).collect();
         groups.entry(key).or_default().push(i);
     }
+    pairs_within(groups.values())
+}
+
+/// The candidate pairs of the reference evaluator: facts whose cited lists are equal
+/// as written, order and repeats included (`[1, 2]` and `[2, 1]` are never compared).
+pub fn candidate_pairs_as_listed(cited: &[Vec<String>]) -> Vec<(usize, usize)> {
+    let mut groups: BTreeMap<&[String], Vec<usize>> = BTreeMap::new();
+    for (i, refs) in cited.iter().enumerate() {
+        groups.entry(refs.as_slice()).or_default().push(i);
+    }
+    pairs_within(groups.values())
+}
+
+fn pairs_within<'a>(groups: impl Iterator<Item = &'a Vec<usize>>) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
-    for members in groups.values() {
+    for members in groups {
         for (a, &i) in members.iter().enumerate() {
             for &j in &members[a + 1..] {
                 pairs.push((i, j));
@@ -284,6 +298,8 @@ mod tests {
             vec!["1".into(), "2".into()],
         ];
         assert_eq!(candidate_pairs(&cited), vec![(0, 1), (0, 3), (1, 3)]);
+        // The reference evaluator compares the cited lists as written.
+        assert_eq!(candidate_pairs_as_listed(&cited), vec![(0, 3)]);
     }
 
     #[test]

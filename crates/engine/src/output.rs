@@ -304,17 +304,20 @@ fn std_dev(xs: &[f64]) -> Option<f64> {
 }
 
 /// Per-system means of one run. A mean needs the value of every report it covers
-/// (one not-evaluated report makes it null rather than biased); VA and Overall cover
-/// only reports with figures, as text-only reports have none.
+/// (one not-evaluated report makes it null rather than biased). VA and Overall cover
+/// every report, text-only ones (VA 0) included, as `tvir summarize` and METRICS.md
+/// s.5; a system none of whose reports has a figure has no VA or Overall (the
+/// paper's text-only system).
 fn system_run_means(records: &[&ReportRecord]) -> BTreeMap<String, Option<f64>> {
     let mut out = BTreeMap::new();
+    let text_only = records
+        .iter()
+        .all(|r| r.figure_count() == 0 && r.n_images + r.n_charts == 0);
     let mut put = |name: &str, get: &dyn Fn(&ReportRecord) -> Option<f64>| {
-        let covered: Vec<&&ReportRecord> = records
-            .iter()
-            .filter(|r| !matches!(name, "va" | "overall") || r.figure_count() > 0)
-            .collect();
-        let xs: Vec<f64> = covered.iter().filter_map(|r| get(r)).collect();
-        let value = if xs.len() == covered.len() {
+        let xs: Vec<f64> = records.iter().filter_map(|r| get(r)).collect();
+        let value = if text_only && matches!(name, "va" | "overall") {
+            None
+        } else if xs.len() == records.len() {
             mean(&xs)
         } else {
             None

@@ -412,7 +412,13 @@ impl Engine {
         // fact units' details.
         let mut decisions: Vec<(usize, usize, bool, &'static str)> = Vec::new();
         let prefilter = dedup::Prefilter::new(facts.iter().map(|f| f.fact.as_str()));
-        for (i, j) in dedup::candidate_pairs(&cited) {
+        // Ask-every-pair is the reference evaluator's way, and so are its pairs: cited
+        // lists equal as written. The pre-filter compares cited sets (METRICS.md s.1).
+        let pairs = match self.settings.dedup {
+            DedupMode::JudgeAll => dedup::candidate_pairs_as_listed(&cited),
+            DedupMode::Prefilter | DedupMode::Off => dedup::candidate_pairs(&cited),
+        };
+        for (i, j) in pairs {
             let call = match self.settings.dedup {
                 DedupMode::JudgeAll => PairCall::AskJudge,
                 DedupMode::Prefilter => prefilter.call(i, j, &spec),

@@ -21,7 +21,9 @@
 # with `tvir parse --json`, and both sides read the same page text (the reference
 # through its Serper client, tvir through `--fetcher serper`, both from the mock).
 # Overrides beside --protocol reference: --extraction rules (the units must be the
-# same), --no-browser (the reference cannot draw script charts), --assume-vision.
+# same), --no-browser (the reference cannot draw script charts), --assume-vision, and
+# --answers schema: the mock tells tvir's requests and their metric apart by the
+# schema's name; how an answer is asked for changes no score given the same answer.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -114,7 +116,7 @@ echo "compare_reference: reference evaluator done in $(( $(date +%s) - start )) 
 # tvir, the same reports and answers.
 SERPER_BASE_URL="$url/serper/ours" "$tvir" eval --reports "$work/reports" --tasks "$work/tasks.json" \
     --out "$work/ours" --base-url "$url/v1" --judge-model gpt-4.1 --protocol reference --extraction rules \
-    --no-browser --assume-vision --cache "$work/ours-cache.sqlite" --refresh-sources --quiet > "$work/ours-eval.log" 2>&1 \
+    --answers schema --no-browser --assume-vision --cache "$work/ours-cache.sqlite" --refresh-sources --quiet > "$work/ours-eval.log" 2>&1 \
     || echo "compare_reference: tvir eval exited $? (failed units: the corpus reports without a task; see $work/ours-eval.log)"
 "$tvir" summarize "$work/ours" --format json > "$work/ours-summary.json" 2> "$work/ours-summarize.log" || true
 "$py" "$here/compare_reference/compare.py" "$work/bench/eval_results" "$work/ours" "$work/ours-summary.json" \

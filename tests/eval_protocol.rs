@@ -424,6 +424,37 @@ fn summarize_shows_the_protocol_and_computes_levels_the_references_way() {
 }
 
 #[test]
+fn summarize_rounds_each_metrics_system_mean_under_reference_rounding() {
+    // The reference's summary rounds every cell, a metric's system mean too. Two
+    // reports scoring 0.5 and 0.6333 on writing quality average 0.56665: five
+    // decimals, so an unrounded mean shows here.
+    let r = runs();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&r.reference)
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for (task, score) in [("t1", 0.5), ("t2", 0.6333)] {
+        let path = out.join("sys").join(task).join("mock-model/report.json");
+        let mut rec = read_json(&path);
+        rec["metrics"]["writing_quality"]["score"] = serde_json::json!(score);
+        std::fs::write(&path, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
+    }
+    let (code, stdout, stderr) = summary(&out, &["--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let s: Value = serde_json::from_str(&stdout).unwrap();
+    let sys = &s["judges"][0]["systems"][0];
+    let unrounded = (0.5 + 0.6333) / 2.0;
+    let got = sys["metrics"]["writing_quality"]["mean"].as_f64().unwrap();
+    assert!(four_decimals(got), "{got}");
+    assert!((got - unrounded).abs() < 1e-4 && got != unrounded, "{got}");
+}
+
+#[test]
 fn summarize_refuses_to_mix_protocols_unless_asked() {
     let r = runs();
     let dir = tempfile::tempdir().unwrap();

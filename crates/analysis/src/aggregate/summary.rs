@@ -282,9 +282,18 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
             ..out.overall
         };
     }
+    // `--rounding reference`: the reference's summary rounds each metric's system
+    // mean to 4 decimals too, not only the levels.
+    let round_means = ReferenceLevels::all_say(records, "rounding", "reference");
     out.metrics = metrics
         .iter()
-        .map(|(k, v)| (k.clone(), Stat::over_runs(v)))
+        .map(|(k, v)| {
+            let mut s = Stat::over_runs(v);
+            if round_means {
+                s.mean = s.mean.map(round4);
+            }
+            (k.clone(), s)
+        })
         .collect();
     let [t, c, m, total] = se;
     out.structural_errors = StructuralStats {
@@ -309,18 +318,20 @@ struct ReferenceLevels {
 impl ReferenceLevels {
     /// Some when every record says `aggregates=present` in its protocol.
     fn of(records: &[&LoadedRecord]) -> Option<Self> {
-        let setting = |r: &LoadedRecord, k: &str| {
+        Self::all_say(records, "aggregates", "present").then(|| Self {
+            round: Self::all_say(records, "rounding", "reference"),
+        })
+    }
+
+    /// Whether every record's protocol sets `key` to `value`.
+    fn all_say(records: &[&LoadedRecord], key: &str, value: &str) -> bool {
+        let setting = |r: &LoadedRecord| {
             r.record
                 .protocol
                 .as_ref()
-                .and_then(|p| p.settings.get(k).cloned())
+                .and_then(|p| p.settings.get(key).cloned())
         };
-        let all = |k: &str, v: &str| {
-            !records.is_empty() && records.iter().all(|r| setting(r, k).as_deref() == Some(v))
-        };
-        all("aggregates", "present").then(|| Self {
-            round: all("rounding", "reference"),
-        })
+        !records.is_empty() && records.iter().all(|r| setting(r).as_deref() == Some(value))
     }
 
     fn levels(&self, metrics: &BTreeMap<String, BTreeMap<u32, Vec<f64>>>) -> [Stat; 3] {

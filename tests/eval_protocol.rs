@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use tvir_testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
 
-use common::cli::{describe, tvir_command, tvir_status};
+use common::cli::{describe, eval_with_golden_sources, tvir_status};
 use common::outputs::read_json;
 
 /// t1: a chart in a folder the reference does not type (`figs/`, a chart by its alt
@@ -112,25 +112,11 @@ async fn eval(reports: &Path, tasks: &Path, out: &Path, extra: &[&str]) -> Vec<V
         ..MockConfig::default()
     })
     .await;
-    let mut cmd = tvir_command();
+    let cache = out.with_extension("cache.sqlite");
+    let cwd = out.parent().unwrap();
+    let mut cmd = eval_with_golden_sources(cwd, reports, tasks, out, &cache, &mock.base_url());
     cmd.env_remove("SERPER_API_KEY")
-        .args(["eval", "--reports"])
-        .arg(reports)
-        .arg("--tasks")
-        .arg(tasks)
-        .arg("--out")
-        .arg(out)
-        .arg("--cache")
-        .arg(out.with_extension("cache.sqlite"))
-        .args([
-            "--base-url",
-            &mock.base_url(),
-            "--judge-model",
-            "mock-model",
-        ])
-        .args(["--offline", "--sources"])
-        .arg(common::repo().join("tests/golden/sources.jsonl"))
-        .args(["--assume-vision", "--quiet", "--no-browser"])
+        .arg("--no-browser")
         .args(extra);
     let run = common::cli::output_async(cmd).await;
     assert!(

@@ -326,11 +326,7 @@ pub fn markdown(set: &RubricSet) -> String {
         let mut rows: Vec<&FidelityRow> = r.fidelity.iter().collect();
         rows.sort_by_key(|x| x.element);
         for row in rows {
-            let switch = match (&row.switch[..], &row.flag) {
-                ("", Some(f)) => format!("`{}`", f.name),
-                ("", None) => "none".to_string(),
-                (s, _) => s.to_string(),
-            };
+            let switch = switch_cell(&row.switch, row.flag.as_ref());
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} |\n",
                 row.element.to_string().replace('_', " "),
@@ -423,11 +419,7 @@ fn scoring_markdown() -> String {
          | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in rows {
-        let switch = match (&r.switch[..], &r.flag) {
-            ("", Some(f)) => format!("`{}`", f.name),
-            ("", None) => "none".to_string(),
-            (s, _) => s.to_string(),
-        };
+        let switch = switch_cell(&r.switch, r.flag.as_ref());
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
             r.step,
@@ -442,6 +434,15 @@ fn scoring_markdown() -> String {
     }
     out.push('\n');
     out
+}
+
+/// A row's switch cell: its own text, else the flag that checks it, else "none".
+fn switch_cell(switch: &str, flag: Option<&FlagCheck>) -> String {
+    match (switch, flag) {
+        ("", Some(f)) => format!("`{}`", f.name),
+        ("", None) => "none".to_string(),
+        (s, _) => s.to_string(),
+    }
 }
 
 /// GitHub's heading anchor of `## {title} (`{id}`)`.

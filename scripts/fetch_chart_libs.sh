@@ -21,6 +21,19 @@ packages=(
   "vega-embed 7.3.0"
   "highcharts 13.1.1"
   "apexcharts 7.9.1"
+  # versions and plugins that AI-written reports pin in their <script> tags (the real-page
+  # runs of scripts/chart_pages_report.sh; a page that loads one version gets that version)
+  "chart.js 4.4.0"
+  "chart.js 4.4.1"
+  "chart.js 4.4.4"
+  "chart.js 4.4.7"
+  "chart.js 3.9.1"
+  "chartjs-plugin-annotation 3.1.0"
+  "chartjs-plugin-datalabels 2.0.0"
+  "chartjs-plugin-zoom 2.0.1"
+  "hammerjs 2.0.8"
+  "plotly.js-dist-min 2.27.0"
+  "topojson 3.0.2"
 )
 for p in "${packages[@]}"; do
   set -- $p
@@ -49,6 +62,18 @@ https://code.highcharts.com/highcharts.js	highcharts-13.1.1/package/highcharts.j
 https://code.highcharts.com/modules/exporting.js	highcharts-13.1.1/package/modules/exporting.js
 https://cdn.jsdelivr.net/npm/apexcharts	apexcharts-7.9.1/package/dist/apexcharts.min.js
 https://cdn.jsdelivr.net/npm/apexcharts@7.9.1/dist/apexcharts.min.js	apexcharts-7.9.1/package/dist/apexcharts.min.js
+https://cdn.jsdelivr.net/npm/chart.js@4	chart.js-4.6.1/package/dist/chart.umd.min.js
+https://cdn.jsdelivr.net/npm/chart.js@4.4.0/dist/chart.umd.min.js	chart.js-4.4.0/package/dist/chart.umd.js
+https://cdn.jsdelivr.net/npm/chart.js@4.4.4/dist/chart.umd.min.js	chart.js-4.4.4/package/dist/chart.umd.js
+https://cdn.jsdelivr.net/npm/chart.js@4.4.7/dist/chart.umd.min.js	chart.js-4.4.7/package/dist/chart.umd.js
+https://cdnjs.cloudflare.com/ajax/libs/Chart.js/4.4.1/chart.umd.min.js	chart.js-4.4.1/package/dist/chart.umd.js
+https://cdn.jsdelivr.net/npm/chart.js@3.9.1/dist/chart.min.js	chart.js-3.9.1/package/dist/chart.min.js
+https://cdn.jsdelivr.net/npm/chartjs-plugin-annotation	chartjs-plugin-annotation-3.1.0/package/dist/chartjs-plugin-annotation.min.js
+https://cdn.jsdelivr.net/npm/chartjs-plugin-datalabels@2.0.0	chartjs-plugin-datalabels-2.0.0/package/dist/chartjs-plugin-datalabels.min.js
+https://cdn.jsdelivr.net/npm/chartjs-plugin-zoom@2.0.1/dist/chartjs-plugin-zoom.min.js	chartjs-plugin-zoom-2.0.1/package/dist/chartjs-plugin-zoom.min.js
+https://cdn.jsdelivr.net/npm/hammerjs@2.0.8	hammerjs-2.0.8/package/hammer.min.js
+https://cdn.plot.ly/plotly-2.27.0.min.js	plotly.js-dist-min-2.27.0/package/plotly.min.js
+https://cdnjs.cloudflare.com/ajax/libs/topojson/3.0.2/topojson.min.js	topojson-3.0.2/package/dist/topojson.min.js
 TSV
 while IFS=$'\t' read -r url file; do
   [ -f "$dir/$file" ] || { echo "fetch_chart_libs: $file missing after unpacking (for $url)" >&2; exit 1; }

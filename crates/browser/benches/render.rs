@@ -82,6 +82,7 @@ fn bench(c: &mut Criterion) {
         entry: entry.into(),
         entry_override: None,
         resources: libs.clone(),
+        probes: Vec::new(),
     };
 
     let mut g = c.benchmark_group("browser");

@@ -68,7 +68,7 @@ async fn main() {
             let stem = entry.trim_end_matches(".html").trim_end_matches(".htm").to_string();
             let t = std::time::Instant::now();
             let r = browser
-                .render(PageRequest { root, entry: entry.clone(), entry_override: None, resources: provider })
+                .render(PageRequest { root, entry: entry.clone(), entry_override: None, resources: provider, probes: Vec::new() })
                 .await;
             let ms = t.elapsed().as_millis();
             for (i, c) in r.charts.iter().enumerate() {

@@ -280,14 +280,18 @@
           });
         } catch (e) { out.warnings.push('vega state: ' + e.message); }
         if (!title) { var tt = el.querySelector('.role-title-text, .mark-text.role-title-text text'); if (tt) title = tt.textContent; }
-        push(frame, off, el, 'vega', { type: r.spec && (r.spec.mark && (r.spec.mark.type || r.spec.mark)) || (r.spec && r.spec.$schema && /vega-lite/.test(r.spec.$schema) ? 'vega-lite' : null),
+        // The view's own drawing (title, axes and legends included), not the embed box
+        // around it, which also holds vega-embed's action menu and the room made for it.
+        var marks = el.querySelector('canvas.marks, svg.marks');
+        push(frame, off, marks || el, 'vega', { type: r.spec && (r.spec.mark && (r.spec.mark.type || r.spec.mark)) || (r.spec && r.spec.$schema && /vega-lite/.test(r.spec.$schema) ? 'vega-lite' : null),
           title: title, labels: labelsOf(labels), series: ss }, host, topHost);
       });
       doc.querySelectorAll('.vega-embed, canvas.marks, svg.marks').forEach(function (el) {
         var host = el.classList.contains('vega-embed') ? el : (el.closest('.vega-embed') || el);
         if (claimed(host)) return;
         if (!host.querySelector('canvas, svg') && !/^(canvas|svg)$/i.test(host.tagName)) return;
-        push(frame, off, host, 'vega', { title: (host.querySelector('.role-title-text') || {}).textContent, series: [] }, host, topHost);
+        var drawn = /^(canvas|svg)$/i.test(host.tagName) ? host : (host.querySelector('canvas.marks, svg.marks') || host);
+        push(frame, off, drawn, 'vega', { title: (host.querySelector('.role-title-text') || {}).textContent, series: [] }, host, topHost);
         out.warnings.push('vega view not reachable (no hooks): data unknown for ' + cssPath(host));
       });
     } catch (e) { out.warnings.push('vega: ' + e.message); }
@@ -345,6 +349,27 @@
       });
     } catch (e) { out.warnings.push('svg: ' + e.message); }
 
+    // ---- A canvas drawn by a script the suite does not know (a chart library with no
+    // registry here, a hand-written drawing): a chart when it is of chart size, in the flow
+    // of the page (not a fixed or full-page background layer) and holds a drawing of
+    // several colours. One that cannot be read (WebGL, a cross-origin image) is noted.
+    try {
+      doc.querySelectorAll('canvas').forEach(function (cv) {
+        if (claimed(cv)) return;
+        var r = cv.getBoundingClientRect();
+        if (r.width < MIN_CANVAS_W || r.height < MIN_CANVAS_H) return;
+        if (backgroundLayer(cv, win)) return;
+        var p = paint(cv);
+        if (p === null) {
+          out.warnings.push('a canvas drawn by a script the suite does not know could not be read (WebGL or cross-origin content): not a figure: ' + cssPath(cv));
+          return;
+        }
+        if (p < 3) return;
+        push(frame, off, cv, 'unknown', { type: 'canvas', title: null, series: [] }, host, topHost);
+        out.warnings.push('a canvas drawn by a library the suite does not know is taken as a chart (no data read): ' + cssPath(cv));
+      });
+    } catch (e) { out.warnings.push('canvas: ' + e.message); }
+
     // ---- same-origin iframes
     doc.querySelectorAll('iframe, frame, embed, object').forEach(function (f, i) {
       var cw = null;
@@ -359,6 +384,35 @@
                  y: off.y + r.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0) };
       scan(cw, framePath(cw), o2, f, topHost || f);
     });
+  }
+  var MIN_CANVAS_W = 120, MIN_CANVAS_H = 80;
+  // Distinct colours (coarsely binned) of a canvas's drawn pixels, sampled on a grid; 0
+  // for a blank one; null when it cannot be read.
+  function paint(cv) {
+    var w = cv.width, h = cv.height;
+    if (!w || !h) return 0;
+    var ctx = null;
+    try { ctx = cv.getContext('2d'); } catch (e) { return null; }
+    if (!ctx) return null;
+    var data;
+    try { data = ctx.getImageData(0, 0, w, h).data; } catch (e) { return null; }
+    var seen = {}, n = 0, step = Math.max(1, Math.floor(Math.sqrt(w * h / 4096)));
+    for (var y = 0; y < h; y += step) for (var x = 0; x < w; x += step) {
+      var i = (y * w + x) * 4;
+      if (data[i + 3] < 16) continue;
+      var k = (data[i] >> 5) + ',' + (data[i + 1] >> 5) + ',' + (data[i + 2] >> 5);
+      if (!seen[k]) { seen[k] = 1; n++; if (n > 16) return n; }
+    }
+    return n;
+  }
+  // A layer behind or over the page rather than in its flow: fixed, or absolutely placed
+  // over (nearly) the whole viewport.
+  function backgroundLayer(el, win) {
+    var cs = win.getComputedStyle(el);
+    if (cs.position === 'fixed') return true;
+    if (cs.position !== 'absolute') return false;
+    var r = el.getBoundingClientRect(), vw = win.innerWidth, vh = win.innerHeight;
+    return r.width >= vw * 0.9 && r.height >= vh * 0.9 && (cs.pointerEvents === 'none' || parseInt(cs.zIndex, 10) < 0);
   }
   function hasTransition(svg) { var all = svg.querySelectorAll('*'); for (var i = 0; i < all.length && i < 5000; i++) if (all[i].__transition) return true; return false; }
 
@@ -430,6 +484,63 @@
     if (!h && chartHosts[i]) { try { h = headingOf(chartHosts[i]); } catch (e) {} }
     c.heading = h;
   });
+  // Controls and widgets: never a place for a chart.
+  var CONTROLS = 'button, a[href], input, select, textarea, label, summary, [role=button], [role=link], ' +
+    '[role=progressbar], [role=slider], [role=tab], [role=tablist], [role=menu], [role=menubar], ' +
+    '[role=toolbar], [role=navigation], [role=search], [role=dialog], [role=tooltip]';
+  // Text a chart's box shows until the chart is drawn.
+  var PLACEHOLDER = /^(loading|rendering|chart|graph|plot|please wait|加载|載入|読み込み)|loading\W*$/i;
+  // What the live page shows at each element the caller expects a chart in (see
+  // SlotProbe in lib.rs).
+  out.probes = (opts.probes || []).map(function (at) {
+    var list = document.querySelectorAll('[data-tvir-at="' + at + '"]'), el = list[0];
+    for (var i = 0; i < list.length; i++) if (list[i].classList.contains('tvir-spec-file')) el = list[i];
+    if (!el) return { anchor: at, state: 'gone' };
+    try { return slotState(at, el); } catch (e) { return { anchor: at, state: 'empty', detail: 'unreadable: ' + e.message }; }
+  });
+  function slotState(at, el) {
+    var res = function (state, detail) { var o = { anchor: at, state: state }; if (detail) o.detail = str(detail); return o; };
+    for (var i = 0; i < elements.length; i++) {
+      var c = elements[i];
+      if (c === el || el.contains(c) || (c.contains && c.contains(el)) || chartHosts[i] === el) return res('chart');
+    }
+    var tag = el.localName;
+    if (el.closest(CONTROLS) || /^(option|form)$/.test(tag)) return res('control');
+    var spec = el.classList.contains('tvir-spec-file') ? el : el.querySelector('.tvir-spec-file');
+    if (spec) {
+      var st = spec.getAttribute('data-tvir-spec') || 'loading';
+      if (st === 'none') return res('not-a-chart', 'its file holds no chart');
+      if (/^failed/.test(st)) return res('failed', st.replace(/^failed:\s*/, ''));
+      return res('empty', st === 'loading' ? 'its file was still loading' : null);
+    }
+    if (/^(iframe|frame|embed|object)$/.test(tag)) return res('frame');
+    var hidden = false;
+    for (var e = el; e && e.nodeType === 1; e = e.parentElement) {
+      var cs = getComputedStyle(e);
+      if (cs.display === 'none' || cs.visibility === 'hidden') { hidden = true; break; }
+    }
+    var drawing = /^(canvas|svg)$/.test(tag) ? el : el.querySelector('canvas, svg');
+    if (!drawing) {
+      // A box showing text (a figure a script counts up, a note it fills in) is no
+      // place for a chart; a loading placeholder is.
+      var text = (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim();
+      if (text && !PLACEHOLDER.test(text)) return res('text', text.slice(0, 80));
+      if (!text && el.querySelector(CONTROLS)) return res('control');
+      // An empty layer over the page (a reading-progress bar, a tooltip, an overlay),
+      // not a box in its flow.
+      if (/^(fixed|absolute|sticky)$/.test(getComputedStyle(el).position)) return res('layer');
+      return res(hidden ? 'hidden' : 'empty');
+    }
+    if (hidden) return res('hidden');
+    var r = drawing.getBoundingClientRect();
+    if (r.width < MIN_SIDE || r.height < MIN_SIDE) return res('small');
+    if (drawing.localName === 'canvas') {
+      var p = paint(drawing);
+      return p === 0 ? res('empty') : res('drawn', p === null ? 'unreadable canvas' : 'a drawing no library claims');
+    }
+    var shapes = drawing.querySelectorAll('rect,circle,ellipse,path,line,polyline,polygon,text,image,use').length;
+    return shapes ? res('drawn', 'an svg no library claims') : res('empty');
+  }
   out.popupsBlocked = (window.__tvirHooks && window.__tvirHooks.popups) || 0;
   // Script errors of every same-origin document (hooks.js).
   out.scriptErrors = [];

@@ -4,7 +4,7 @@
 // (e.g. 2 s) runs out. Works per frame; recurse into same-origin iframes.
 (function finishAnimations() {
   'use strict';
-  var res = { finished: 0, pending: false, errors: [] };
+  var res = { finished: 0, pending: false, loading: false, errors: [] };
   function each(win) {
     var doc = win.document;
     try { // Chart.js 2/3/4
@@ -55,6 +55,12 @@
     } catch (e) { res.errors.push('apex ' + e.message); }
     try { // Plotly: nothing animates unless Plotly.animate was called; wait for pending renders
       doc.querySelectorAll('.js-plotly-plot').forEach(function (gd) { if (gd._transitioning || (gd._promises && gd._promises.length)) res.pending = true; });
+    } catch (e) {}
+    try { // JSON chart files still being read or drawn by the report's spec loader
+      doc.querySelectorAll('div.tvir-spec-file').forEach(function (d) {
+        var st = d.getAttribute('data-tvir-spec');
+        if (!st || st === 'loading') { res.pending = true; res.loading = true; }
+      });
     } catch (e) {}
     try { // D3 transitions: nodes carry __transition while scheduled/running
       var all = doc.querySelectorAll('svg *');

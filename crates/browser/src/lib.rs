@@ -232,6 +232,9 @@ pub struct PageRequest {
     /// rendered to HTML).
     pub entry_override: Option<Vec<u8>>,
     pub resources: Arc<dyn ResourceProvider>,
+    /// `data-tvir-at` anchors of the elements the caller expects to hold charts: the
+    /// live page says what each shows ([`PageRender::slots`]).
+    pub probes: Vec<usize>,
 }
 
 /// What happened to one request the page made.
@@ -272,6 +275,36 @@ pub struct PageRender {
     pub dropped: Vec<DroppedChart>,
     /// Errors the page's own scripts threw (uncaught or rejected), in order.
     pub script_errors: Vec<ScriptError>,
+    /// What the live page shows at each anchor of [`PageRequest::probes`].
+    pub slots: Vec<SlotProbe>,
+}
+
+/// What the live page shows at an element the caller expected to hold a chart, read
+/// after the page's scripts ran. `state`: `chart` (a chart was found there), `empty` (a
+/// box or a blank canvas/svg nothing drew into: a chart left undrawn), `frame` (a frame
+/// whose document is searched on its own), `hidden` (inside a hidden panel), `failed`
+/// (a chart file the page could not draw; `detail` says why), and the states that are
+/// no chart: `control` (a button, link, form field or widget), `text` (a box showing
+/// text and no drawing, other than a loading placeholder), `layer` (an empty fixed or
+/// absolutely placed element: a progress bar, a tooltip, an overlay), `small` (a canvas
+/// or svg under 40 px), `drawn` (a drawing that is no chart), `not-a-chart` (a chart
+/// file whose content holds no chart), `gone` (not in the live page).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotProbe {
+    pub anchor: usize,
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl SlotProbe {
+    /// Whether the element is a place where a chart should have been drawn.
+    pub fn is_chart_slot(&self) -> bool {
+        matches!(
+            self.state.as_str(),
+            "chart" | "empty" | "frame" | "hidden" | "failed"
+        )
+    }
 }
 
 /// A chart the live page has that gave no picture.
@@ -475,7 +508,7 @@ impl Browser {
                     self.cfg.page_budget.as_secs() + 15
                 ))
             });
-            let (requests, notes, dropped, errors) = log
+            let (requests, notes, dropped, errors, slots) = log
                 .lock()
                 .map(|mut l| {
                     (
@@ -483,6 +516,7 @@ impl Browser {
                         std::mem::take(&mut l.notes),
                         std::mem::take(&mut l.dropped),
                         std::mem::take(&mut l.script_errors),
+                        std::mem::take(&mut l.slots),
                     )
                 })
                 .unwrap_or_default();
@@ -490,6 +524,7 @@ impl Browser {
             out.notes.extend(notes);
             out.dropped = dropped;
             out.script_errors = errors;
+            out.slots = slots;
             match r {
                 Ok(charts) => {
                     out.charts = charts;

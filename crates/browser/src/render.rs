@@ -63,6 +63,7 @@ pub(crate) struct Log {
     pub notes: Vec<String>,
     pub dropped: Vec<DroppedChart>,
     pub script_errors: Vec<ScriptError>,
+    pub slots: Vec<crate::SlotProbe>,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -371,6 +372,7 @@ async fn run(
         let errors = with_thrown(detected.script_errors.clone(), &thrown);
         if let Ok(mut l) = log.lock() {
             l.script_errors = errors;
+            l.slots = detected.probes.clone();
         }
         shoot(page, log, detected.charts, vp, deadline).await
     };
@@ -576,12 +578,17 @@ async fn eval(
 struct FinishState {
     #[serde(default)]
     pending: bool,
+    /// A chart file of the report is still being read, or its library loaded.
+    #[serde(default)]
+    loading: bool,
 }
 
 /// Finish animations: repeat finish.js + two animation frames until nothing is pending
 /// twice in a row (at most ~3 s). A page busy in a loop is stopped once; busy again fails the attempt.
 async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> Result<(), String> {
     let until = (Instant::now() + Duration::from_secs(3)).min(deadline);
+    // A chart file whose library is still arriving (Plotly is 4.6 MB) may take longer.
+    let until_loaded = (Instant::now() + Duration::from_secs(10)).min(deadline);
     let mut stopped = false;
     // A script may start a transition in the frames just waited for (a section
     // shown from a load-time requestAnimationFrame, late on a busy machine): only
@@ -595,10 +602,10 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
             Duration::from_secs(3),
         )
         .await;
-        let pending = match r {
+        let (pending, loading) = match r {
             Ok(v) => serde_json::from_value::<FinishState>(v)
-                .map(|s| s.pending)
-                .unwrap_or(false),
+                .map(|s| (s.pending, s.loading))
+                .unwrap_or((false, false)),
             Err(e) if e.starts_with("busy") => {
                 if stopped {
                     return Err("page hung: its scripts never let the page be read".into());
@@ -612,7 +619,7 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
             }
             Err(e) => {
                 note(log, format!("finish animations: {e}"));
-                false
+                (false, false)
             }
         };
         let frames =
@@ -620,8 +627,14 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
         let _ = eval(page, frames.into(), true, Duration::from_secs(2)).await;
         let quiet = !pending && quiet_before;
         quiet_before = !pending;
-        if quiet || Instant::now() >= until {
-            if pending {
+        let now = Instant::now();
+        if quiet || (now >= until && !(loading && now < until_loaded)) {
+            if loading {
+                note(
+                    log,
+                    "a chart file was still loading after 10 s: captured as it was".into(),
+                );
+            } else if pending {
                 note(
                     log,
                     "animations still running after 3 s: captured as they were".into(),
@@ -661,6 +674,8 @@ struct Detected {
     popups_blocked: u64,
     #[serde(default, rename = "scriptErrors")]
     script_errors: Vec<ScriptError>,
+    #[serde(default)]
+    probes: Vec<crate::SlotProbe>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -705,10 +720,9 @@ async fn detect(
         .lock()
         .map(|l| l.static_html.clone())
         .unwrap_or_default();
-    let _ = req;
     let opts = serde_json::json!({
         "maxSeries": MAX_SERIES, "maxPoints": MAX_POINTS, "maxLabels": MAX_LABELS,
-        "maxString": MAX_STRING, "staticHtml": static_html,
+        "maxString": MAX_STRING, "staticHtml": static_html, "probes": req.probes,
     });
     let expr = format!("({DETECT_JS})({opts})");
     let limit = deadline

@@ -24,6 +24,14 @@ fn no_blank(page: &str, r: &PageRender) {
     }
 }
 
+/// The chart whose element is `sel` or inside it.
+fn in_box<'a>(r: &'a PageRender, sel: &str) -> &'a RenderedChart {
+    r.charts
+        .iter()
+        .find(|c| c.selector == sel || c.selector.starts_with(&format!("{sel} > ")))
+        .unwrap_or_else(|| panic!("no chart in {sel}: {:?} {:?}", selectors(r), r.notes))
+}
+
 fn by_selector<'a>(r: &'a PageRender, sel: &str) -> &'a RenderedChart {
     r.charts
         .iter()
@@ -97,7 +105,7 @@ async fn each_chart_gets_the_title_of_its_own_card_and_no_library_ui() {
     let browser = Browser::start(config(exe)).await.expect("browser starts");
     let with_ui = render(&browser, &libs, TITLES).await;
     // The same charts configured without their UI (mode bar, export button, toolbox,
-    // toolbar, credits).
+    // toolbar, credits, vega-embed's action menu).
     let html = read(&pages_dir().join(TITLES));
     let bare = html.replace("var CHROME = !window.NO_CHROME;", "var CHROME = false;");
     assert_ne!(html, bare);
@@ -110,7 +118,11 @@ async fn each_chart_gets_the_title_of_its_own_card_and_no_library_ui() {
     let headings: Vec<(&str, Option<&str>)> = with_ui
         .charts
         .iter()
-        .map(|c| (c.selector.as_str(), c.data.heading.as_deref()))
+        // The vega chart is the view's drawing inside `#shelves`.
+        .map(|c| {
+            let host = c.selector.split(" > ").next().unwrap_or_default();
+            (host, c.data.heading.as_deref())
+        })
         .collect();
     assert_eq!(
         headings,
@@ -122,12 +134,13 @@ async fn each_chart_gets_the_title_of_its_own_card_and_no_library_ui() {
             ("#formats", Some("Loans by format")),
             ("#rooms", Some("Study-room bookings per week")),
             ("#wifi", Some("Wi-Fi sessions per day")),
+            ("#shelves", Some("Shelf metres by genre")),
         ],
         "{:?}",
         with_ui.notes
     );
-    for sel in ["#evenings", "#formats", "#rooms", "#wifi"] {
-        let (a, b) = (by_selector(&with_ui, sel), by_selector(&without, sel));
+    for sel in ["#evenings", "#formats", "#rooms", "#wifi", "#shelves"] {
+        let (a, b) = (in_box(&with_ui, sel), in_box(&without, sel));
         assert_eq!((a.width, a.height), (b.width, b.height), "{sel}");
         let (pa, pb) = (pixels(&a.png), pixels(&b.png));
         let differing = pa.pixels().zip(pb.pixels()).filter(|(x, y)| x != y).count();

@@ -9,3 +9,4 @@ mod charts;
 mod hostile;
 mod process;
 mod reveal;
+mod unknown;

@@ -33,7 +33,7 @@ use sha2::{Digest, Sha256};
 use crate::pages::{Pages, ResourceFailure};
 use tvir_browser::{
     Browser, BrowserConfig, ChartData, DroppedChart, PageRequest, RequestOutcome, RequestRecord,
-    Resource, ResourceKind, ResourceProvider, ScriptError, Viewport,
+    Resource, ResourceKind, ResourceProvider, ScriptError, SlotProbe, Viewport,
 };
 use tvir_report::render::{Candidate, RenderMap, RenderPlan, RenderedFigure};
 use tvir_report::Report;
@@ -92,6 +92,10 @@ pub struct StoredRender {
     /// The browser version that made this render.
     #[serde(default)]
     pub browser: Option<String>,
+    /// What the live page showed at each candidate's elements (a render stored before
+    /// they were recorded has none: its undrawn candidates all count as chart places).
+    #[serde(default)]
+    pub slots: Vec<SlotProbe>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -441,6 +445,7 @@ impl Renderer {
                 entry: plan.entry.clone(),
                 entry_override: Some(plan.html.as_bytes().to_vec()),
                 resources: resources.clone(),
+                probes: plan.probes.clone(),
             })
             .await;
         self.counters.pages_rendered.fetch_add(1, Ordering::Relaxed);
@@ -465,6 +470,7 @@ impl Renderer {
             failure: render.failure,
             dropped: render.dropped,
             script_errors: render.script_errors,
+            slots: render.slots,
             browser: Some(version.to_string()),
         };
         let failures = resources
@@ -611,10 +617,16 @@ impl Renderer {
         // loopback address, a host the fetcher may not reach).
         let mut missing = Vec::new();
         let mut refused = Vec::new();
+        let mut data = Vec::new();
         for r in &stored.requests {
             let RequestOutcome::Refused { reason } = &r.outcome else {
                 continue;
             };
+            // Data a script asked for (fetch, XHR) and did not get: a cause too.
+            if is_data_request(r) && data.len() < 3 {
+                data.push(format!("{} ({reason})", r.url));
+                continue;
+            }
             if !is_chart_script(r) || missing.len() + refused.len() >= 5 {
                 continue;
             }
@@ -664,6 +676,7 @@ impl Renderer {
                 ),
             });
         }
+        let dropped_count = dropped_units.len();
         let drawn = parsed.figures.iter().filter(|f| f.render.is_some()).count();
         let short = plan
             .candidates
@@ -683,6 +696,30 @@ impl Renderer {
                 .collect();
         } else {
             result.unrendered = dropped_units;
+            // What the live page showed on each candidate's line: a candidate whose
+            // elements show no place for a chart (a control, a line of text, a small or
+            // unrelated drawing, a chart file holding no chart, an element gone) is no
+            // chart and gives no unit, whatever the cause of missing charts.
+            let mut shown: BTreeMap<usize, Vec<&SlotProbe>> = BTreeMap::new();
+            for p in &stored.slots {
+                shown.entry(lines(p.anchor)).or_default().push(p);
+            }
+            let scripts = page_scripts_text(report, &stored.requests);
+            let chart_place = |c: &Candidate| match shown.get(&c.line) {
+                // No element of the live page on the candidate's line (the parse placed
+                // it where the page has none): nothing to show a chart in. A render made
+                // before the page was probed counts every candidate.
+                None => stored.slots.is_empty(),
+                // A chart was found there (its figure may stand on another line).
+                Some(ps) if ps.iter().any(|p| p.state == "chart") => false,
+                // Only empty boxes and blank canvases: a chart's place if a script
+                // of the page (the report's own or a file of its folder) meant to
+                // draw there.
+                Some(ps) if ps.iter().all(|p| p.state == "empty") => {
+                    !unused_by_scripts(&report.text, &scripts, c)
+                }
+                Some(ps) => ps.iter().any(|p| p.is_chart_slot()),
+            };
             // Fewer charts than expected and a cause: libraries missing or refused,
             // else a script error. Without a cause the candidates the live page did
             // not draw a chart into are no charts: no unit.
@@ -696,6 +733,11 @@ impl Renderer {
                     "chart not drawn: its page's scripts were refused: {}",
                     refused.join("; ")
                 ))
+            } else if !data.is_empty() {
+                Some(format!(
+                    "chart not drawn: data its page's scripts asked for was refused: {}",
+                    data.join("; ")
+                ))
             } else if !errors.is_empty() {
                 Some(format!(
                     "chart not drawn: a script of the page failed: {}",
@@ -704,30 +746,53 @@ impl Renderer {
             } else {
                 None
             };
+            // A chart file the page could not draw says why on its own, unless it is
+            // the library missing or refused, which the cause above names with its
+            // remedy.
+            let own_reason = |c: &Candidate| {
+                shown.get(&c.line).and_then(|ps| {
+                    ps.iter().find(|p| p.state == "failed").and_then(|p| {
+                        let detail = p.detail.as_deref().unwrap_or("its library failed");
+                        let library = detail.starts_with("library not loaded");
+                        (!(library && reason.is_some()))
+                            .then(|| format!("{} not drawn: {detail}", c.what))
+                    })
+                })
+            };
+            let taken: HashSet<usize> =
+                result.unrendered.iter().map(|u| u.candidate.line).collect();
+            let drawn_lines: HashSet<usize> = parsed
+                .figures
+                .iter()
+                .filter(|f| f.render.is_some())
+                .map(|f| f.line)
+                .collect();
+            let open: Vec<&Candidate> = plan
+                .candidates
+                .iter()
+                .filter(|c| !taken.contains(&c.line) && !drawn_lines.contains(&c.line))
+                .filter(|c| chart_place(c))
+                .collect();
+            let (own, mut rest): (Vec<&Candidate>, Vec<&Candidate>) =
+                open.into_iter().partition(|c| own_reason(c).is_some());
+            for c in own {
+                result.unrendered.push(Unrendered {
+                    candidate: c.clone(),
+                    skipped: false,
+                    reason: own_reason(c).unwrap_or_default(),
+                });
+            }
+            let short = short.saturating_sub(result.unrendered.len() - dropped_count);
             if let (Some(reason), true) = (reason, short > 0) {
                 result.reason = Some(reason.clone());
-                let taken: HashSet<usize> =
-                    result.unrendered.iter().map(|u| u.candidate.line).collect();
-                let drawn_lines: HashSet<usize> = parsed
-                    .figures
-                    .iter()
-                    .filter(|f| f.render.is_some())
-                    .map(|f| f.line)
-                    .collect();
-                let mut open: Vec<&Candidate> = plan
-                    .candidates
-                    .iter()
-                    .filter(|c| !taken.contains(&c.line) && !drawn_lines.contains(&c.line))
-                    .filter(|c| !unused_by_scripts(&report.text, c))
-                    .collect();
                 // Lines may not match (a chart anchored inside its candidate's block):
                 // the last ones stand for the charts missing.
-                if open.len() > short {
-                    open.drain(..open.len() - short);
+                if rest.len() > short {
+                    rest.drain(..rest.len() - short);
                 }
                 result
                     .unrendered
-                    .extend(open.into_iter().map(|c| Unrendered {
+                    .extend(rest.into_iter().map(|c| Unrendered {
                         candidate: c.clone(),
                         skipped: false,
                         reason: reason.clone(),
@@ -739,9 +804,11 @@ impl Renderer {
 }
 
 /// A script-chart candidate whose element has an id that nothing else in the report
-/// names (no script looks it up): a decorative canvas or an empty box, not a chart
-/// that a missing library would have drawn.
-fn unused_by_scripts(text: &str, c: &Candidate) -> bool {
+/// names (no script looks it up). Used only for a candidate the live page shows as an
+/// empty box or blank canvas, where the drawing cannot tell: nothing was meant to draw
+/// there (a decorative canvas never drawn into), so no chart a missing library would
+/// have drawn.
+fn unused_by_scripts(text: &str, scripts: &str, c: &Candidate) -> bool {
     if c.what != "script chart" {
         return false;
     }
@@ -761,7 +828,7 @@ fn unused_by_scripts(text: &str, c: &Candidate) -> bool {
     if ids.is_empty() {
         return false;
     }
-    let elsewhere = text.replacen(line, "", 1);
+    let elsewhere = scripts.replacen(line, "", 1);
     !ids.iter().any(|id| {
         [
             format!("'{id}'"),
@@ -772,6 +839,13 @@ fn unused_by_scripts(text: &str, c: &Candidate) -> bool {
         .iter()
         .any(|n| elsewhere.contains(n.as_str()))
     })
+}
+
+/// A request for data a script makes (fetch, XHR), never to an analytics host.
+fn is_data_request(r: &RequestRecord) -> bool {
+    let url = r.url.to_ascii_lowercase();
+    matches!(r.resource_type.as_deref(), Some("Fetch" | "XHR"))
+        && !ANALYTICS.iter().any(|a| url.contains(a))
 }
 
 /// A request that could have drawn charts: a script by its resource type (or, for
@@ -831,19 +905,51 @@ struct Used {
 /// SHA-256 of a file of the report folder a page request named (its URL path,
 /// relative to the folder); `missing` when there is none.
 fn folder_file_hash(root: &Path, url: &str) -> Option<String> {
+    Some(match folder_file(root, url)? {
+        Some(p) => match std::fs::read(&p) {
+            Ok(bytes) => hex::encode(Sha256::digest(&bytes)),
+            Err(_) => "unreadable".into(),
+        },
+        None => "missing".into(),
+    })
+}
+
+/// The file of the report folder a served address names (None inside: not in the
+/// folder); None when the folder itself cannot be resolved.
+fn folder_file(root: &Path, url: &str) -> Option<Option<PathBuf>> {
     let path = match url::Url::parse(url) {
         Ok(u) if u.scheme() == "file" => u.to_file_path().ok()?,
         Ok(u) => root.join(percent_decode(u.path().trim_start_matches('/'))),
         Err(_) => root.join(url.trim_start_matches('/')),
     };
     let root = std::fs::canonicalize(root).ok()?;
-    Some(match std::fs::canonicalize(&path) {
-        Ok(p) if p.starts_with(&root) => match std::fs::read(&p) {
-            Ok(bytes) => hex::encode(Sha256::digest(&bytes)),
-            Err(_) => "unreadable".into(),
-        },
-        _ => "missing".into(),
-    })
+    Some(
+        std::fs::canonicalize(&path)
+            .ok()
+            .filter(|p| p.starts_with(&root)),
+    )
+}
+
+/// The report's text and the text of the report folder's own scripts the page
+/// loaded (at most 20, 2 MB each): where a script may look an element up.
+fn page_scripts_text(report: &Report, requests: &[RequestRecord]) -> String {
+    let mut text = report.text.clone();
+    for r in requests
+        .iter()
+        .filter(|r| matches!(r.outcome, RequestOutcome::ServedFromFolder))
+        .filter(|r| r.resource_type.as_deref() == Some("Script"))
+        .take(20)
+    {
+        if let Some(Some(p)) = folder_file(&report.root, &r.url) {
+            if std::fs::metadata(&p).is_ok_and(|m| m.len() <= 2 << 20) {
+                if let Ok(s) = std::fs::read_to_string(&p) {
+                    text.push('\n');
+                    text.push_str(&s);
+                }
+            }
+        }
+    }
+    text
 }
 
 fn percent_decode(s: &str) -> String {

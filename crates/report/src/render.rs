@@ -165,11 +165,7 @@ fn chart_file_of(raw: &str, t: &StartTag, end: usize) -> Option<ChartFile> {
         if name == ANCHOR_ATTR || name == "href" || name == "action" {
             return None;
         }
-        let kind = chart_file_kind(value)?;
-        // A frame shows a page itself; a spec in a frame would show as text.
-        if frame && kind != "page" {
-            return None;
-        }
+        chart_file_kind(value)?;
         Some(ChartFile {
             file: value.trim().to_string(),
             frame,
@@ -178,8 +174,9 @@ fn chart_file_of(raw: &str, t: &StartTag, end: usize) -> Option<ChartFile> {
 }
 
 /// `raw` marked (see [`annotate_html`]), a component's chart file shown in it (a
-/// page in an `<iframe>`, a spec by vega-embed), and the chart files found: (offset
-/// in the report text, description, whether a spec needs vega-embed).
+/// page in an `<iframe>`, a JSON file drawn by [`SPEC_LOADER`]), and the chart files
+/// found: (offset in the report text, description, whether the file holds JSON and
+/// needs the loader).
 fn annotate(raw: &str, base: usize) -> (String, Vec<(usize, String, bool)>) {
     let mut out = String::with_capacity(raw.len() + raw.len() / 8);
     let mut files = Vec::new();
@@ -189,14 +186,37 @@ fn annotate(raw: &str, base: usize) -> (String, Vec<(usize, String, bool)>) {
             continue;
         }
         let at = base + t.at;
+        let end = tag_end(raw, t.name_end);
+        let cf = chart_file_of(raw, &t, end);
+        let spec = cf
+            .as_ref()
+            .is_some_and(|cf| chart_file_kind(&cf.file) == Some("spec"));
+        let spec_box = |file: &str| {
+            format!(
+                "<div {ANCHOR_ATTR}=\"{at}\" class=\"tvir-spec-file\" data-tvir-spec-src=\"{}\"></div>",
+                attr_escape(file)
+            )
+        };
+        // A frame showing a JSON file would show it as text: the file is drawn in a box
+        // put before the frame, and the frame is hidden (our attribute comes first, so
+        // it wins over the frame's own `style`).
+        if let (Some(cf), true) = (&cf, spec) {
+            if cf.frame {
+                out.push_str(&raw[last..t.at]);
+                out.push_str(&spec_box(&cf.file));
+                out.push_str(&raw[t.at..t.name_end]);
+                out.push_str(&format!(" {ANCHOR_ATTR}=\"{at}\" style=\"display:none\""));
+                last = t.name_end;
+                files.push((at, format!("chart file {}", cf.file), true));
+                continue;
+            }
+        }
         out.push_str(&raw[last..t.name_end]);
         out.push_str(&format!(" {ANCHOR_ATTR}=\"{at}\""));
         last = t.name_end;
-        let end = tag_end(raw, t.name_end);
-        let Some(cf) = chart_file_of(raw, &t, end) else {
+        let Some(cf) = cf else {
             continue;
         };
-        let spec = chart_file_kind(&cf.file) == Some("spec");
         files.push((at, format!("chart file {}", cf.file), spec));
         if cf.frame {
             continue;
@@ -206,14 +226,12 @@ fn annotate(raw: &str, base: usize) -> (String, Vec<(usize, String, bool)>) {
         let tag = &raw[t.name_end..end];
         let self_closing = tag.trim_end_matches('>').trim_end().ends_with('/');
         out.push_str(tag);
-        let src = attr_escape(&cf.file);
         if spec {
-            out.push_str(&format!(
-                "<div {ANCHOR_ATTR}=\"{at}\" class=\"tvir-vega-file\" data-tvir-spec-src=\"{src}\"></div>"
-            ));
+            out.push_str(&spec_box(&cf.file));
         } else {
             out.push_str(&format!(
-                "<iframe {ANCHOR_ATTR}=\"{at}\" src=\"{src}\" style=\"width:100%;height:600px;border:0\"></iframe>"
+                "<iframe {ANCHOR_ATTR}=\"{at}\" src=\"{}\" style=\"width:100%;height:600px;border:0\"></iframe>",
+                attr_escape(&cf.file)
             ));
         }
         if self_closing {
@@ -225,22 +243,24 @@ fn annotate(raw: &str, base: usize) -> (String, Vec<(usize, String, bool)>) {
     (out, files)
 }
 
-/// Draws each `div.tvir-vega-file` with vega-embed when its file holds a Vega or
-/// Vega-Lite spec (anything else draws nothing: no chart, no unit).
-const VEGA_FILE_LOADER: &str = "<script>(function () { function go() {\
- document.querySelectorAll('div.tvir-vega-file').forEach(function (d) {\
- fetch(d.getAttribute('data-tvir-spec-src')).then(function (r) { return r.json(); }).then(function (s) {\
- var vega = s && typeof s === 'object' && !Array.isArray(s) && (/vega/i.test(String(s.$schema || '')) ||\
- s.mark || s.marks || s.layer || s.vconcat || s.hconcat || s.concat || s.facet || s.repeat);\
- if (vega && window.vegaEmbed) return vegaEmbed(d, s, {actions: false}); }).catch(function () {}); }); }\
- if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', go); else go(); })();</script>";
+/// Plotly, loaded by [`SPEC_LOADER`] for a JSON file that holds a Plotly figure.
+pub const PLOTLY_SCRIPT: &str = "https://cdn.plot.ly/plotly-2.35.3.min.js";
 
-fn vega_scripts() -> String {
-    VEGA_SCRIPTS
-        .iter()
-        .map(|s| format!("<script src=\"{s}\"></script>"))
-        .collect()
-}
+/// The script that draws each JSON chart file (`div.tvir-spec-file`) with the library
+/// its content calls for (Vega/Vega-Lite or Plotly, loaded only then), or draws nothing
+/// when the file holds no chart: `spec_loader.js`, called with the libraries' addresses.
+static SPEC_LOADER: LazyLock<String> = LazyLock::new(|| {
+    let vega: Vec<String> = VEGA_SCRIPTS.iter().map(|s| format!("{s:?}")).collect();
+    let body: Vec<&str> = include_str!("spec_loader.js")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect();
+    format!(
+        "<script>{}([{}], {PLOTLY_SCRIPT:?});</script>",
+        body.join("\n").trim(),
+        vega.join(", ")
+    )
+});
 
 /// An element of the report that needs a browser to be seen: a script target, a
 /// chart file shown through a frame or component, a Vega spec.
@@ -266,6 +286,10 @@ pub struct RenderPlan {
     /// pseudo-visuals until rendered). May be empty when the page only has scripts:
     /// which elements are charts is decided in the live page.
     pub candidates: Vec<Candidate>,
+    /// The `data-tvir-at` anchors of the start tags on the candidates' lines (and of
+    /// chart files shown by Markdown images): the elements whose live state says whether
+    /// an undrawn candidate was a chart at all.
+    pub probes: Vec<usize>,
 }
 
 /// The render plan of a parsed report, or None when nothing in it needs a browser
@@ -289,10 +313,9 @@ pub fn render_plan(report: &Report) -> Option<RenderPlan> {
     } else {
         let (mut html, files) = annotate(text, 0);
         if files.iter().any(|f| f.2) {
-            let tail = format!("{}{VEGA_FILE_LOADER}", vega_scripts());
             match html.to_ascii_lowercase().rfind("</body") {
-                Some(i) => html.insert_str(i, &tail),
-                None => html.push_str(&tail),
+                Some(i) => html.insert_str(i, &SPEC_LOADER),
+                None => html.push_str(&SPEC_LOADER),
             }
         }
         let files = files.into_iter().map(|(at, what, _)| (at, what)).collect();
@@ -326,10 +349,21 @@ pub fn render_plan(report: &Report) -> Option<RenderPlan> {
     } else {
         file
     };
+    let on_lines: HashSet<usize> = candidates.iter().map(|c| c.line).collect();
+    let mut probes: Vec<usize> = start_tags(text)
+        .into_iter()
+        .filter(|t| !UNMARKED.contains(&t.name.as_str()))
+        .map(|t| t.at)
+        .filter(|at| on_lines.contains(&lines.line_of(*at)))
+        .chain(md_extra.iter().map(|(at, _)| *at))
+        .collect();
+    probes.sort_unstable();
+    probes.dedup();
     Some(RenderPlan {
         entry,
         html,
         candidates,
+        probes,
     })
 }
 
@@ -360,6 +394,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
     let mut image: Option<(usize, String)> = None;
     let mut code: Option<(usize, String, String)> = None;
     let mut vega_used = false;
+    let mut spec_files = false;
     // The same text the parse reads: cited fences closed and HTML regions that
     // indentation would break taken out (offsets kept), those regions appended.
     let closed = crate::markdown::close_cited_fences(text);
@@ -385,7 +420,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
                 Event::End(TagEnd::HtmlBlock) => {
                     let (raw, base) = html_block.take().unwrap_or_default();
                     let (html, files) = annotate(&raw, base);
-                    note_files(&mut extra, &mut vega_used, files);
+                    note_files(&mut extra, &mut spec_files, files);
                     events.push(Event::Html(CowStr::from(html)));
                     continue;
                 }
@@ -430,7 +465,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
             Event::Start(Tag::HtmlBlock) => html_block = Some((String::new(), range.start)),
             Event::InlineHtml(h) => {
                 let (html, files) = annotate(&h, range.start);
-                note_files(&mut extra, &mut vega_used, files);
+                note_files(&mut extra, &mut spec_files, files);
                 events.push(Event::InlineHtml(CowStr::from(html)));
             }
             Event::Start(Tag::Image { dest_url, .. })
@@ -449,7 +484,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
     pulldown_cmark::html::push_html(&mut body, events.into_iter());
     for r in regions {
         let (html, files) = annotate(&text[r.clone()], r.start);
-        note_files(&mut extra, &mut vega_used, files);
+        note_files(&mut extra, &mut spec_files, files);
         body.push_str(&html);
     }
     let mut head = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
@@ -466,7 +501,9 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
              var s = d.nextElementSibling; try { vegaEmbed(d, JSON.parse(s.textContent), \
              {actions: false}); } catch (e) {} });</script>",
         );
-        page.push_str(VEGA_FILE_LOADER);
+    }
+    if spec_files {
+        page.push_str(&SPEC_LOADER);
     }
     page.push_str("</body></html>\n");
     (page, extra)
@@ -497,15 +534,15 @@ fn jsx_literal_values(bytes: &mut [u8]) {
     }
 }
 
-/// Chart files found by [`annotate`] in a Markdown page: listed, and vega-embed
-/// loaded when one is a spec.
+/// Chart files found by [`annotate`] in a Markdown page: listed, and the JSON file
+/// loader added when one holds JSON.
 fn note_files(
     extra: &mut Vec<(usize, String)>,
-    vega_used: &mut bool,
+    spec_files: &mut bool,
     files: Vec<(usize, String, bool)>,
 ) {
     for (at, what, spec) in files {
-        *vega_used |= spec;
+        *spec_files |= spec;
         extra.push((at, what));
     }
 }
@@ -735,9 +772,10 @@ mod parse_tests {
         assert!(plan.html.contains("</ChartEmbed>"));
         let spec = md.find("<Plot").unwrap();
         assert!(plan.html.contains(&format!(
-            "<div data-tvir-at=\"{spec}\" class=\"tvir-vega-file\" data-tvir-spec-src=\"specs/fares.vl.json\">"
+            "<div data-tvir-at=\"{spec}\" class=\"tvir-spec-file\" data-tvir-spec-src=\"specs/fares.vl.json\">"
         )));
-        assert!(plan.html.contains(VEGA_SCRIPTS[2]) && plan.html.contains("tvir-vega-file"));
+        // The loader that decides by the file's content, with the libraries it may load.
+        assert!(plan.html.contains(VEGA_SCRIPTS[2]) && plan.html.contains(PLOTLY_SCRIPT));
         // The same in an HTML report; a link and an image are not components.
         let html = "<html><body><p>Text [1].</p><ChartFrame src=\"charts/c1.html\"></ChartFrame>\
                     <a href=\"charts/c3.html\">page</a></body></html>";
@@ -752,6 +790,33 @@ mod parse_tests {
         assert_eq!(whats, ["chart file charts/c1.html"]);
         assert!(plan.html.contains("src=\"charts/c1.html\" style="));
         assert!(!plan.html.contains("vega-embed"));
+        assert!(!plan.html.contains("tvir-spec-file"));
+    }
+
+    #[test]
+    fn a_json_file_in_a_frame_is_drawn_beside_the_hidden_frame() {
+        let html = "<html><body><p>Text [1].</p>\
+                    <iframe src=\"figs/ridership.json\" style=\"height:300px\"></iframe>\
+                    <iframe src=\"https://example.com/x.json\"></iframe></body></html>";
+        let r = parse_str(
+            html,
+            SourceFormat::Html,
+            Path::new("report.html"),
+            Path::new("."),
+        );
+        let plan = render_plan(&r).expect("a chart file");
+        let whats: Vec<&str> = plan.candidates.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(whats, ["chart file figs/ridership.json"]);
+        let at = html.find("<iframe").unwrap();
+        assert!(
+            plan.html.contains(&format!(
+                "<div data-tvir-at=\"{at}\" class=\"tvir-spec-file\" data-tvir-spec-src=\"figs/ridership.json\"></div>\
+                 <iframe data-tvir-at=\"{at}\" style=\"display:none\" src=\"figs/ridership.json\""
+            )),
+            "{}",
+            plan.html
+        );
+        assert!(plan.html.contains(PLOTLY_SCRIPT));
     }
 
     #[test]

@@ -83,6 +83,7 @@ pub fn request(libs: &LocalLibraries, entry: &str) -> PageRequest {
         entry: entry.to_string(),
         entry_override: None,
         resources: Arc::new(TestProvider { libs: libs.clone() }),
+        probes: Vec::new(),
     }
 }
 

@@ -1,0 +1,62 @@
+//! What the live page draws decides (issue 34): a chart drawn on a canvas by a script
+//! the suite has no registry for is a chart (library `unknown`); a background layer, a
+//! logo-sized drawing or a blank canvas is not. At the elements a caller expects charts
+//! in (`PageRequest::probes`), the live page says what it shows: a chart, an empty box
+//! or blank canvas nothing drew into, or no place for a chart at all (text a script
+//! filled in, a control, a small drawing). Needs Chromium (skipped otherwise).
+
+use crate::common;
+
+use common::*;
+use tvir_browser::Browser;
+
+const PAGE: &str = "p-unknown-library.html";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canvas_drawn_by_an_unknown_script_is_a_chart_and_decoration_is_not() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let mut req = request(&libs, PAGE);
+    req.probes = vec![5, 10, 11, 20, 30, 40, 50, 60, 70];
+    let r = browser.render(req).await;
+    browser.close().await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let found: Vec<(&str, &str)> = r
+        .charts
+        .iter()
+        .map(|c| (c.selector.as_str(), c.library.as_str()))
+        .collect();
+    assert_eq!(found, [("#ships", "unknown")], "{:?}", r.notes);
+    let ships = &r.charts[0];
+    assert!(!is_blank(&ships.png), "{:?}", r.notes);
+    assert_eq!((ships.width, ships.height), (720, 300));
+    assert_eq!(ships.data.heading.as_deref(), Some("Ships per month"));
+    let states: Vec<(usize, &str)> = r
+        .slots
+        .iter()
+        .map(|s| (s.anchor, s.state.as_str()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (5, "drawn"),
+            (10, "chart"),
+            (11, "chart"),
+            (20, "small"),
+            (30, "text"),
+            (40, "control"),
+            (50, "empty"),
+            (60, "empty"),
+            (70, "gone"),
+        ],
+        "{:?}",
+        r.slots
+    );
+    let slots: Vec<bool> = r.slots.iter().map(|s| s.is_chart_slot()).collect();
+    assert_eq!(
+        slots,
+        [false, true, true, false, false, false, true, true, false]
+    );
+}

@@ -10,11 +10,11 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::cli::{describe, output_async, tvir_command};
+use common::charts::{browser_and_libs, chromium, units, ChartRun};
+use common::cli::{describe, tvir_command};
 use serde_json::Value;
-use tvir_testing::mock_judge::{MockConfig, MockJudge};
 
 const CHART_JS: &str = "https://cdn.jsdelivr.net/npm/chart.js@4.6.1/dist/chart.umd.min.js";
 const ECHARTS: &str = "https://cdn.jsdelivr.net/npm/echarts@5.6.0/dist/echarts.min.js";
@@ -95,7 +95,7 @@ svg.append('g').attr('transform', `translate(${{m}},0)`).call(d3.axisLeft(y));
 }
 
 /// A charts-only report (no `<img>`), its task and the text of its two sources.
-fn fixture(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+fn fixture(dir: &Path) {
     let report = dir.join("reports/sysA/solar1");
     std::fs::create_dir_all(report.join("charts")).unwrap();
     std::fs::write(report.join("report.html"), report_html()).unwrap();
@@ -114,132 +114,15 @@ fn fixture(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
          {\"url\": \"https://example.org/solar/cost\", \"text\": \"Installed cost fell from 3.1 USD per watt in 2019 to 2.1 USD per watt in 2023. Permits peak in July at 37 per month and bottom out in December at 11.\"}\n",
     )
     .unwrap();
-    (dir.join("reports"), tasks, sources)
 }
 
-/// `tvir eval` of the fixture judged by `mock`, offline, with `cache`.
-fn eval(
-    dir: &Path,
-    out: &Path,
-    cache: &Path,
-    mock: &MockJudge,
-    extra: &[&str],
-) -> std::process::Command {
-    let (reports, tasks, sources) = (
-        dir.join("reports"),
-        dir.join("tasks.json"),
-        dir.join("sources.jsonl"),
-    );
-    let mut cmd = tvir_command();
-    cmd.env_remove("TVIR_BROWSER")
-        .args(["eval", "--reports"])
-        .arg(reports)
-        .arg("--tasks")
-        .arg(tasks)
-        .arg("--out")
-        .arg(out)
-        .args([
-            "--base-url",
-            &mock.base_url(),
-            "--judge-model",
-            "mock-model",
-            "--cache",
-        ])
-        .arg(cache)
-        .args(["--offline", "--sources"])
-        .arg(sources)
-        .args(["--assume-vision", "--quiet"])
-        .args(extra);
-    cmd
-}
-
-fn report_json(out: &Path) -> Value {
-    let path = out.join("sysA/solar1/mock-model/report.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn units<'a>(record: &'a Value, metric: &str) -> Vec<&'a Value> {
-    record["units"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|u| u["metric"] == metric)
-        .collect()
-}
-
-/// The chart libraries: `TVIR_CHART_LIBS`, else `chart-libs` in the target folder.
-fn chart_libs() -> Option<PathBuf> {
-    let dir = std::env::var_os("TVIR_CHART_LIBS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("chart-libs"))
-        })
-        .unwrap_or_else(|| common::repo().join("target/chart-libs"));
-    dir.join("manifest.tsv").is_file().then_some(dir)
-}
-
-fn chromium() -> Option<PathBuf> {
-    tvir_browser::find_browser(
-        std::env::var_os("TVIR_BROWSER")
-            .map(PathBuf::from)
-            .as_deref(),
-    )
-    .ok()
-}
-
-/// The chart libraries when Chromium and the libraries are both here; else says
-/// which is missing (`skipped: …`) and gives nothing.
-fn browser_and_libs() -> Option<PathBuf> {
-    if chromium().is_none() {
-        common::skip("no Chromium");
-        return None;
-    }
-    let libs = chart_libs();
-    if libs.is_none() {
-        common::skip(
-            "chart libraries missing (run scripts/fetch_chart_libs.sh and set TVIR_CHART_LIBS)",
-        );
-    }
-    libs
-}
-
-/// Seed `cache` with every library of the manifest our pages load, through
-/// `tvir cache put` (the path an offline user takes).
-fn seed(cache: &Path, libs: &Path) {
-    let manifest = std::fs::read_to_string(libs.join("manifest.tsv")).unwrap();
-    for line in manifest.lines() {
-        let Some((url, file)) = line.split_once('\t') else {
-            continue;
-        };
-        if ![CHART_JS, ECHARTS, PLOTLY, D3].contains(&url) {
-            continue;
-        }
-        let out = tvir_command()
-            .args(["cache", "put", url])
-            .arg(libs.join(file))
-            .arg("--cache")
-            .arg(cache)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", describe(&out));
-    }
-}
+/// The libraries the fixture's pages load.
+const LIBS: [&str; 4] = [CHART_JS, ECHARTS, PLOTLY, D3];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_browser_the_charts_are_not_evaluated_and_va_is_null() {
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let out = dir.path().join("out");
-    let cache = dir.path().join("cache.sqlite");
-    let run = output_async(eval(dir.path(), &out, &cache, &mock, &["--no-browser"])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let run = ChartRun::new("solar1", fixture).await;
+    let (stdout, r) = run.eval("out", &["--no-browser"]).await;
     // Said once for the run, not once per chart.
     let notes: Vec<&str> = stdout
         .lines()
@@ -247,7 +130,6 @@ async fn without_a_browser_the_charts_are_not_evaluated_and_va_is_null() {
         .collect();
     assert_eq!(notes.len(), 1, "{stdout}");
     assert!(notes[0].contains("4 chart(s)"), "{stdout}");
-    let r = report_json(&out);
     assert_eq!(r["render"]["status"], "unavailable");
     assert!(
         r["va"].is_null(),
@@ -280,7 +162,7 @@ async fn without_a_browser_the_charts_are_not_evaluated_and_va_is_null() {
             r["metrics"][m]
         );
     }
-    assert_eq!(mock.metric_count("chart_quality"), 0);
+    assert_eq!(run.mock.metric_count("chart_quality"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -288,22 +170,10 @@ async fn rendered_charts_are_judged_written_and_cached() {
     let Some(libs) = browser_and_libs() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let cache = dir.path().join("cache.sqlite");
-    seed(&cache, &libs);
-    let mock = MockJudge::start(MockConfig::default()).await;
-
-    let out1 = dir.path().join("out1");
-    let run = output_async(eval(dir.path(), &out1, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let run = ChartRun::new("solar1", fixture).await;
+    run.seed(&libs, &LIBS);
+    let (stdout, r) = run.eval("out1", &[]).await;
     assert!(stdout.contains("1 browser start(s)"), "{stdout}");
-    let r = report_json(&out1);
     assert_eq!(r["render"]["status"], "rendered", "{}", r["render"]);
     let charts = r["render"]["charts"].as_array().unwrap();
     let mut libraries: Vec<&str> = charts
@@ -320,9 +190,7 @@ async fn rendered_charts_are_judged_written_and_cached() {
     assert_eq!(r["n_charts"], 4);
     for c in charts {
         let unit = c["unit"].as_str().unwrap();
-        let png = out1
-            .join("sysA/solar1/mock-model")
-            .join(c["png"].as_str().unwrap());
+        let png = run.out_dir("out1").join(c["png"].as_str().unwrap());
         let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
         assert!(bytes.starts_with(b"\x89PNG"), "{} is no PNG", png.display());
         if c["library"] != "d3" {
@@ -370,24 +238,14 @@ async fn rendered_charts_are_judged_written_and_cached() {
         .is_some_and(|c| c.starts_with("Figure 1:"))));
 
     // Warm re-run: the render cache answers, no browser starts.
-    let out2 = dir.path().join("out2");
-    let run = output_async(eval(dir.path(), &out2, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let (stdout, r2) = run.eval("out2", &[]).await;
     assert!(
         stdout.contains("(0 pages rendered, 1 from the render cache, 0 browser start(s))"),
         "{stdout}"
     );
-    let r2 = report_json(&out2);
     assert_eq!(r2["render"]["status"], "cached");
     assert_eq!(r2["render"]["charts"], r["render"]["charts"]);
-    assert!(out2
-        .join("sysA/solar1/mock-model/figures/chart-1.png")
-        .is_file());
+    assert!(run.out_dir("out2").join("figures/chart-1.png").is_file());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -396,18 +254,8 @@ async fn offline_with_an_empty_cache_the_charts_fail_with_the_url_and_the_remedy
         common::skip("no Chromium");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let out = dir.path().join("out");
-    let cache = dir.path().join("empty.sqlite");
-    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let r = report_json(&out);
+    let run = ChartRun::new("solar1", fixture).await;
+    let (_, r) = run.eval("out", &[]).await;
     let cq = units(&r, "chart_quality");
     assert_eq!(cq.len(), 4, "{}", r["render"]);
     for u in cq {
@@ -436,24 +284,10 @@ async fn a_chart_whose_script_is_refused_fails_naming_the_address() {
         "http://127.0.0.1:{}/chart.umd.min.js",
         listener.local_addr().unwrap().port()
     );
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let page = dir.path().join("reports/sysA/solar1/report.html");
-    let html = std::fs::read_to_string(&page)
-        .unwrap()
-        .replace(CHART_JS, &local);
-    std::fs::write(&page, html).unwrap();
-    let cache = dir.path().join("cache.sqlite");
-    seed(&cache, &libs);
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let out = dir.path().join("out");
-    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let r = report_json(&out);
+    let run = ChartRun::new("solar1", fixture).await;
+    run.write("report.html", &report_html().replace(CHART_JS, &local));
+    run.seed(&libs, &LIBS);
+    let (_, r) = run.eval("out", &[]).await;
     let cq = units(&r, "chart_quality");
     assert_eq!(cq.len(), 4, "{}", r["render"]);
     // The page draws all three of its charts in one inline script, which stops at
@@ -509,9 +343,8 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
         common::skip("no Chromium");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let report = dir.path().join("reports/sysA/solar1");
+    let run = ChartRun::new("solar1", fixture).await;
+    let report = run.report_dir();
     std::fs::remove_file(report.join("report.html")).unwrap();
     std::fs::write(
         report.join("report.mdx"),
@@ -533,16 +366,7 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
         bar_file("Installed cost per watt", &[31, 28, 25, 23, 21]),
     )
     .unwrap();
-    let cache = dir.path().join("cache.sqlite");
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let out = dir.path().join("out");
-    let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let r = report_json(&out);
+    let (_, r) = run.eval("out", &[]).await;
     let cq = units(&r, "chart_quality");
     assert_eq!(cq.len(), 2, "{}", r["render"]);
     for u in &cq {
@@ -578,7 +402,8 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
 /// scored; no failed unit naming a style sheet, none for the button
 /// (issue 34). With Chart.js missing too, the Chart.js chart fails naming it and
 /// only it; with Chart.js there but the page's script failing, the reason is the
-/// script's error, also when it is thrown inside the library from another origin.
+/// script's error, also when it is thrown inside the library from another origin;
+/// with the chart's data file missing from the folder, the refused request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
     let Some(libs) = browser_and_libs() else {
@@ -646,35 +471,23 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
             1,
             Some("is not a registered controller"),
         ),
+        // The chart's data comes from a file of the folder that is not there: the
+        // chart fails naming the request that was refused.
+        (
+            &*format!("<script src=\"{CHART_JS}\"></script>"),
+            &*format!("fetch('data/cost.json').then(function (r) {{ return r.json(); }}).then(function () {{ {chart} }});"),
+            1,
+            1,
+            Some("data/cost.json"),
+        ),
     ];
     for (k, (tag, draw, scored, failed, needle)) in cases.iter().enumerate() {
-        let dir = tempfile::tempdir().unwrap();
-        fixture(dir.path());
-        let report = dir.path().join("reports/sysA/solar1/report.html");
-        std::fs::write(&report, page(tag, draw)).unwrap();
-        let cache = dir.path().join("cache.sqlite");
-        seed(&cache, &libs);
-        if k == 1 {
-            // Chart.js is missing from the cache in this case.
-            std::fs::remove_file(&cache).unwrap();
-            let out = tvir_command()
-                .args(["cache", "put", ECHARTS])
-                .arg(libs.join("echarts-5.6.0/package/dist/echarts.min.js"))
-                .arg("--cache")
-                .arg(&cache)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", describe(&out));
-        }
-        let mock = MockJudge::start(MockConfig::default()).await;
-        let out = dir.path().join("out");
-        let run = output_async(eval(dir.path(), &out, &cache, &mock, &[])).await;
-        assert!(
-            run.status.code().is_some_and(|c| c <= 1),
-            "{}",
-            describe(&run)
-        );
-        let r = report_json(&out);
+        let run = ChartRun::new("solar1", fixture).await;
+        run.write("report.html", &page(tag, draw));
+        // Chart.js is missing from the cache in case 1.
+        let seeded: &[&str] = if k == 1 { &[ECHARTS] } else { &LIBS };
+        run.seed(&libs, seeded);
+        let (_, r) = run.eval("out", &[]).await;
         let cq = units(&r, "chart_quality");
         let n = |s: &str| cq.iter().filter(|u| u["status"] == s).count();
         assert_eq!(
@@ -704,38 +517,21 @@ async fn the_render_cache_answers_without_a_browser() {
     let Some(libs) = browser_and_libs() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let page = dir.path().join("reports/sysA/solar1/report.html");
-    let html = std::fs::read_to_string(&page).unwrap().replacen(
-        "</head>",
-        &format!("<link rel=\"stylesheet\" href=\"{WEB_FONT}\">\n</head>"),
-        1,
+    let run = ChartRun::new("solar1", fixture).await;
+    run.write(
+        "report.html",
+        &report_html().replacen(
+            "</head>",
+            &format!("<link rel=\"stylesheet\" href=\"{WEB_FONT}\">\n</head>"),
+            1,
+        ),
     );
-    std::fs::write(&page, html).unwrap();
-    let cache = dir.path().join("cache.sqlite");
-    seed(&cache, &libs);
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let out1 = dir.path().join("out1");
-    let run = output_async(eval(dir.path(), &out1, &cache, &mock, &[])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let r1 = report_json(&out1);
+    run.seed(&libs, &LIBS);
+    let (_, r1) = run.eval("out1", &[]).await;
     assert_eq!(r1["render"]["status"], "rendered");
     let version = r1["render"]["browser"].as_str().unwrap().to_string();
-    let out2 = dir.path().join("out2");
-    let run = output_async(eval(dir.path(), &out2, &cache, &mock, &["--no-browser"])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let (stdout, r2) = run.eval("out2", &["--no-browser"]).await;
     assert!(stdout.contains("0 browser start(s)"), "{stdout}");
-    let r2 = report_json(&out2);
     assert_eq!(r2["render"]["status"], "cached", "{}", r2["render"]);
     assert_eq!(r2["render"]["browser"], version.as_str());
     assert_eq!(r2["render"]["charts"], r1["render"]["charts"]);
@@ -748,25 +544,137 @@ async fn the_render_cache_answers_without_a_browser() {
         .all(|u| u["status"] == "scored"));
     // Seeding the sheet changes what the page would be drawn with: the cached render
     // no longer answers, and without a browser the charts are not drawn.
-    let sheet = dir.path().join("font.css");
+    let sheet = run.dir.path().join("font.css");
     std::fs::write(&sheet, "body { font-family: serif; }").unwrap();
-    let put = tvir_command()
-        .args(["cache", "put", WEB_FONT])
-        .arg(&sheet)
-        .arg("--cache")
-        .arg(&cache)
-        .output()
-        .unwrap();
-    assert!(put.status.success(), "{}", describe(&put));
-    let out3 = dir.path().join("out3");
-    let run = output_async(eval(dir.path(), &out3, &cache, &mock, &["--no-browser"])).await;
-    assert!(
-        run.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        describe(&run)
-    );
-    let r3 = report_json(&out3);
+    run.put(WEB_FONT, &sheet);
+    let (_, r3) = run.eval("out3", &["--no-browser"]).await;
     assert_ne!(r3["render"]["status"], "cached", "{}", r3["render"]);
+}
+
+const VEGA: [&str; 3] = [
+    "https://cdn.jsdelivr.net/npm/vega@6",
+    "https://cdn.jsdelivr.net/npm/vega-lite@6",
+    "https://cdn.jsdelivr.net/npm/vega-embed@7",
+];
+
+/// Chart files holding JSON, shown by a component of any name or an `<iframe>`, are
+/// drawn by what they hold (issue 34): a Vega-Lite spec with vega-embed, a Plotly figure
+/// with Plotly, each a judged figure; a JSON file of table rows is no chart and gives no
+/// unit. Without Plotly in the cache the Plotly figure fails naming its address, the
+/// rows still give nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_chart_files_are_drawn_by_what_they_hold() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    let mdx = "# Harbour ferries\n\nimport Plot from '../components/Plot'\n\n\
+               Ridership rose every year from 2019 to 2023 [1].\n\n\
+               <Plot spec=\"figs/ridership.vl.json\" />\n\n\
+               Fares rose less than ridership [2].\n\n\
+               <iframe src=\"figs/fares.json\" width=\"700\" height=\"420\"></iframe>\n\n\
+               The stops served are listed below.\n\n\
+               <StopTable src=\"figs/stops.json\" />\n\n\
+               ## References\n\n1. Ridership https://example.org/solar/capacity\n2. Fares https://example.org/solar/cost\n";
+    let vega_spec = r#"{"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+  "title": "Ferry riders per year (thousands)", "width": 560, "height": 280,
+  "data": {"values": [{"year": "2019", "riders": 410}, {"year": "2020", "riders": 290},
+    {"year": "2021", "riders": 350}, {"year": "2022", "riders": 460}, {"year": "2023", "riders": 520}]},
+  "mark": "bar", "encoding": {"x": {"field": "year", "type": "ordinal"}, "y": {"field": "riders", "type": "quantitative"}}}"#;
+    let plotly_fig = r#"{"data": [{"type": "scatter", "mode": "lines+markers", "name": "Single fare",
+  "x": ["2019", "2020", "2021", "2022", "2023"], "y": [3.1, 3.1, 3.3, 3.4, 3.6]}],
+  "layout": {"title": {"text": "Single fare, USD"}, "width": 640, "height": 380}}"#;
+    let rows = r#"[{"stop": "North Quay", "lines": 3}, {"stop": "Fish Market", "lines": 2}]"#;
+    let write = |run: &ChartRun| {
+        std::fs::remove_file(run.report_dir().join("report.html")).unwrap();
+        run.write("report.mdx", mdx);
+        run.write("figs/ridership.vl.json", vega_spec);
+        run.write("figs/fares.json", plotly_fig);
+        run.write("figs/stops.json", rows);
+    };
+    let run = ChartRun::new("solar1", fixture).await;
+    write(&run);
+    run.seed(&libs, &[VEGA[0], VEGA[1], VEGA[2], PLOTLY]);
+    let (_, r) = run.eval("out", &[]).await;
+    let mut libraries: Vec<&str> = r["render"]["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["library"].as_str().unwrap())
+        .collect();
+    libraries.sort();
+    assert_eq!(libraries, ["plotly", "vega"], "{}", r["render"]);
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 2, "{}", r["render"]);
+    assert!(cq.iter().all(|u| u["status"] == "scored"), "{cq:?}");
+
+    let run = ChartRun::new("solar1", fixture).await;
+    write(&run);
+    run.seed(&libs, &VEGA);
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    let status: Vec<(&str, &str)> = cq
+        .iter()
+        .map(|u| {
+            (
+                u["status"].as_str().unwrap(),
+                u["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(cq.len(), 2, "{status:?} {}", r["render"]);
+    assert_eq!(cq.iter().filter(|u| u["status"] == "scored").count(), 1);
+    let failed = cq.iter().find(|u| u["status"] == "failed").unwrap();
+    let reason = failed["reason"].as_str().unwrap();
+    assert!(reason.contains(PLOTLY), "{reason}");
+    assert!(!reason.contains("stops.json"), "{reason}");
+}
+
+/// With a chart library missing, which undrawn candidates were charts is told by what
+/// the live page shows (issue 34): the chart's blank canvas fails naming the library;
+/// a logo the same script drew on a small canvas, a note it filled with text (both
+/// looked up by the chart script) and a component's JSON file of rows give no unit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_live_page_shows_decides_which_undrawn_candidates_are_charts() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    let page = format!(
+        r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Rooftop solar briefing</title>
+<script src="{CHART_JS}"></script>
+</head><body>
+<h1>Rooftop solar briefing <canvas id="logo" width="24" height="24"></canvas></h1>
+<p>Installed cost fell from 3.1 to 2.1 USD per watt [2].</p>
+<div class="card"><h3>Installed cost</h3><canvas id="cost" width="800" height="360"></canvas></div>
+<div id="cost-note"></div>
+<p>Installed capacity grew from 40 MW in 2019 to 130 MW in 2023 [1].</p>
+<stop-table src="figs/stops.json"></stop-table>
+<h2>References</h2>
+<ol><li>Capacity https://example.org/solar/capacity</li><li>Cost https://example.org/solar/cost</li></ol>
+<script>
+var logo = document.getElementById('logo').getContext('2d');
+logo.fillStyle = '#f4a261'; logo.fillRect(2, 2, 20, 20); logo.fillStyle = '#264653'; logo.fillRect(8, 8, 8, 8);
+document.getElementById('cost-note').textContent =
+  'Costs are installed costs per watt of capacity, before any subsidy or tax credit.';
+new Chart(document.getElementById('cost'), {{ type: 'line',
+  data: {{ labels: ['2019', '2023'], datasets: [{{ label: 'USD/W', data: [3.1, 2.1] }}] }} }});
+</script>
+</body></html>
+"#
+    );
+    let run = ChartRun::new("solar1", fixture).await;
+    run.write("report.html", &page);
+    run.write(
+        "figs/stops.json",
+        r#"[{"stop": "North Quay"}, {"stop": "Fish Market"}]"#,
+    );
+    run.seed(&libs, &[ECHARTS]);
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 1, "{cq:?} {}", r["render"]);
+    assert_eq!(cq[0]["status"], "failed");
+    let reason = cq[0]["reason"].as_str().unwrap();
+    assert!(reason.contains(CHART_JS), "{reason}");
 }
 
 /// A plain `tvir parse` of a page with a chart prints no dependency's log line

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests (each test file includes this module).
 //!
+//! - [`charts`]: one report through `tvir eval --offline` with a seeded render cache and
+//!   the mock judge (the chart tests);
 //! - [`cli`]: the `tvir` binary with no judge configured from the developer's shell,
 //!   `tvir eval` of the shipped example, and running it beside an async mock judge;
 //! - [`client`]: the judge client's CS-shaped requests and mock configuration;
@@ -11,6 +13,7 @@
 // Each test file includes `common`; not every one uses every helper.
 #![allow(dead_code)]
 
+pub mod charts;
 pub mod cli;
 pub mod client;
 pub mod judge;

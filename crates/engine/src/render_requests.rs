@@ -1,0 +1,158 @@
+//! What the render stage reads of a page's requests and scripts: which refused
+//! requests could have drawn charts (scripts, data) and which are never a cause
+//! (style sheets, fonts, analytics), the report folder's files the page loaded, and
+//! whether any script of the page looks an element up.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tvir_browser::{RequestOutcome, RequestRecord};
+use tvir_report::render::Candidate;
+use tvir_report::Report;
+
+/// A script-chart candidate whose element has an id that nothing else in the report
+/// names (no script looks it up). Used only for a candidate the live page shows as an
+/// empty box or blank canvas, where the drawing cannot tell: nothing was meant to draw
+/// there (a decorative canvas never drawn into), so no chart a missing library would
+/// have drawn.
+pub(crate) fn unused_by_scripts(text: &str, scripts: &str, c: &Candidate) -> bool {
+    if c.what != "script chart" {
+        return false;
+    }
+    let Some(line) = text.lines().nth(c.line.saturating_sub(1)) else {
+        return false;
+    };
+    let ids: Vec<&str> = line
+        .match_indices("id=")
+        .filter_map(|(i, _)| {
+            let rest = &line[i + 3..];
+            let q = rest.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+            let rest = &rest[1..];
+            rest.find(q).map(|e| &rest[..e])
+        })
+        .filter(|id| !id.is_empty())
+        .collect();
+    if ids.is_empty() {
+        return false;
+    }
+    let elsewhere = scripts.replacen(line, "", 1);
+    !ids.iter().any(|id| {
+        [
+            format!("'{id}'"),
+            format!("\"{id}\""),
+            format!("#{id}"),
+            format!("`{id}`"),
+        ]
+        .iter()
+        .any(|n| elsewhere.contains(n.as_str()))
+    })
+}
+
+/// A request for data a script makes (fetch, XHR), never to an analytics host.
+pub(crate) fn is_data_request(r: &RequestRecord) -> bool {
+    let url = r.url.to_ascii_lowercase();
+    matches!(r.resource_type.as_deref(), Some("Fetch" | "XHR"))
+        && !ANALYTICS.iter().any(|a| url.contains(a))
+}
+
+/// A request that could have drawn charts: a script by its resource type (or, for
+/// a record without one, by its address), never a style sheet, a font or an
+/// analytics or tag-manager script.
+pub(crate) fn is_chart_script(r: &RequestRecord) -> bool {
+    let url = r.url.to_ascii_lowercase();
+    let path = url.split(['?', '#']).next().unwrap_or(&url);
+    if ANALYTICS.iter().any(|a| path.contains(a)) {
+        return false;
+    }
+    match r.resource_type.as_deref() {
+        Some(t) => t == "Script",
+        None => {
+            let style_or_font = [
+                ".css", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".svg", ".png", ".jpg", ".gif",
+            ]
+            .iter()
+            .any(|e| path.ends_with(e));
+            !style_or_font
+                && (path.ends_with(".js") || path.ends_with(".mjs") || path.contains("/npm/"))
+        }
+    }
+}
+
+/// Analytics, tag-manager and tracking hosts: never a chart's library.
+pub(crate) const ANALYTICS: &[&str] = &[
+    "googletagmanager.com",
+    "google-analytics.com",
+    "/gtag/js",
+    "analytics.js",
+    "plausible.io",
+    "hotjar.com",
+    "clarity.ms",
+    "segment.com",
+    "cdn.segment.io",
+    "matomo",
+    "piwik",
+    "statcounter.com",
+    "cloudflareinsights.com",
+    "doubleclick.net",
+    "facebook.net",
+    "umami",
+    "mixpanel",
+    "amplitude.com",
+];
+
+/// SHA-256 of a file of the report folder a page request named (its URL path,
+/// relative to the folder); `missing` when there is none.
+pub(crate) fn folder_file_hash(root: &Path, url: &str) -> Option<String> {
+    Some(match folder_file(root, url)? {
+        Some(p) => match std::fs::read(&p) {
+            Ok(bytes) => hex::encode(Sha256::digest(&bytes)),
+            Err(_) => "unreadable".into(),
+        },
+        None => "missing".into(),
+    })
+}
+
+/// The file of the report folder a served address names (None inside: not in the
+/// folder); None when the folder itself cannot be resolved.
+pub(crate) fn folder_file(root: &Path, url: &str) -> Option<Option<PathBuf>> {
+    let path = match url::Url::parse(url) {
+        Ok(u) if u.scheme() == "file" => u.to_file_path().ok()?,
+        Ok(u) => root.join(percent_decode(u.path().trim_start_matches('/'))),
+        Err(_) => root.join(url.trim_start_matches('/')),
+    };
+    let root = std::fs::canonicalize(root).ok()?;
+    Some(
+        std::fs::canonicalize(&path)
+            .ok()
+            .filter(|p| p.starts_with(&root)),
+    )
+}
+
+/// The report's text and the text of the report folder's own scripts the page
+/// loaded (at most 20, 2 MB each): where a script may look an element up.
+pub(crate) fn page_scripts_text(report: &Report, requests: &[RequestRecord]) -> String {
+    let mut text = report.text.clone();
+    for r in requests
+        .iter()
+        .filter(|r| matches!(r.outcome, RequestOutcome::ServedFromFolder))
+        .filter(|r| r.resource_type.as_deref() == Some("Script"))
+        .take(20)
+    {
+        if let Some(Some(p)) = folder_file(&report.root, &r.url) {
+            if std::fs::metadata(&p).is_ok_and(|m| m.len() <= 2 << 20) {
+                if let Ok(s) = std::fs::read_to_string(&p) {
+                    text.push('\n');
+                    text.push_str(&s);
+                }
+            }
+        }
+    }
+    text
+}
+
+pub(crate) fn percent_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_string())
+}

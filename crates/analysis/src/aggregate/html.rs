@@ -60,17 +60,24 @@ impl Default for HtmlOptions {
 
 /// Escape text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The five characters are ASCII: runs between them are copied whole (a report
+    // page escapes every justification and source of its units).
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(entity);
+        from = i + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
@@ -818,6 +825,9 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+        assert_eq!(esc("数据 <b>é</b> ok"), "数据 &lt;b&gt;é&lt;/b&gt; ok");
+        assert_eq!(esc(""), "");
+        assert_eq!(esc("plain"), "plain");
     }
 
     #[test]

@@ -165,6 +165,8 @@ fn make_tree(corpus: &Path, root: &Path, n: usize, task_ids: &[String]) -> (Path
 
 struct RunResult {
     wall: Duration,
+    /// User + system CPU of the child (wait4), whatever the machine's load.
+    cpu_secs: f64,
     peak_rss_kib: i64,
     exit: i32,
     run_json: Value,
@@ -225,8 +227,10 @@ fn run_tvir(args: &[&std::ffi::OsStr], base_url: Option<&str>, wrap: &[String]) 
     let wall = started.elapsed();
     let stdout = reader.join().unwrap_or_default();
     let run_json = Value::Null;
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     RunResult {
         wall,
+        cpu_secs: secs(usage.ru_utime) + secs(usage.ru_stime),
         peak_rss_kib: usage.ru_maxrss,
         exit: if libc::WIFEXITED(status) {
             libc::WEXITSTATUS(status)
@@ -287,10 +291,10 @@ fn link_all(src: &Path, dst: &Path) {
 /// `tvir summarize OUT` in every format: one table row each (wall, peak RSS, size).
 fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
     println!(
-        "\n| `tvir summarize` of {} | wall | peak RSS | output |",
+        "\n| `tvir summarize` of {} | wall | CPU | peak RSS | output |",
         out.display()
     );
-    println!("| --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- |");
     for format in ["table", "md", "csv", "json", "html"] {
         let dest = scratch.join(format!("summary.{format}"));
         let mut args: Vec<&std::ffi::OsStr> = vec![
@@ -312,18 +316,25 @@ fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
         let size = if format == "html" {
             let index = std::fs::metadata(dest.join("index.html")).map_or(0, |m| m.len());
             let (mut files, mut bytes, mut pictures) = (0, 0, 0);
+            let mut largest = (0, PathBuf::new());
             for e in walkdir::WalkDir::new(&dest).into_iter().flatten() {
                 if e.file_type().is_file() {
                     files += 1;
-                    bytes += e.metadata().map_or(0, |m| m.len());
-                    pictures +=
-                        usize::from(e.path().parent().is_some_and(|p| p.ends_with("pictures")));
+                    let len = e.metadata().map_or(0, |m| m.len());
+                    bytes += len;
+                    let picture = e.path().parent().is_some_and(|p| p.ends_with("pictures"));
+                    pictures += usize::from(picture);
+                    if !picture && len > largest.0 {
+                        largest = (len, e.path().strip_prefix(&dest).unwrap_or(e.path()).into());
+                    }
                 }
             }
             format!(
-                "index.html {:.2} MB; {files} files, {pictures} pictures, {:.1} MB in all",
+                "index.html {:.2} MB; {files} files, {pictures} pictures, {:.1} MB in all; largest page {} {:.2} MB",
                 index as f64 / 1e6,
-                bytes as f64 / 1e6
+                bytes as f64 / 1e6,
+                largest.1.display(),
+                largest.0 as f64 / 1e6
             )
         } else {
             format!(
@@ -332,8 +343,9 @@ fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
             )
         };
         println!(
-            "| {format} | {:.2} s | {} MiB | {size}{} |",
+            "| {format} | {:.2} s | {:.2} s | {} MiB | {size}{} |",
             r.wall.as_secs_f64(),
+            r.cpu_secs,
             r.peak_rss_kib / 1024,
             if r.exit == 0 {
                 String::new()
@@ -443,6 +455,7 @@ fn main() {
     let warm = if warms.is_empty() {
         RunResult {
             wall: Duration::ZERO,
+            cpu_secs: 0.0,
             peak_rss_kib: 0,
             exit: -1,
             run_json: Value::Null,
@@ -470,6 +483,16 @@ fn main() {
             0.0
         },
         warm.wall.as_secs_f64()
+    );
+    println!(
+        "| CPU (user + system) | {:.1} s ({:.3} ms a judge call) | {:.2} s |",
+        cold.cpu_secs,
+        if calls > 0 {
+            1e3 * cold.cpu_secs / calls as f64
+        } else {
+            0.0
+        },
+        warm.cpu_secs
     );
     println!(
         "| peak RSS | {} MiB | {} MiB |",

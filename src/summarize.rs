@@ -9,6 +9,9 @@ use tvir_analysis::aggregate::{self, html, render, site, summary::NamedAgreement
 use tvir_analysis::agree::AgreeReport;
 use tvir_analysis::significance;
 
+/// The HTML summary's default folder inside the output folder (`OUT/summary`).
+const SUMMARY_DIR: &str = "summary";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SummaryFormat {
     /// Aligned text for the terminal.
@@ -153,6 +156,16 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = &args.judge {
         tree.retain_judge(j).map_err(anyhow::Error::msg)?;
     }
+    if args.format == SummaryFormat::Html
+        && args.html_out.is_none()
+        && tree.records.iter().any(|r| r.system == SUMMARY_DIR)
+    {
+        // Checked before the analysis: the default folder would be that system's.
+        anyhow::bail!(
+            "{}: holds a system named {SUMMARY_DIR:?}, whose folder is where the HTML summary goes by default; give the summary another folder with --html-out DIR",
+            args.out.display()
+        );
+    }
     let protocols = protocols_of(&tree);
     if protocols.len() > 1 && !args.mix_protocols {
         anyhow::bail!(
@@ -204,7 +217,7 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
             let dir = args
                 .html_out
                 .clone()
-                .unwrap_or_else(|| args.out.join("summary"));
+                .unwrap_or_else(|| args.out.join(SUMMARY_DIR));
             let stats = site::write_site(&summary, &tree.records, &opts, &dir)
                 .map_err(anyhow::Error::msg)?;
             eprintln!(

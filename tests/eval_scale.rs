@@ -349,6 +349,117 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     rt.block_on(mock.shutdown());
 }
 
+/// A fully cached run sends nothing, not even the vision check, whatever server it
+/// is pointed at: against a new server (whose vision no earlier run remembers) it
+/// makes 0 requests, and with the server down it neither waits on it nor fails;
+/// every record is the cold run's. A cold run against a blind judge still checks
+/// and marks every vision metric not evaluated (the check is put off, not dropped).
+#[test]
+fn a_fully_cached_run_sends_nothing_not_even_the_vision_check() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = rt.block_on(MockJudge::start(MockConfig::default()));
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, tasks) = copies(dir.path(), 1);
+    let cache = dir.path().join("cache.sqlite");
+    let out1 = dir.path().join("out1");
+    let res = eval_cmd(&first, &reports, &tasks, &out1, &cache)
+        .output()
+        .expect("run tvir");
+    assert!(res.status.code().is_some(), "{res:?}");
+    assert!(
+        first.metric_count("vision_check") >= 1,
+        "the cold run checks"
+    );
+    let first_url = first.base_url();
+    rt.block_on(first.shutdown());
+
+    // Another server: nothing remembered about it, every answer in the cache.
+    let second = rt.block_on(MockJudge::start(MockConfig::default()));
+    assert_ne!(second.base_url(), first_url);
+    let out2 = dir.path().join("out2");
+    let res = eval_cmd(&second, &reports, &tasks, &out2, &cache)
+        .output()
+        .expect("run tvir");
+    let code2 = res.status.code();
+    assert!(code2.is_some(), "{res:?}");
+    assert_eq!(
+        second.requests(),
+        0,
+        "a fully cached run sent requests: {:?}",
+        second.metric_counts()
+    );
+    let records = |out: &Path| -> Vec<Value> {
+        let mut found: Vec<(PathBuf, Value)> = walkdir::WalkDir::new(out)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == "report.json")
+            .map(|e| {
+                let mut v = read(e.path());
+                v.as_object_mut().unwrap().remove("timing");
+                (e.path().strip_prefix(out).unwrap().to_path_buf(), v)
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+            .into_iter()
+            .map(|(_, v)| v["metrics"].clone())
+            .collect()
+    };
+    assert_eq!(records(&out2), records(&out1));
+
+    // No server at all (a port nobody listens on): the same, exit status included.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let out3 = dir.path().join("out3");
+    let res = eval_cmd(&second, &reports, &tasks, &out3, &cache)
+        .env("OPENAI_BASE_URL", &dead_url)
+        .output()
+        .expect("run tvir");
+    let run3 = read(&out3.join("run.json"));
+    assert_eq!(
+        res.status.code(),
+        code2,
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    assert_eq!(run3["cache_hits"], run3["answers"], "{run3}");
+    assert_eq!(records(&out3), records(&out1));
+    rt.block_on(second.shutdown());
+
+    // A blind judge, cold: the deferred check is made and every vision metric of
+    // every report is marked not evaluated.
+    let blind = rt.block_on(MockJudge::start(MockConfig {
+        vision: tvir_testing::mock_config::MockVision::Blind,
+        ..MockConfig::default()
+    }));
+    let out4 = dir.path().join("out4");
+    let res = eval_cmd(
+        &blind,
+        &reports,
+        &tasks,
+        &out4,
+        &dir.path().join("cold.sqlite"),
+    )
+    .output()
+    .expect("run tvir");
+    assert!(res.status.code().is_some(), "{res:?}");
+    assert!(blind.metric_count("vision_check") >= 1);
+    for metrics in records(&out4) {
+        for vision in ["figure_caption_quality", "figure_context_integration"] {
+            assert_eq!(
+                metrics[vision]["status"], "not_evaluated",
+                "{vision}: {metrics}"
+            );
+        }
+    }
+    rt.block_on(blind.shutdown());
+}
+
 /// The wall time printed at the end and written to `run.json` covers the whole
 /// command, as the process CPU time beside it does: a `--batch` run's waves (and the
 /// live vision check before them, answered here after 1.5 s) happen before the final

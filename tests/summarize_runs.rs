@@ -280,3 +280,180 @@ fn cli_formats_and_exit_codes() {
     assert_eq!(code, 2);
     assert!(err.contains("not an eval output folder"), "{err}");
 }
+
+/// A system named `summary` sits where the HTML summary goes by default
+/// (`OUT/summary`): refused before any analysis, with the way out named; with
+/// `--html-out` it is summarized like any other system.
+#[test]
+fn a_system_named_summary_needs_another_html_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let rec = |system| Rec {
+        system,
+        task: "t1",
+        judge_folder: "jm-run1",
+        ta: 0.5,
+        va: Some(0.5),
+        cs: 0.5,
+        ec: 1.0,
+        trace: 0,
+    };
+    write(dir.path(), &rec("summary"));
+    let out = dir.path().to_str().unwrap();
+    let (code, _, err) = tvir(&["summarize", out, "--format", "html"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("system named \"summary\"") && err.contains("--html-out"),
+        "{err}"
+    );
+    // Nothing was written into the system's folder.
+    assert!(!dir.path().join("summary").join("index.html").exists());
+    let site = dir.path().join("site");
+    let (code, index, err) = tvir(&[
+        "summarize",
+        out,
+        "--format",
+        "html",
+        "--html-out",
+        site.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = common::cli::summary_pages(&index);
+    assert!(
+        html.contains("systems/summary.html"),
+        "no row for the system"
+    );
+}
+
+/// A leaderboard of more systems than fit a first page (30 systems x 8 tasks): the
+/// first page holds one row per system and a table of levels, no pairwise matrix
+/// and no report row; each level's chart, intervals and matrix (30 x 30) are on
+/// the level's page, the breakdowns on theirs, each system's reports on its page,
+/// each linking its reports' pages; every link of the first page resolves. Rendered
+/// in headless Chromium over `file://` when it is installed.
+#[test]
+fn many_systems_get_a_page_per_level_and_per_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let systems: Vec<String> = (0..30).map(|k| format!("sys-{k:02}")).collect();
+    let tasks: Vec<String> = (0..8).map(|t| format!("t{t}")).collect();
+    for (k, system) in systems.iter().enumerate() {
+        for (t, task) in tasks.iter().enumerate() {
+            let wiggle = ((k * 7 + t * 13) % 11) as f64 / 100.0;
+            write(
+                dir.path(),
+                &Rec {
+                    system,
+                    task,
+                    judge_folder: "jm",
+                    ta: 0.2 + 0.02 * k as f64 + wiggle,
+                    va: Some(0.1 + 0.025 * k as f64 + wiggle),
+                    cs: if t == 0 { 0.0 } else { 0.5 },
+                    ec: 1.0,
+                    trace: 0,
+                },
+            );
+        }
+    }
+    let out = dir.path().to_str().unwrap();
+    let (code, stdout, err) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "300"]);
+    assert_eq!(code, 0, "{err}");
+    let index_path = std::path::PathBuf::from(stdout.trim());
+    let site = index_path.parent().unwrap().to_path_buf();
+    let index = std::fs::read_to_string(&index_path).unwrap();
+    assert_eq!(index.matches("<tr class=\"system-row").count(), 30);
+    assert_eq!(
+        index.matches("report-row").count(),
+        0,
+        "report rows on the first page"
+    );
+    assert_eq!(index.matches("<table class=\"pairs\">").count(), 0);
+    assert!(index.contains("<table class=\"sig-levels\">"));
+    // Every relative link of the first page names a file of the folder.
+    let mut links = 0;
+    for href in index
+        .split("href=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+    {
+        if href.starts_with('#') || href.starts_with("http") {
+            continue;
+        }
+        let file = href.split('#').next().unwrap();
+        assert!(site.join(file).is_file(), "{href} does not resolve");
+        links += 1;
+    }
+    assert!(links >= 30 + 3, "{links} links");
+    let overall = std::fs::read_to_string(site.join("levels/jm/overall.html")).unwrap();
+    assert_eq!(overall.matches("<table class=\"pairs\">").count(), 1);
+    assert_eq!(
+        overall.matches("<small>(g").count(),
+        30,
+        "one matrix row per system"
+    );
+    assert!(overall.contains("<svg"), "no chart on the level page");
+    assert!(overall.contains("href=\"../../index.html\""));
+    // Names other than letters, digits, `.` and `-` are escaped: the page as linked.
+    let cs_href = index
+        .split("href=\"")
+        .map(|s| &s[..s.find('"').unwrap_or(0)])
+        .find(|h| h.starts_with("levels/jm/citation"))
+        .expect("a link to the citation support page");
+    let cs = std::fs::read_to_string(site.join(cs_href)).unwrap();
+    assert!(cs.contains("<table class=\"pairs\">"));
+    let system_page = std::fs::read_to_string(site.join("systems/sys-07.html")).unwrap();
+    assert_eq!(system_page.matches("<tr class=\"report-row").count(), 8);
+    assert_eq!(
+        system_page
+            .matches("<tr class=\"report-row zero\">")
+            .count(),
+        1
+    );
+    for href in system_page
+        .split("href=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+    {
+        let file = href.split('#').next().unwrap();
+        assert!(
+            site.join("systems").join(file).is_file(),
+            "{href} does not resolve"
+        );
+    }
+    if let Some(dom) = chromium_dom(&index_path) {
+        assert_eq!(dom.matches("class=\"system-row").count(), 30, "{dom}");
+        let level = chromium_dom(&site.join("levels/jm/overall.html")).unwrap();
+        assert_eq!(level.matches("class=\"pairs\"").count(), 1);
+    }
+}
+
+/// The DOM headless Chromium builds from `page` over `file://`; None (the test
+/// says it skipped) without Chromium.
+fn chromium_dom(page: &Path) -> Option<String> {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    let Some(chromium) = chromium else {
+        common::skip("chromium not found (the pages were checked as files, not rendered)");
+        return None;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -117,14 +117,16 @@ pub fn describe(o: &Output) -> String {
 }
 
 /// The pages of the HTML summary whose `index.html` path `tvir summarize --format
-/// html` printed (`stdout`): `index.html` first, then every report page in path
-/// order, as one text (for assertions on what the summary shows anywhere).
+/// html` printed (`stdout`): `index.html` first, then every other page of the
+/// folder (systems, levels, reports) in path order, as one text (for assertions on
+/// what the summary shows anywhere).
 pub fn summary_pages(stdout: &str) -> String {
     let index = Path::new(stdout.trim());
     let mut text = std::fs::read_to_string(index)
         .unwrap_or_else(|e| panic!("{}: {e} (stdout: {stdout:?})", index.display()));
-    let reports = index.parent().expect("summary folder").join("reports");
-    let mut pages: Vec<_> = walkdir::WalkDir::new(&reports)
+    let folder = index.parent().expect("summary folder");
+    let mut pages: Vec<_> = walkdir::WalkDir::new(folder)
+        .min_depth(2)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "html"))

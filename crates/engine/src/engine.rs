@@ -48,6 +48,10 @@ pub struct Engine {
     pub renderer: Arc<Renderer>,
     /// Cited pages read and not read, and whether any server answered.
     pub page_watch: Arc<crate::network::PageWatch>,
+    /// (report label, sample) of the reports that sent the judge a request (or
+    /// tried to) rather than reading every answer from the cache; taken out when
+    /// the report's markers are made (see [`Engine::blind_markers_reason`]).
+    pub(crate) sending: Arc<std::sync::Mutex<std::collections::HashSet<(String, u32)>>>,
 }
 
 impl Engine {
@@ -75,6 +79,7 @@ impl Engine {
             figure_facts,
             thumbnails: Arc::default(),
             page_watch: Arc::default(),
+            sending: Arc::default(),
             timing: Arc::new(RunTiming::new(settings.concurrency.max(1))),
             rubrics,
             judge,
@@ -142,6 +147,51 @@ impl Engine {
         match (&self.judge, self.settings.mode) {
             (Some(judge), JudgeMode::Judge) => judge.blind_reason().await,
             _ => None,
+        }
+    }
+
+    /// Whether the vision check waits until a vision request misses the cache (a
+    /// judge that can tell what is cached, judging for real): a fully cached run
+    /// then sends nothing at all, and does not wait on a server that is down.
+    pub(crate) fn defers_vision_check(&self) -> bool {
+        self.settings.mode == JudgeMode::Judge
+            && self.judge.as_ref().is_some_and(|j| j.defers_vision_check())
+    }
+
+    /// The reason a vision unit is not asked: the judge is blind. With the check
+    /// deferred, a verdict known at the start decides; else a request the cache
+    /// answers is asked (nothing is sent), and one it does not is checked first.
+    pub(crate) async fn vision_unit_blind_reason(
+        &self,
+        request: &tvir_judge::JudgeRequest,
+    ) -> Option<String> {
+        let judge = self.judge.as_ref()?;
+        match judge.known_blind_reason() {
+            Some(known) => known,
+            None if judge.answers_from_cache(request) => None,
+            None => self.blind_reason().await,
+        }
+    }
+
+    /// The reason every vision metric of a report is marked not evaluated (the
+    /// judge is blind), asked once the report's units are done. With the check
+    /// deferred, a report that sent nothing (every answer from the cache) takes
+    /// the verdict known at the start and never causes a check; one that sent a
+    /// request takes the check's verdict. So a report's markers depend on that
+    /// report, the start and the check, never on which reports ran first.
+    pub(crate) async fn blind_markers_reason(&self, label: &str, sample: u32) -> Option<String> {
+        if !self.defers_vision_check() {
+            return self.blind_reason().await;
+        }
+        let sent = self
+            .sending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(label.to_string(), sample));
+        match self.judge.as_ref()?.known_blind_reason() {
+            Some(known) => known,
+            None if sent => self.blind_reason().await,
+            None => None,
         }
     }
 

@@ -27,7 +27,8 @@ impl Engine {
         unit: &str,
         sample: u32,
     ) -> Outcome {
-        if rubric.is_vision() {
+        let deferred = self.defers_vision_check();
+        if rubric.is_vision() && !deferred {
             if let Some(reason) = self.blind_reason().await {
                 return Outcome::Skipped(reason);
             }
@@ -87,6 +88,11 @@ impl Engine {
         let Some(judge) = &self.judge else {
             return Outcome::Skipped("no judge configured".into());
         };
+        if rubric.is_vision() && deferred {
+            if let Some(reason) = self.vision_unit_blind_reason(&request).await {
+                return Outcome::Skipped(reason);
+            }
+        }
         let item_count = inputs.checklist.len();
         // A judge that cannot resolve image references gets the data URIs now.
         let request = if self.judge_resolves {
@@ -102,6 +108,14 @@ impl Engine {
             let _busy = self.timing.call();
             judge.ask(request).await
         };
+        if !matches!(&answer, Ok(a) if a.cached) {
+            // This report sent (or tried to send) a request: its markers take the
+            // vision check's verdict (see `blind_markers_reason`).
+            self.sending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((report.to_string(), sample));
+        }
         match answer {
             Ok(a) => {
                 self.stats.answers.fetch_add(1, Ordering::Relaxed);

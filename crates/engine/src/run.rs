@@ -128,7 +128,7 @@ impl Engine {
         for group in [cs, later, now_units, fcq, dedup_units] {
             units.extend(group);
         }
-        units.extend(self.not_evaluated_markers().await);
+        units.extend(self.not_evaluated_markers(label, sample).await);
         units.extend(self.unrendered_units(ev).into_iter().map(|u| (u, None)));
         units.extend(iq_units.into_iter().map(|u| (u, None)));
         self.finish_record(record, units)
@@ -238,7 +238,7 @@ impl Engine {
 
     /// Marker units that make metrics "not evaluated": every vision metric when the
     /// judge cannot see, every judged metric without a judge.
-    async fn not_evaluated_markers(&self) -> JudgedUnits {
+    async fn not_evaluated_markers(&self, label: &str, sample: u32) -> JudgedUnits {
         let marker = |metric: String, reason: String| {
             (
                 UnitRecord {
@@ -255,7 +255,7 @@ impl Engine {
             )
         };
         let mut units: JudgedUnits = Vec::new();
-        if let Some(reason) = self.blind_reason().await {
+        if let Some(reason) = self.blind_markers_reason(label, sample).await {
             // A judge that cannot see settles no vision metric, not even by an
             // edge-case rule: a marker unit makes each one "not evaluated".
             for rubric in self.rubrics.rubrics().filter(|r| r.is_vision()) {

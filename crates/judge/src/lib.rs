@@ -302,6 +302,16 @@ impl JudgeClient {
         self.inner.check_vision().await
     }
 
+    /// The vision verdict known without a check in this run: assumed
+    /// (`assume_vision`) or remembered by an earlier run for this server and model.
+    /// `None` when only a check can tell.
+    pub fn vision_known_at_start(&self) -> Option<vision::Vision> {
+        if self.inner.config.assume_vision {
+            return Some(vision::Vision::Sees);
+        }
+        self.inner.vision_at_start.get().cloned()
+    }
+
     /// Estimated dollars of one request; `None` when the model has no price.
     pub fn estimate_cost(&self, request: &JudgeRequest) -> Option<f64> {
         self.inner.estimate_cost(&self.estimate_tokens(request))

@@ -43,6 +43,27 @@ pub trait Judge: Send + Sync {
     fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
         Box::pin(async { None })
     }
+
+    /// Whether this judge lets the vision check wait until a request must be sent:
+    /// then [`Judge::known_blind_reason`] and [`Judge::answers_from_cache`] say what
+    /// is known without asking, and a run whose answers all come from the cache
+    /// sends nothing (not even the check). False by default: the check is made
+    /// before the first vision unit and before a report's markers, as always.
+    fn defers_vision_check(&self) -> bool {
+        false
+    }
+
+    /// [`Judge::blind_reason`] when it is known without a check in this run
+    /// (assumed, or remembered by an earlier run): `Some(None)` the judge sees,
+    /// `Some(Some(reason))` it is blind; `None` when only a check can tell.
+    fn known_blind_reason(&self) -> Option<Option<String>> {
+        None
+    }
+
+    /// Whether `request` would be answered from the cache, sending nothing.
+    fn answers_from_cache(&self, _request: &JudgeRequest) -> bool {
+        false
+    }
 }
 
 /// The real judge: [`JudgeClient`] plus its price table, so a cached answer is
@@ -103,5 +124,21 @@ impl Judge for ClientJudge {
                 _ => None,
             }
         })
+    }
+
+    fn defers_vision_check(&self) -> bool {
+        true
+    }
+
+    fn known_blind_reason(&self) -> Option<Option<String>> {
+        match self.client.vision_known_at_start()? {
+            crate::vision::Vision::Blind(_) => Some(Some(crate::vision::BLIND_REASON.to_string())),
+            crate::vision::Vision::Sees => Some(None),
+            crate::vision::Vision::Unknown(_) => None,
+        }
+    }
+
+    fn answers_from_cache(&self, request: &JudgeRequest) -> bool {
+        self.client.cached_answer(request).is_some()
     }
 }

@@ -60,17 +60,24 @@ impl Default for HtmlOptions {
 
 /// Escape text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The five characters are ASCII: runs between them are copied whole (a report
+    // page escapes every justification and source of its units).
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(entity);
+        from = i + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
@@ -245,7 +252,28 @@ fn figure_block(svg: Result<String, String>) -> String {
     }
 }
 
-pub(super) fn judge_section(j: &JudgeSummary) -> String {
+/// A leaderboard of more systems than this keeps only its tables and the Overall,
+/// TA and VA charts on the first page: each level's chart, intervals and pairwise
+/// matrix, and the breakdowns, go to pages of their own (a matrix of 100 systems is
+/// 10,000 cells, fifteen of them 20 MB).
+pub const INLINE_MAX_SYSTEMS: usize = 20;
+
+/// A page beside the first one: its path in the summary folder, title and body.
+pub(super) struct ExtraPage {
+    pub path: String,
+    pub title: String,
+    pub body: String,
+}
+
+/// One leaderboard's part of the first page; with more than [`INLINE_MAX_SYSTEMS`]
+/// systems, the pages it links are added to `pages`, each at `path_of(name)`
+/// (a level, or `breakdowns`).
+pub(super) fn judge_section(
+    j: &JudgeSummary,
+    path_of: &dyn Fn(&str) -> String,
+    pages: &mut Vec<ExtraPage>,
+) -> String {
+    let split = j.systems.len() > INLINE_MAX_SYSTEMS;
     let mut out = format!(
         "<section class=\"judge\" id=\"judge-{}\">\n<h2>Judge {}</h2>\n",
         esc(&j.judge_model),
@@ -267,6 +295,8 @@ pub(super) fn judge_section(j: &JudgeSummary) -> String {
 
     out.push_str("<h3>Charts</h3>\n<div class=\"charts\">\n");
     let levels = levels_of(j);
+    // Level -> its bar chart, for the level's own page when split.
+    let mut level_charts: Vec<(String, String)> = Vec::new();
     for level in &levels {
         let label = level_label(level);
         let mut bars: Vec<(String, f64)> = j
@@ -278,7 +308,13 @@ pub(super) fn judge_section(j: &JudgeSummary) -> String {
             continue;
         }
         bars.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.push_str(&figure_block(bar_chart_svg(&label, &bars)));
+        let chart = figure_block(bar_chart_svg(&label, &bars));
+        if !split || ["overall", "ta", "va"].contains(&level.as_str()) {
+            out.push_str(&chart);
+        }
+        if split {
+            level_charts.push((level.clone(), chart));
+        }
     }
     let labels: Vec<String> = levels.iter().map(|l| level_label(l)).collect();
     let series: Vec<(String, Vec<Option<f64>>)> = j
@@ -291,19 +327,83 @@ pub(super) fn judge_section(j: &JudgeSummary) -> String {
             )
         })
         .collect();
-    if !series.is_empty() {
+    if !series.is_empty() && !split {
         out.push_str(&figure_block(profile_chart_svg(&labels, &series)));
     }
     out.push_str("</div>\n");
-    out.push_str(&super::uncertainty_html::section(j));
+    let mut level_pages = Vec::new();
+    out.push_str(&super::uncertainty_html::section(
+        j,
+        split.then_some(path_of),
+        &mut level_pages,
+    ));
+    let mut breakdowns = String::new();
     for t in breakdown_tables(j) {
-        out.push_str(&html_table(&t, "breakdown"));
+        breakdowns.push_str(&html_table(&t, "breakdown"));
     }
     for (t, d) in difficulty_tables(j).iter().zip(&j.domain_difficulty) {
-        out.push_str(&html_table(t, "difficulty"));
+        breakdowns.push_str(&html_table(t, "difficulty"));
         for n in &d.notes {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
+            let _ = writeln!(breakdowns, "<p class=\"note\">{}</p>", esc(n));
         }
+    }
+    if !split {
+        out.push_str(&breakdowns);
+        out.push_str("</section>\n");
+        return out;
+    }
+    // Many systems: every level's chart on its page (with its intervals and
+    // matrix when analysed), the breakdowns on one page, links from here.
+    let judge = esc(&j.judge_model);
+    let mut chart_links = Vec::new();
+    for (level, chart) in level_charts {
+        let label = level_label(&level);
+        match level_pages.iter_mut().find(|p| p.level == level) {
+            Some(page) => {
+                let at = page.body.find("</h2>\n").map_or(0, |k| k + "</h2>\n".len());
+                page.body.insert_str(at, &chart);
+            }
+            None => {
+                let path = path_of(&level);
+                chart_links.push(format!("<a href=\"{}\">{}</a>", esc(&path), esc(&label)));
+                pages.push(ExtraPage {
+                    path,
+                    title: format!("{label} (judge {})", j.judge_model),
+                    body: format!("<h2>{} (judge {judge})</h2>\n{chart}", esc(&label)),
+                });
+            }
+        }
+    }
+    for p in level_pages {
+        let label = level_label(&p.level);
+        pages.push(ExtraPage {
+            path: p.path,
+            title: format!("{label} (judge {})", j.judge_model),
+            body: p.body,
+        });
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{} systems: each level's chart, intervals and pairwise matrix are on the level's page{}; no profile chart (one line per system would be unreadable).</p>",
+        j.systems.len(),
+        if chart_links.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", chart_links.join(", "))
+        }
+    );
+    if !breakdowns.is_empty() {
+        let path = path_of("breakdowns");
+        let _ = writeln!(
+            out,
+            "<p><a href=\"{}\">Breakdowns by language, complexity and domain, and domain difficulty</a></p>",
+            esc(&path)
+        );
+        pages.push(ExtraPage {
+            path,
+            title: format!("Breakdowns (judge {})", j.judge_model),
+            body: format!("<h2>Breakdowns (judge {judge})</h2>\n{breakdowns}"),
+        });
     }
     out.push_str("</section>\n");
     out
@@ -711,6 +811,8 @@ body:has(#only-failed:checked) tr.unit:not(.failed){display:none}\
 body:has(#only-zero:checked) tr.unit:not(.zero){display:none}\
 body:has(#only-failed:checked) tr.report-row:not(.failed){display:none}\
 body:has(#only-zero:checked) tr.report-row:not(.zero){display:none}\
+body:has(#only-failed:checked) tr.system-row:not(.failed){display:none}\
+body:has(#only-zero:checked) tr.system-row:not(.zero){display:none}\
 body:has(#only-failed:checked) details.system:not(.failed),body:has(#only-zero:checked) details.system:not(.zero){display:none}";
 
 #[cfg(test)]
@@ -723,6 +825,9 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+        assert_eq!(esc("数据 <b>é</b> ok"), "数据 &lt;b&gt;é&lt;/b&gt; ok");
+        assert_eq!(esc(""), "");
+        assert_eq!(esc("plain"), "plain");
     }
 
     #[test]

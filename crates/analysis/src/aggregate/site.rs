@@ -1,11 +1,15 @@
 //! The folder `tvir summarize --format html` writes (`OUT/summary/`, or the folder
 //! of `--html-out`): `index.html` first (leaderboards, charts, intervals and groups,
-//! breakdowns, agreement, and the list of reports with filters), one page per
-//! report under `reports/` holding its evidence (units, verdicts, justifications,
-//! figures), each picture once under `pictures/`, one `style.css`. Every link is
-//! relative and nothing runs a script, so the folder opens over `file://`, offline,
-//! and can be copied whole. A report's page is loaded only when its link is
-//! followed, so the first page stays small however many reports there are.
+//! breakdowns, agreement, and one row per system with filters), one page per system
+//! under `systems/` listing its reports (with filters), one page per report under
+//! `reports/` holding its evidence (units, verdicts, justifications, figures), each
+//! picture once under `pictures/`, one `style.css`. A leaderboard of more than
+//! [`INLINE_MAX_SYSTEMS`](super::html::INLINE_MAX_SYSTEMS) systems puts each level's
+//! chart, intervals and pairwise matrix, and its breakdowns, on pages under
+//! `levels/{judge}/`. Every link is relative and nothing runs a script, so the
+//! folder opens over `file://`, offline, and can be copied whole. A page is loaded
+//! only when its link is followed, so the first page holds a row per system, never
+//! one per report, however many reports there are.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,7 +17,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::html::{agreement_section, esc, judge_section, report_section, HtmlOptions};
-use super::html::{ReportSections, STYLE};
+use super::html::{ExtraPage, ReportSections, STYLE};
 use super::pictures::PictureFolder;
 use super::summary::Summary;
 use crate::load::{read_record, LoadedRecord};
@@ -25,6 +29,10 @@ const GENERATOR: &str = "<meta name=\"generator\" content=\"tvir summarize\">";
 
 /// Folder of the report pages inside the summary folder.
 pub const REPORTS_DIR: &str = "reports";
+/// Folder of the per-system lists of reports.
+pub const SYSTEMS_DIR: &str = "systems";
+/// Folder of the pages of levels and breakdowns of leaderboards of many systems.
+pub const LEVELS_DIR: &str = "levels";
 
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +70,11 @@ fn report_page_path(r: &LoadedRecord) -> String {
         safe_name(&r.judge_model),
         r.run
     )
+}
+
+/// The list of a system's reports, relative to the summary folder.
+fn system_page_path(system: &str) -> String {
+    format!("{SYSTEMS_DIR}/{}.html", safe_name(system))
 }
 
 fn page_head(title: &str, to_root: &str) -> String {
@@ -138,7 +151,9 @@ fn report_page(
     );
     let _ = writeln!(
         out,
-        "<p><a href=\"{to_root}index.html#reports\">&larr; summary</a> &middot; <code>{}</code></p>",
+        "<p><a href=\"{to_root}index.html\">&larr; summary</a> &middot; <a href=\"{to_root}{}\">{} reports</a> &middot; <code>{}</code></p>",
+        system_page_path(&r.system),
+        esc(&r.system),
         esc(&r.path.display().to_string())
     );
     // Filters without script: the stylesheet hides the other units.
@@ -148,9 +163,73 @@ fn report_page(
     out
 }
 
-/// The list of reports on the first page: one row each with its scores and a link
-/// to its page, grouped by system; the filters keep the reports with a failed unit
-/// or a unit scored 0.
+/// One system's list of reports (its page under `systems/`): one row each with its
+/// scores and a link to its page; the filters keep the reports with a failed unit
+/// or a unit scored 0. `records` are the system's, in order.
+fn system_page(system: &str, records: &[&LoadedRecord]) -> String {
+    let to_root = "../";
+    let mut out = page_head(&format!("{system}: reports"), to_root);
+    let _ = writeln!(
+        out,
+        "<p><a href=\"{to_root}index.html#reports\">&larr; summary</a></p>\n<h2 id=\"reports\">{}: {} report records</h2>",
+        esc(system),
+        records.len()
+    );
+    out.push_str("<p>Each report's units, verdicts, justifications and figures are on its own page (the task link).</p>\n");
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only reports with a failed unit</label> <label><input type=\"checkbox\" id=\"only-zero\"> only reports with a unit scored 0</label></p>\n");
+    out.push_str("<table class=\"reports\"><thead><tr><th>Task</th><th>Judge</th><th>Run</th><th>Overall</th><th>TA</th><th>VA</th><th>AEC</th><th>Failed units</th><th>Units scored 0</th></tr></thead><tbody>\n");
+    for r in records {
+        let rec = &r.record;
+        let mut class = String::from("report-row");
+        if r.units.failed > 0 {
+            class.push_str(" failed");
+        }
+        if r.units.zero > 0 {
+            class.push_str(" zero");
+        }
+        let _ = writeln!(
+            out,
+            "<tr class=\"{class}\"><td><a href=\"{to_root}{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            report_page_path(r),
+            esc(&r.task_id),
+            esc(&r.judge_model),
+            r.run,
+            pct(rec.overall),
+            pct(rec.ta),
+            pct(rec.va),
+            rec.effective_citations
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            r.units.failed,
+            r.units.zero,
+        );
+    }
+    out.push_str("</tbody></table>\n</body></html>\n");
+    out
+}
+
+/// The systems of `order` (sorted by system), each with its records.
+fn by_system<'a, 'b>(order: &'b [&'a LoadedRecord]) -> Vec<(&'a str, &'b [&'a LoadedRecord])> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let system = order[start].system.as_str();
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|r| r.system == system)
+                .count();
+        out.push((system, &order[start..end]));
+        start = end;
+    }
+    out
+}
+
+/// The reports part of the first page: one row per system with how many of its
+/// reports have a failed unit or a unit scored 0, linking the system's list of
+/// reports (whose rows link each report's page); the filters keep the systems with
+/// such a report. However many reports there are, the first page holds one row per
+/// system.
 fn report_list(order: &[&LoadedRecord], total: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -162,56 +241,39 @@ fn report_list(order: &[&LoadedRecord], total: usize) -> String {
         out.push_str("</section>\n");
         return out;
     }
-    out.push_str("<p>Each report's units, verdicts, justifications and figures are on its own page (the task link).</p>\n");
-    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only reports with a failed unit</label> <label><input type=\"checkbox\" id=\"only-zero\"> only reports with a unit scored 0</label></p>\n");
-    let mut start = 0;
-    while start < order.len() {
-        let system = &order[start].system;
-        let end = start
-            + order[start..]
-                .iter()
-                .take_while(|r| &r.system == system)
-                .count();
+    out.push_str("<p>Each system's reports are listed on its page (the system link), each report's units, verdicts, justifications and figures on the report's own page.</p>\n");
+    out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only systems with a report with a failed unit</label> <label><input type=\"checkbox\" id=\"only-zero\"> only systems with a report with a unit scored 0</label></p>\n");
+    out.push_str("<table class=\"systems\"><thead><tr><th>System</th><th>Report records</th><th>with a failed unit</th><th>with a unit scored 0</th></tr></thead><tbody>\n");
+    for (system, records) in by_system(order) {
+        let failed = records.iter().filter(|r| r.units.failed > 0).count();
+        let zero = records.iter().filter(|r| r.units.zero > 0).count();
+        let mut class = String::from("system-row");
+        if failed > 0 {
+            class.push_str(" failed");
+        }
+        if zero > 0 {
+            class.push_str(" zero");
+        }
         let _ = writeln!(
             out,
-            "<h3>{}</h3>\n<table class=\"reports\"><thead><tr><th>Task</th><th>Judge</th><th>Run</th><th>Overall</th><th>TA</th><th>VA</th><th>AEC</th><th>Failed units</th><th>Units scored 0</th></tr></thead><tbody>",
-            esc(system)
+            "<tr class=\"{class}\"><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td class=\"num\">{failed}</td><td class=\"num\">{zero}</td></tr>",
+            system_page_path(system),
+            esc(system),
+            records.len()
         );
-        for r in &order[start..end] {
-            let rec = &r.record;
-            let mut class = String::from("report-row");
-            if r.units.failed > 0 {
-                class.push_str(" failed");
-            }
-            if r.units.zero > 0 {
-                class.push_str(" zero");
-            }
-            let _ = writeln!(
-                out,
-                "<tr class=\"{class}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                report_page_path(r),
-                esc(&r.task_id),
-                esc(&r.judge_model),
-                r.run,
-                pct(rec.overall),
-                pct(rec.ta),
-                pct(rec.va),
-                rec.effective_citations
-                    .map(|v| format!("{v:.1}"))
-                    .unwrap_or_else(|| "-".into()),
-                r.units.failed,
-                r.units.zero,
-            );
-        }
-        out.push_str("</tbody></table>\n");
-        start = end;
     }
-    out.push_str("</section>\n");
+    out.push_str("</tbody></table>\n</section>\n");
     out
 }
 
-/// The first page.
-fn index_page(summary: &Summary, order: &[&LoadedRecord], total: usize) -> String {
+/// The first page; pages it links (levels and breakdowns of leaderboards of many
+/// systems) are added to `pages`.
+fn index_page(
+    summary: &Summary,
+    order: &[&LoadedRecord],
+    total: usize,
+    pages: &mut Vec<ExtraPage>,
+) -> String {
     let agreements = &summary.agreements;
     let mut out = page_head("TVIR evaluation summary", "");
     let _ = write!(
@@ -238,7 +300,9 @@ fn index_page(summary: &Summary, order: &[&LoadedRecord], total: usize) -> Strin
     }
     out.push_str("<li><a href=\"#reports\">Reports</a></li></ul></nav>\n");
     for j in &summary.judges {
-        out.push_str(&judge_section(j));
+        let judge = safe_name(&j.judge_model);
+        let path_of = |name: &str| format!("{LEVELS_DIR}/{judge}/{}.html", safe_name(name));
+        out.push_str(&judge_section(j, &path_of, pages));
     }
     if !agreements.is_empty() {
         out.push_str(&agreement_section(agreements));
@@ -313,10 +377,27 @@ pub fn write_site(
     for p in pages {
         total_bytes += p?;
     }
+    for (system, records) in by_system(&order) {
+        total_bytes += write(
+            dir,
+            &system_page_path(system),
+            &system_page(system, records),
+        )?;
+    }
     total_bytes += write(dir, "style.css", STYLE)?;
-    let index = index_page(summary, &order, records.len());
+    let mut extra = Vec::new();
+    let index = index_page(summary, &order, records.len(), &mut extra);
     let index_bytes = write(dir, "index.html", &index)?;
     total_bytes += index_bytes;
+    for page in &extra {
+        // Pages of `levels/{judge}/`: two folders below the summary.
+        let text = format!(
+            "{}<p><a href=\"../../index.html\">&larr; summary</a></p>\n{}</body></html>\n",
+            page_head(&page.title, "../../"),
+            page.body
+        );
+        total_bytes += write(dir, &page.path, &text)?;
+    }
     let pictures_dir = dir.join(super::pictures::PICTURES_DIR);
     if let Ok(entries) = std::fs::read_dir(&pictures_dir) {
         total_bytes += entries

@@ -3,6 +3,7 @@
 //! the page needs no script) and the pairwise matrix coloured by the Holm-adjusted
 //! test, with the pairs that could not be tested listed with their reason.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::html::esc;
@@ -23,8 +24,24 @@ const BEHIND: &str = "#f4a582";
 const NOT_SIGNIFICANT: &str = "#f7f7f7";
 const NOT_TESTABLE: &str = "#d0d0d0";
 
-/// The whole block for one leaderboard (empty without significance).
-pub fn section(j: &JudgeSummary) -> String {
+/// A level's intervals and pairwise matrix on a page of its own (leaderboards of
+/// many systems): where it goes in the summary folder and its body.
+pub struct LevelPage {
+    pub level: String,
+    /// Relative to the summary folder.
+    pub path: String,
+    pub body: String,
+}
+
+/// The whole block for one leaderboard (empty without significance). With
+/// `pages` (a leaderboard of many systems: a matrix of 100 systems is 10,000
+/// cells), each level's chart and matrix go to a page of their own, named by
+/// `pages(level)`, and the block lists the levels with their groups and links.
+pub fn section(
+    j: &JudgeSummary,
+    pages: Option<&dyn Fn(&str) -> String>,
+    out_pages: &mut Vec<LevelPage>,
+) -> String {
     let Some(sig) = j.significance.as_ref().filter(|s| !s.is_empty()) else {
         return String::new();
     };
@@ -33,14 +50,9 @@ pub fn section(j: &JudgeSummary) -> String {
         esc(&j.judge_model),
         esc(&method_sentence(&sig[0]))
     );
-    let _ = writeln!(
-        out,
-        "<p class=\"legend\">Matrix cells: row minus column, Holm-adjusted p below. \
-         <span style=\"background:{AHEAD}\">&nbsp;row ahead&nbsp;</span> \
-         <span style=\"background:{BEHIND}\">&nbsp;row behind&nbsp;</span> \
-         <span style=\"background:{NOT_SIGNIFICANT};border:1px solid #ccc\">&nbsp;not significant&nbsp;</span> \
-         <span style=\"background:{NOT_TESTABLE}\">&nbsp;not testable&nbsp;</span></p>"
-    );
+    if pages.is_none() {
+        out.push_str(&legend());
+    }
     // No pair testable at any level, for the same reasons: said once for all.
     let whys: Vec<Option<String>> = sig.values().map(all_untestable).collect();
     let said_once = whys.iter().all(|w| w.is_some() && *w == whys[0]);
@@ -49,7 +61,66 @@ pub fn section(j: &JudgeSummary) -> String {
             let _ = writeln!(out, "<p class=\"untestable\">Every level: {}</p>", esc(why));
         }
     }
+    if let Some(path_of) = pages {
+        out.push_str("<table class=\"sig-levels\"><thead><tr><th>Level</th><th>Systems</th><th>Rank groups</th><th>Pairs tested</th><th>Pairs that differ</th><th>Intervals and pairwise matrix</th></tr></thead><tbody>\n");
+        for (level, report) in sig.iter() {
+            let label = level_label(level);
+            let tested = report.pairs.iter().filter(|p| p.testable).count();
+            let differ = report
+                .pairs
+                .iter()
+                .filter(|p| p.differs(report.alpha))
+                .count();
+            let path = path_of(level);
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{tested}</td><td class=\"num\">{differ}</td><td><a href=\"{}\">{} page</a></td></tr>",
+                esc(&label),
+                report.systems.len(),
+                report.groups.len(),
+                esc(&path),
+                esc(&label)
+            );
+            let mut body = format!(
+                "<h2>{} (judge {})</h2>\n<p>{}</p>\n",
+                esc(&label),
+                esc(&j.judge_model),
+                esc(&method_sentence(report))
+            );
+            body.push_str(&legend());
+            body.push_str(&level_block(j, level, report, false));
+            out_pages.push(LevelPage {
+                level: level.clone(),
+                path,
+                body,
+            });
+        }
+        out.push_str("</tbody></table>\n</section>\n");
+        return out;
+    }
     for (level, report) in sig.iter() {
+        out.push_str(&level_block(j, level, report, said_once));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// The colours of the matrix cells.
+fn legend() -> String {
+    format!(
+        "<p class=\"legend\">Matrix cells: row minus column, Holm-adjusted p below. \
+         <span style=\"background:{AHEAD}\">&nbsp;row ahead&nbsp;</span> \
+         <span style=\"background:{BEHIND}\">&nbsp;row behind&nbsp;</span> \
+         <span style=\"background:{NOT_SIGNIFICANT};border:1px solid #ccc\">&nbsp;not significant&nbsp;</span> \
+         <span style=\"background:{NOT_TESTABLE}\">&nbsp;not testable&nbsp;</span></p>\n"
+    )
+}
+
+/// One level: its interval chart, its matrix (or the sentence saying no pair is
+/// testable, unless `said_once` for every level above), untestable pairs, noise.
+fn level_block(j: &JudgeSummary, level: &str, report: &LevelReport, said_once: bool) -> String {
+    let mut out = String::new();
+    {
         let label = level_label(level);
         let _ = writeln!(
             out,
@@ -93,7 +164,6 @@ pub fn section(j: &JudgeSummary) -> String {
         }
         out.push_str("</div>\n");
     }
-    out.push_str("</section>\n");
     out
 }
 
@@ -219,25 +289,31 @@ fn shorten(s: &str, max: usize) -> String {
 }
 
 /// The comparison of `row` with `col` from `row`'s side: the pair, and whether its
-/// difference must be negated (the pair is stored higher-ranked first).
+/// difference must be negated (the pair is stored higher-ranked first). `pairs`
+/// indexes the level's pairs by (a, b).
 fn oriented<'a>(
     report: &'a LevelReport,
+    pairs: &HashMap<(&str, &str), usize>,
     row: &str,
     col: &str,
 ) -> Option<(&'a PairComparison, f64)> {
-    report.pairs.iter().find_map(|p| {
-        if p.a == row && p.b == col {
-            Some((p, 1.0))
-        } else if p.a == col && p.b == row {
-            Some((p, -1.0))
-        } else {
-            None
-        }
-    })
+    if let Some(&k) = pairs.get(&(row, col)) {
+        Some((&report.pairs[k], 1.0))
+    } else {
+        pairs.get(&(col, row)).map(|&k| (&report.pairs[k], -1.0))
+    }
 }
 
 /// Square matrix of paired differences (row minus column) in ranking order.
 pub fn pair_matrix(report: &LevelReport) -> String {
+    // A cell looks its pair up by name: an index, not a scan of every pair for
+    // every cell (100 systems: 10,000 cells, 4,950 pairs).
+    let pairs: HashMap<(&str, &str), usize> = report
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| ((p.a.as_str(), p.b.as_str()), k))
+        .collect();
     let mut out = String::from("<table class=\"pairs\"><thead><tr><th>row &minus; column</th>");
     for s in &report.systems {
         let _ = write!(out, "<th>{}</th>", esc(&shorten(&s.system, 16)));
@@ -255,7 +331,7 @@ pub fn pair_matrix(report: &LevelReport) -> String {
                 out.push_str("<td class=\"diag\">&mdash;</td>");
                 continue;
             }
-            let Some((pair, sign)) = oriented(report, &row.system, &col.system) else {
+            let Some((pair, sign)) = oriented(report, &pairs, &row.system, &col.system) else {
                 out.push_str("<td>?</td>");
                 continue;
             };

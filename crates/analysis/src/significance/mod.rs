@@ -37,8 +37,9 @@ use serde::{Deserialize, Serialize};
 pub use groups::{greedy_groups, holm_adjust};
 pub use noise::{judge_noise, system_noise, JudgeNoise, NoiseSource, SystemNoise};
 pub use resample::{
-    bootstrap_mean_ci, bootstrap_means, percentile_interval, shared_bootstrap_means,
-    sign_flip_p_value, stream_rng, TestMethod, MAX_EXACT_TASKS, TIE_TOLERANCE,
+    bootstrap_mean_ci, bootstrap_means, difference_interval, percentile_interval,
+    shared_bootstrap_means, shared_sign_flip_p_values, sign_flip_p_value, stream_rng, TestMethod,
+    MAX_EXACT_TASKS, TIE_TOLERANCE,
 };
 
 /// Seed used when none is given: results are reproducible out of the box.
@@ -355,11 +356,13 @@ pub fn analyze_level(
         }
     }
     let order: Vec<(usize, usize)> = pair_index.keys().copied().collect();
-    let cis = pair_intervals(&means, &systems, &order, options);
+    let shared = pair_tests(&means, &systems, &order, options);
     let mut pairs: Vec<PairComparison> = order
         .par_iter()
-        .zip(cis)
-        .map(|(&(i, j), ci)| compare_pair(&means[systems[i].0], &means[systems[j].0], options, ci))
+        .zip(shared)
+        .map(|(&(i, j), shared)| {
+            compare_pair(&means[systems[i].0], &means[systems[j].0], options, shared)
+        })
         .collect();
     let tested: Vec<usize> = (0..pairs.len()).filter(|&k| pairs[k].testable).collect();
     let raw: Vec<f64> = tested.iter().map(|&k| pairs[k].p.unwrap_or(1.0)).collect();
@@ -415,14 +418,26 @@ pub fn analyze_levels(
         .collect()
 }
 
+/// What [`pair_tests`] computes for a pair from the draws it shares with the other
+/// pairs on its tasks.
+#[derive(Debug, Clone, Copy, Default)]
+struct SharedDraws {
+    /// The paired-bootstrap interval of the mean difference.
+    ci: Option<[f64; 2]>,
+    /// The Monte Carlo sign-flip p-value (pairs sharing more than
+    /// `exact_max_tasks` tasks; the others are enumerated exactly here).
+    p: Option<f64>,
+}
+
 /// Paired comparison of `a` (ranked higher) against `b` on their shared tasks;
-/// `ci` is the paired-bootstrap interval of their mean difference
-/// ([`pair_intervals`]; `None` when they share too few tasks).
+/// `shared` holds the paired-bootstrap interval of their mean difference and, above
+/// `exact_max_tasks` shared tasks, the Monte Carlo p-value ([`pair_tests`]; `None`
+/// when they share too few tasks).
 fn compare_pair(
     (a, a_tasks): &(&str, BTreeMap<&str, f64>),
     (b, b_tasks): &(&str, BTreeMap<&str, f64>),
     options: &Options,
-    ci: Option<[f64; 2]>,
+    shared: SharedDraws,
 ) -> PairComparison {
     // Zero differences are kept: they are evidence of "no difference" and
     // count towards n, while their sign flip changes nothing.
@@ -455,14 +470,20 @@ fn compare_pair(
         });
         return pair;
     }
-    pair.ci = ci;
-    let mut rng = stream_rng(options.seed, &["pair-permutation", *a, *b]);
-    let (p, method) = sign_flip_p_value(
-        &diffs,
-        options.exact_max_tasks,
-        options.permutations,
-        &mut rng,
-    );
+    pair.ci = shared.ci;
+    let (p, method) = match shared.p {
+        Some(p) if n > options.exact_max_tasks.min(MAX_EXACT_TASKS) => (p, TestMethod::MonteCarlo),
+        _ => {
+            // Exact enumeration draws nothing (the stream is never read).
+            let mut rng = stream_rng(options.seed, &["pair-permutation", *a, *b]);
+            sign_flip_p_value(
+                &diffs,
+                options.exact_max_tasks,
+                options.permutations,
+                &mut rng,
+            )
+        }
+    };
     pair.p = Some(p);
     pair.method = Some(method);
     pair.testable = true;
@@ -472,7 +493,8 @@ fn compare_pair(
 /// The pairs sharing one set of tasks (indices into the pair order) and their systems.
 type PairGroup = (Vec<usize>, Vec<usize>);
 
-/// The paired-bootstrap interval of every pair of `order` (positions in the ranking
+/// The paired-bootstrap interval and, above `exact_max_tasks` shared tasks, the
+/// Monte Carlo sign-flip p-value of every pair of `order` (positions in the ranking
 /// `systems`) that shares at least `min_shared_tasks` tasks, in the order of `order`.
 ///
 /// Pairs are grouped by the set of tasks their two systems share; each group draws
@@ -482,14 +504,17 @@ type PairGroup = (Vec<usize>, Vec<usize>);
 /// columns, i.e. its paired bootstrap of the mean difference. A pair's interval
 /// depends only on the seed, its shared tasks and the two systems' scores on them —
 /// not on the other systems of the level — and 4,950 pairs of 100 systems cost one
-/// draw per distinct shared task set rather than one each. Groups run on the rayon
+/// draw per distinct shared task set rather than one each. The sign-flip test does
+/// the same: a group draws `permutations` sign patterns once, from a stream named by
+/// its tasks (`["pair-permutation", task...]`), and every Monte Carlo pair of the
+/// group is counted on them ([`shared_sign_flip_p_values`]). Groups run on the rayon
 /// pool (and a group's pairs too), each group holding only its own replicates.
-fn pair_intervals(
+fn pair_tests(
     means: &[(&str, BTreeMap<&str, f64>)],
     systems: &[(usize, SystemSummary)],
     order: &[(usize, usize)],
     options: &Options,
-) -> Vec<Option<[f64; 2]>> {
+) -> Vec<SharedDraws> {
     // Every task of the level gets a bit; a system's tasks are a bit set.
     let mut task_bit: BTreeMap<&str, usize> = BTreeMap::new();
     for (_, tasks) in means {
@@ -527,7 +552,7 @@ fn pair_intervals(
         members.extend([ka, kb]);
     }
     let groups: Vec<(Vec<u64>, PairGroup)> = groups.into_iter().collect();
-    let per_group: Vec<Vec<(usize, [f64; 2])>> = groups
+    let per_group: Vec<Vec<(usize, SharedDraws)>> = groups
         .par_iter()
         .map(|(common, (pairs, members))| {
             let mut members = members.clone();
@@ -553,24 +578,55 @@ fn pair_intervals(
             };
             // A level whose systems all have the same tasks is one group of every
             // pair: its intervals are spread over the pool too.
-            pairs
+            let cis: Vec<[f64; 2]> = pairs
                 .par_iter()
                 .map_init(
                     || Vec::with_capacity(r),
                     |scratch, &index| {
                         let (i, j) = order[index];
                         let (ra, rb) = (column(systems[i].0), column(systems[j].0));
-                        scratch.clear();
-                        scratch.extend(ra.iter().zip(rb).map(|(x, y)| x - y));
-                        (index, percentile_interval(scratch, options.confidence))
+                        difference_interval(ra, rb, options.confidence, scratch)
                     },
                 )
+                .collect();
+            drop(replicates);
+            let ps: Vec<Option<f64>> = if tasks.len() > options.exact_max_tasks.min(MAX_EXACT_TASKS)
+            {
+                let columns: Vec<(usize, usize)> = pairs
+                    .iter()
+                    .map(|&index| {
+                        let (i, j) = order[index];
+                        let at =
+                            |k: usize| members.binary_search(&k).expect("pair member in its group");
+                        (at(systems[i].0), at(systems[j].0))
+                    })
+                    .collect();
+                parts[0] = "pair-permutation";
+                let mut rng = stream_rng(options.seed, &parts);
+                shared_sign_flip_p_values(
+                    &table,
+                    members.len(),
+                    &columns,
+                    options.permutations,
+                    &mut rng,
+                )
+                .into_iter()
+                .map(Some)
+                .collect()
+            } else {
+                vec![None; pairs.len()]
+            };
+            pairs
+                .iter()
+                .zip(cis)
+                .zip(ps)
+                .map(|((&index, ci), p)| (index, SharedDraws { ci: Some(ci), p }))
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mut cis = vec![None; order.len()];
-    for (index, ci) in per_group.into_iter().flatten() {
-        cis[index] = Some(ci);
+    let mut out = vec![SharedDraws::default(); order.len()];
+    for (index, draws) in per_group.into_iter().flatten() {
+        out[index] = draws;
     }
-    cis
+    out
 }

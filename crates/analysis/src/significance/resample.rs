@@ -78,6 +78,9 @@ pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] 
             selected_quantile_type7(replicates, 1.0 - tail),
         ];
     }
+    if let Some(interval) = tails_from_sample(replicates, [lo, hi], [h_low, h_high]) {
+        return interval;
+    }
     // One selection for the lower quantile; the upper one is then selected among
     // the values above it only (the same order statistics, about half the work).
     let (_, &mut below, above) = replicates.select_nth_unstable_by(lo, f64::total_cmp);
@@ -94,6 +97,159 @@ pub fn percentile_interval(replicates: &mut [f64], confidence: f64) -> [f64; 2] 
         .min_by(f64::total_cmp)
         .unwrap_or(below);
     [lower, below + (h_high - hi as f64) * (next - below)]
+}
+
+/// Sampled every 16th replicate for the thresholds of [`tails_from_sample`].
+const TAIL_STRIDE: usize = 16;
+
+/// The order statistics the interval needs, when the thin-tails path applies: the
+/// number of values needed at or below the lower threshold (ranks `lo` and
+/// `lo + 1`) and at or above the upper one (ranks `hi`, `hi + 1`).
+fn tail_needs(n: usize, lo: usize, hi: usize) -> Option<(usize, usize)> {
+    let (need_low, need_high) = (lo + 2, n - hi);
+    (n >= 2048 && need_low <= n / 8 && need_high <= n / 8).then_some((need_low, need_high))
+}
+
+/// Two thresholds from a sample of every [`TAIL_STRIDE`]-th replicate: its order
+/// statistics expected to have `need_low` replicates below (`need_high` above),
+/// plus a margin of about four standard deviations of that count.
+fn tail_thresholds(sample: &mut [f64], need_low: usize, need_high: usize) -> Option<(f64, f64)> {
+    let s = sample.len();
+    let rank = |need: usize| {
+        let r = need as f64 / TAIL_STRIDE as f64;
+        ((r + 4.0 * r.sqrt() + 4.0).ceil() as usize).min(s - 1)
+    };
+    let (r_low, r_high) = (rank(need_low), s - 1 - rank(need_high));
+    let (_, &mut t_low, _) = sample.select_nth_unstable_by(r_low, f64::total_cmp);
+    let (_, &mut t_high, _) = sample.select_nth_unstable_by(r_high, f64::total_cmp);
+    // Overlapping tails (few distinct values) are left to the full selection.
+    (t_low < t_high).then_some((t_low, t_high))
+}
+
+/// The interval from the kept tails: `low` holds every replicate at or below the
+/// lower threshold (so exactly the smallest ones), `high` every one at or above
+/// the upper threshold (the largest); `None` when either holds too few.
+fn interval_from_tails(
+    low: &mut [f64],
+    high: &mut [f64],
+    n: usize,
+    [lo, hi]: [usize; 2],
+    [h_low, h_high]: [f64; 2],
+) -> Option<[f64; 2]> {
+    let (need_low, need_high) = tail_needs(n, lo, hi)?;
+    if low.len() < need_low || high.len() < need_high {
+        return None;
+    }
+    let interpolate = |part: &mut [f64], at: usize, h: f64, rank: usize| {
+        let (_, &mut below, above) = part.select_nth_unstable_by(at, f64::total_cmp);
+        let next = above
+            .iter()
+            .copied()
+            .min_by(f64::total_cmp)
+            .unwrap_or(below);
+        below + (h - rank as f64) * (next - below)
+    };
+    let offset = n - high.len();
+    Some([
+        interpolate(low, lo, h_low, lo),
+        interpolate(high, hi - offset, h_high, hi),
+    ])
+}
+
+/// [`percentile_interval`] of many replicates (at least 2,048) with thin tails,
+/// reading the whole sample once: a sample of every 16th replicate gives two
+/// thresholds safely past the wanted order statistics, one pass keeps the values at
+/// or below the lower threshold and those at or above the upper one (a few hundred
+/// each), and the order statistics are selected among those. A kept part holds
+/// exactly the smallest (largest) replicates, so the result is the one of the full
+/// selection, bit for bit; `None` (the caller selects over everything) when a
+/// threshold kept too few values or a value is NaN.
+fn tails_from_sample(replicates: &[f64], [lo, hi]: [usize; 2], h: [f64; 2]) -> Option<[f64; 2]> {
+    let n = replicates.len();
+    let (need_low, need_high) = tail_needs(n, lo, hi)?;
+    let mut sample: Vec<f64> = replicates.iter().step_by(TAIL_STRIDE).copied().collect();
+    let (t_low, t_high) = tail_thresholds(&mut sample, need_low, need_high)?;
+    let mut low = Vec::with_capacity(2 * need_low + 64);
+    let mut high = Vec::with_capacity(2 * need_high + 64);
+    let mut nan = false;
+    for &v in replicates {
+        if v <= t_low {
+            low.push(v);
+        }
+        if v >= t_high {
+            high.push(v);
+        }
+        nan |= v.is_nan();
+    }
+    // Without NaN, {v <= t} is a prefix of the order `total_cmp` sorts by and
+    // {v >= t} a suffix (a threshold of -0 or +0 takes both zeros, which are
+    // neighbours in that order).
+    if nan {
+        return None;
+    }
+    interval_from_tails(&mut low, &mut high, n, [lo, hi], h)
+}
+
+/// [`percentile_interval`] of the replicates `a[r] - b[r]` (a pair's paired
+/// bootstrap, from two columns of [`shared_bootstrap_means`]), bit for bit, without
+/// writing them all out and selecting twice: the differences are sampled for the
+/// thresholds of [`tails_from_sample`], then one pass computes each difference and
+/// keeps it (branch-free, into `scratch`) when it falls in a tail. Falls back to
+/// the full selection over the differences where that path does not apply.
+pub fn difference_interval(
+    a: &[f64],
+    b: &[f64],
+    confidence: f64,
+    scratch: &mut Vec<f64>,
+) -> [f64; 2] {
+    let n = a.len();
+    assert!(
+        n > 0 && b.len() == n,
+        "two columns of equal, non-zero length"
+    );
+    let tail = (1.0 - confidence) / 2.0;
+    let h_low = (n - 1) as f64 * tail.clamp(0.0, 1.0);
+    let h_high = (n - 1) as f64 * (1.0 - tail).clamp(0.0, 1.0);
+    let (lo, hi) = (h_low.floor() as usize, h_high.floor() as usize);
+    let fast = (hi > lo)
+        .then(|| tail_needs(n, lo, hi))
+        .flatten()
+        .and_then(|(need_low, need_high)| {
+            let mut sample: Vec<f64> = (0..n).step_by(TAIL_STRIDE).map(|r| a[r] - b[r]).collect();
+            tail_thresholds(&mut sample, need_low, need_high)
+        })
+        .and_then(|(t_low, t_high)| {
+            if scratch.len() < 2 * n {
+                scratch.resize(2 * n, 0.0);
+            }
+            let (low, high) = scratch.split_at_mut(n);
+            let (mut kept_low, mut kept_high) = (0, 0);
+            let mut nan = false;
+            for (x, y) in a.iter().zip(b) {
+                let d = x - y;
+                // Written every time, kept (the count moves on) only in a tail.
+                low[kept_low] = d;
+                kept_low += usize::from(d <= t_low);
+                high[kept_high] = d;
+                kept_high += usize::from(d >= t_high);
+                nan |= d.is_nan();
+            }
+            if nan {
+                return None;
+            }
+            interval_from_tails(
+                &mut low[..kept_low],
+                &mut high[..kept_high],
+                n,
+                [lo, hi],
+                [h_low, h_high],
+            )
+        });
+    fast.unwrap_or_else(|| {
+        scratch.clear();
+        scratch.extend(a.iter().zip(b).map(|(x, y)| x - y));
+        percentile_interval(scratch, confidence)
+    })
 }
 
 /// [`quantile_sorted`](crate::agree::stats::quantile_sorted) without sorting: select the `⌊h⌋`-th smallest value; the
@@ -358,6 +514,91 @@ pub fn sign_flip_p_value(
         (count + 1) as f64 / (permutations + 1) as f64,
         TestMethod::MonteCarlo,
     )
+}
+
+/// Monte Carlo sign-flip p-values of several pairs of columns scored on the same
+/// tasks, all from one set of `permutations` random sign patterns drawn from `rng`
+/// (each pattern drawn as in [`sign_flip_p_value`]: one `next_u64` per 64 tasks).
+///
+/// `values` is task-major (`values[t * columns + c]`, as in
+/// [`shared_bootstrap_means`]); `pairs` are (column a, column b) and each gets the
+/// two-sided p of `mean(a - b) = 0`, `p = (count + 1) / (permutations + 1)`, or 1
+/// when the observed sum is 0 (every pattern is as extreme). The sum a pattern
+/// flips is linear in the differences, `flipped(a - b) = flipped(a) - flipped(b)`,
+/// so every column's flipped sum is computed once per pattern (eight tasks per
+/// table lookup) and a pair costs one subtraction and one comparison per pattern:
+/// 4,950 pairs of 100 systems cost what 100 columns do, not what 4,950 pairs do.
+/// For each pair the result is [`sign_flip_p_value`]'s on the same stream (same
+/// patterns, same count) whenever the rounding of that difference is far below the
+/// tie tolerance; a pair whose differences are too small for that (relative to the
+/// scores themselves) is summed from its own differences instead, on the same
+/// patterns.
+pub fn shared_sign_flip_p_values(
+    values: &[f64],
+    columns: usize,
+    pairs: &[(usize, usize)],
+    permutations: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<f64> {
+    use rayon::prelude::*;
+    let n = values.len() / columns.max(1);
+    assert!(
+        columns > 0 && n > 0 && n * columns == values.len(),
+        "shared sign-flip test needs a full task-major table"
+    );
+    let words = n.div_ceil(64);
+    let patterns: Vec<u64> = (0..permutations * words).map(|_| rng.next_u64()).collect();
+    let column = |c: usize| -> Vec<f64> { (0..n).map(|t| values[t * columns + c]).collect() };
+    let flipped_sums = |x: &[f64]| -> Vec<f64> {
+        let table = SubsetSums::new(x);
+        patterns
+            .chunks_exact(words)
+            .map(|pattern| {
+                pattern
+                    .iter()
+                    .enumerate()
+                    .map(|(w, &bits)| table.sum_of_word(w, bits))
+                    .sum()
+            })
+            .collect()
+    };
+    // Only the columns some pair uses.
+    let mut used: Vec<usize> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    used.sort_unstable();
+    used.dedup();
+    let flipped: Vec<Vec<f64>> = used.par_iter().map(|&c| flipped_sums(&column(c))).collect();
+    let of = |c: usize| &flipped[used.binary_search(&c).expect("a used column")];
+    pairs
+        .par_iter()
+        .map(|&(a, b)| {
+            let (xa, xb) = (column(a), column(b));
+            let diffs: Vec<f64> = xa.iter().zip(&xb).map(|(x, y)| x - y).collect();
+            let total: f64 = diffs.iter().sum();
+            let scale: f64 = diffs.iter().map(|d| d.abs()).sum();
+            let threshold = total.abs() - TIE_TOLERANCE * scale;
+            if threshold <= 0.0 {
+                return 1.0;
+            }
+            // The rounding of 2 (flipped(a) - flipped(b)) is below 4 n eps times the
+            // scores' own absolute sums (a sum of n terms errs by at most n eps of
+            // its absolute sum); twice that must stay inside the tie tolerance, so
+            // that exact ties still count and nothing else moves.
+            let magnitude: f64 = xa.iter().chain(&xb).map(|v| v.abs()).sum();
+            let count = if 8.0 * f64::EPSILON * n as f64 * magnitude < TIE_TOLERANCE * scale {
+                let (fa, fb) = (of(a), of(b));
+                fa.iter()
+                    .zip(fb)
+                    .map(|(x, y)| u64::from((total - 2.0 * (x - y)).abs() >= threshold))
+                    .sum::<u64>()
+            } else {
+                flipped_sums(&diffs)
+                    .iter()
+                    .map(|f| u64::from((total - 2.0 * f).abs() >= threshold))
+                    .sum()
+            };
+            (count + 1) as f64 / (permutations + 1) as f64
+        })
+        .collect()
 }
 
 /// For every run of eight tasks (the last one padded with zeros), the sums of

@@ -780,3 +780,146 @@ fn pair_interval_depends_only_on_its_shared_tasks_and_scores() {
     assert_eq!(ac.tasks, 20);
     assert!(ac.ci.is_some() && ac.ci != ab.ci);
 }
+
+/// The percentile interval of many replicates, found from a sample's thresholds and
+/// the two thin tails only, is bit for bit the type-7 quantiles of the sorted
+/// replicates: on bootstrap-like values, on sorted and reversed input (where a
+/// strided sample is least like the whole), on heavy ties, and with a NaN (which
+/// sends it back to the full selection); and the same for replicates given as the
+/// difference of two columns (a pair's paired bootstrap).
+#[test]
+fn percentile_interval_of_many_replicates_equals_the_sorted_quantiles() {
+    let mut rng = stream_rng(11, &["tails"]);
+    let noisy: Vec<f64> = (0..10_000)
+        .map(|_| rng.random::<f64>() * 40.0 - 20.0)
+        .collect();
+    let mut sorted_input = noisy.clone();
+    sorted_input.sort_by(f64::total_cmp);
+    let reversed: Vec<f64> = sorted_input.iter().rev().copied().collect();
+    let ties: Vec<f64> = (0..10_000).map(|i| ((i * 7919) % 13) as f64).collect();
+    let zeros: Vec<f64> = (0..5_000)
+        .map(|i| if i % 2 == 0 { 0.0 } else { -0.0 })
+        .chain((0..5_000).map(|i| i as f64 / 100.0))
+        .collect();
+    for (name, values) in [
+        ("noisy", noisy),
+        ("sorted", sorted_input),
+        ("reversed", reversed),
+        ("ties", ties),
+        ("signed zeros", zeros),
+    ] {
+        for confidence in [0.95, 0.9, 0.99] {
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let tail = (1.0 - confidence) / 2.0;
+            let want = [
+                quantile_sorted(&sorted, tail).unwrap(),
+                quantile_sorted(&sorted, 1.0 - tail).unwrap(),
+            ];
+            let got = percentile_interval(&mut values.clone(), confidence);
+            assert_eq!(
+                got.map(f64::to_bits),
+                want.map(f64::to_bits),
+                "{name} at {confidence}: {got:?} vs {want:?}"
+            );
+            // The same replicates as the difference of two columns, never written
+            // out in full.
+            let other: Vec<f64> = (0..values.len()).map(|i| wiggle(i, 9)).collect();
+            let column: Vec<f64> = values.iter().zip(&other).map(|(v, o)| v + o).collect();
+            let mut diffs: Vec<f64> = column.iter().zip(&other).map(|(c, o)| c - o).collect();
+            let want = percentile_interval(&mut diffs, confidence);
+            let got = difference_interval(&column, &other, confidence, &mut Vec::new());
+            assert_eq!(
+                got.map(f64::to_bits),
+                want.map(f64::to_bits),
+                "{name} as differences at {confidence}: {got:?} vs {want:?}"
+            );
+        }
+    }
+    let mut with_nan: Vec<f64> = (0..4096).map(f64::from).collect();
+    with_nan[17] = f64::NAN;
+    let got = percentile_interval(&mut with_nan, 0.95);
+    assert!(got.iter().all(|v| v.is_finite()), "{got:?}");
+}
+
+/// Pairs on the same tasks share one draw of sign patterns: each pair's Monte Carlo
+/// p-value is exactly what its own test gives on that stream (the patterns are the
+/// same, and a pair's flipped sum is the difference of its two columns' flipped
+/// sums), for pairs with clear, unclear and no differences, and for near-equal columns
+/// whose differences are summed on their own.
+#[test]
+fn shared_sign_flip_matches_each_pairs_own_test_on_the_same_stream() {
+    let n = 70;
+    let columns: Vec<Vec<f64>> = vec![
+        (0..n).map(|t| 60.0 + 10.0 * wiggle(t, 1)).collect(),
+        (0..n).map(|t| 58.0 + 10.0 * wiggle(t, 2)).collect(),
+        (0..n).map(|t| 60.0 + 10.0 * wiggle(t, 1)).collect(), // a copy of 0
+        (0..n)
+            .map(|t| 60.0 + 10.0 * wiggle(t, 1) + 1e-9 * wiggle(t, 3))
+            .collect(),
+        (0..n).map(|t| 40.0 + 10.0 * wiggle(t, 4)).collect(),
+    ];
+    let mut table = Vec::new();
+    for t in 0..n {
+        table.extend(columns.iter().map(|c| c[t]));
+    }
+    let pairs = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 4), (3, 1)];
+    let perms = 2_000;
+    let got = shared_sign_flip_p_values(
+        &table,
+        columns.len(),
+        &pairs,
+        perms,
+        &mut stream_rng(4, &["g"]),
+    );
+    for (&(a, b), p) in pairs.iter().zip(&got) {
+        let diffs: Vec<f64> = columns[a]
+            .iter()
+            .zip(&columns[b])
+            .map(|(x, y)| x - y)
+            .collect();
+        let (want, _) = sign_flip_p_value(&diffs, 20, perms, &mut stream_rng(4, &["g"]));
+        assert_eq!(*p, want, "pair {a}-{b}");
+    }
+    assert_eq!(got[1], 1.0, "identical columns");
+    assert!(got[3] < 0.01, "a clear difference: {}", got[3]);
+}
+
+/// In a level, a Monte Carlo pair's p-value is its shared task set's draw: the same
+/// whatever other systems (on other tasks) are in the level.
+#[test]
+fn pair_p_value_depends_only_on_its_shared_tasks_and_scores() {
+    let options = small_options();
+    let two = level(&[("a", 70.0), ("b", 68.0)], 30, 1, 4.0);
+    let mut more = two.clone();
+    for (task, runs) in level(&[("c", 60.0)], 25, 1, 4.0)
+        .systems()
+        .next()
+        .unwrap()
+        .1
+    {
+        more.extend_runs("c", task.as_str(), runs);
+    }
+    let p_of = |r: &LevelReport, a: &str, b: &str| {
+        let pair = r.pairs.iter().find(|p| p.a == a && p.b == b).unwrap();
+        assert_eq!(pair.method, Some(TestMethod::MonteCarlo));
+        pair.p
+    };
+    let alone = analyze_level(&two, &options).unwrap();
+    let with_c = analyze_level(&more, &options).unwrap();
+    assert_eq!(p_of(&alone, "a", "b"), p_of(&with_c, "a", "b"));
+    let diffs: Vec<f64> = {
+        let (a, b) = (two.task_means("a"), two.task_means("b"));
+        a.iter().map(|(t, x)| x - b[t]).collect()
+    };
+    let tasks: Vec<&str> = two.task_means("a").keys().copied().collect();
+    let mut parts = vec!["pair-permutation"];
+    parts.extend(tasks);
+    let (want, _) = sign_flip_p_value(
+        &diffs,
+        options.exact_max_tasks,
+        options.permutations,
+        &mut stream_rng(options.seed, &parts),
+    );
+    assert_eq!(p_of(&alone, "a", "b"), Some(want));
+}

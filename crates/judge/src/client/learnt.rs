@@ -79,6 +79,7 @@ impl Inner {
                 if !sees {
                     announce_blind(&self.config.model, &self.server_key, &detail, true);
                 }
+                let _ = self.vision_at_start.set(verdict.clone());
                 let _ = self.vision.set(verdict);
             }
         }

@@ -87,6 +87,9 @@ pub(crate) struct Inner {
     image_resolver: Mutex<Option<ImageResolver>>,
     /// The vision check's verdict, once known (from the store or a probe).
     vision: tokio::sync::OnceCell<Vision>,
+    /// The vision verdict known when the client was made (remembered by an earlier
+    /// run), before any check of this run.
+    pub(crate) vision_at_start: std::sync::OnceLock<Vision>,
     /// What the store says about this server's vision, carried into saved rows.
     vision_detail: Mutex<Option<(bool, String)>>,
     /// Base URL as the adaptations table keys it.
@@ -224,6 +227,7 @@ impl Inner {
             backoff: Backoff::default(),
             image_resolver: Mutex::new(None),
             vision: tokio::sync::OnceCell::new(),
+            vision_at_start: std::sync::OnceLock::new(),
             vision_detail: Mutex::new(None),
             server_key: server_key(&config.base_url),
             unusable: std::sync::OnceLock::new(),

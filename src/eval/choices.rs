@@ -5,6 +5,7 @@ use tvir_engine::{
     Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, RevisionScope,
     Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
+use tvir_rubric::PromptOrder;
 
 // The engine's option enums carry no clap derive (the engine stays free of the
 // command line); these mirror them, variant for variant, with the same help.
@@ -217,4 +218,23 @@ pub enum McBandArg {
     Code,
     /// The judge applies the band; its variety score stands (the reference).
     Judge,
+}
+
+/// `--prompt-order`: how a judge request is laid out ([`PromptOrder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PromptOrderArg {
+    /// The template's own layout: shared system message, inputs first (ours).
+    Cached,
+    /// The rubric as the system message, the inputs as the user message (the
+    /// reference).
+    Reference,
+}
+
+impl From<PromptOrderArg> for PromptOrder {
+    fn from(a: PromptOrderArg) -> Self {
+        match a {
+            PromptOrderArg::Cached => PromptOrder::Cached,
+            PromptOrderArg::Reference => PromptOrder::Reference,
+        }
+    }
 }

@@ -697,7 +697,13 @@ fn eval_settings(
         settle: args.settle.unwrap_or(SettleArg::Certain).into(),
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
-            aggregates: args.aggregates.unwrap_or(AggregatesArg::Complete).into(),
+            // A run that judges nothing (`--dry-run`, `--no-judge`) leaves the levels
+            // empty: the mean of the metrics present would be the pixel metrics'.
+            aggregates: match mode {
+                JudgeMode::Judge => args.aggregates.unwrap_or(AggregatesArg::Complete),
+                JudgeMode::DryRun | JudgeMode::NoJudge => AggregatesArg::Complete,
+            }
+            .into(),
             rounding: args.rounding.unwrap_or(RoundingArg::Full).into(),
             ..ScoreOptions::for_rubrics(rubrics)
         },

@@ -211,6 +211,9 @@ fn a_text_only_report_counts_as_zero_in_its_systems_va_and_overall() {
     // t2: no figure, every visual metric 0, VA 0, Overall = TA / 2.
     assert_eq!(b.va, Some(0.0));
     assert!(close(b.overall.unwrap(), b.ta.unwrap() / 2.0));
+    // No fact: 0 effective citations, +0 (an empty f64 sum is -0, printed "-0.00").
+    let aec = b.effective_citations.unwrap();
+    assert!(aec == 0.0 && aec.is_sign_positive(), "{aec:?}");
     for r in &records {
         output::write_report(&dir.path().join("out"), r).unwrap();
     }

@@ -697,13 +697,7 @@ fn eval_settings(
         settle: args.settle.unwrap_or(SettleArg::Certain).into(),
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
-            // A run that judges nothing (`--dry-run`, `--no-judge`) leaves the levels
-            // empty: the mean of the metrics present would be the pixel metrics'.
-            aggregates: match mode {
-                JudgeMode::Judge => args.aggregates.unwrap_or(AggregatesArg::Complete),
-                JudgeMode::DryRun | JudgeMode::NoJudge => AggregatesArg::Complete,
-            }
-            .into(),
+            aggregates: aggregates_for(mode, args.aggregates),
             rounding: args.rounding.unwrap_or(RoundingArg::Full).into(),
             ..ScoreOptions::for_rubrics(rubrics)
         },

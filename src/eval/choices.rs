@@ -2,8 +2,8 @@
 //! variant (the engine stays free of the command line), and their conversions.
 
 use tvir_engine::{
-    Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, RevisionScope,
-    Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, JudgeMode,
+    RevisionScope, Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 use tvir_rubric::PromptOrder;
 
@@ -236,5 +236,15 @@ impl From<PromptOrderArg> for PromptOrder {
             PromptOrderArg::Cached => PromptOrder::Cached,
             PromptOrderArg::Reference => PromptOrder::Reference,
         }
+    }
+}
+
+/// The aggregates a run uses: as asked (`--aggregates`, default complete), except
+/// that a run that judges nothing (`--dry-run`, `--no-judge`) leaves TA, VA and
+/// Overall empty: the mean of the metrics present would be the pixel metrics'.
+pub fn aggregates_for(mode: JudgeMode, asked: Option<AggregatesArg>) -> Aggregates {
+    match mode {
+        JudgeMode::Judge => asked.unwrap_or(AggregatesArg::Complete).into(),
+        JudgeMode::DryRun | JudgeMode::NoJudge => Aggregates::Complete,
     }
 }

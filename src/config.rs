@@ -467,6 +467,7 @@ pub fn resolve_judge_config(
         price_table_path,
         unreachable_window,
         plain_json: false,
+        schema_place: Default::default(),
     })
 }
 

@@ -116,7 +116,7 @@ pub struct EvalOptions {
     /// Every setting of the reference evaluator at once (`reference`: extraction
     /// judge, dedup judge-all, fetcher serper, figure kinds path, aggregates
     /// present, rounding reference, settle none, CSC unreadable judge, answers
-    /// json, MC band judge); a flag
+    /// json, MC band judge, prompt order reference); a flag
     /// given beside it overrides that one setting. Recorded in run.json and every
     /// report.json as "protocol". [default: default]
     #[arg(long, value_enum)]
@@ -185,6 +185,14 @@ pub struct EvalOptions {
     /// the reference). [default: code]
     #[arg(long, value_enum)]
     pub mc_band: Option<McBandArg>,
+    /// How each judge request is laid out: cached (a short system message shared
+    /// between judges, the inputs before the instructions, cited pages by
+    /// reference number, so requests share cacheable prefixes; ours) or reference
+    /// (the rubric as the system message, the inputs in the reference evaluator's
+    /// order as the user message, cited pages in citation order). The same text
+    /// either way. [default: cached]
+    #[arg(long, value_enum)]
+    pub prompt_order: Option<PromptOrderArg>,
     /// Who extracts references and facts: rules (the parser), judge (the judge for
     /// every report), auto (the judge only for reports whose parse the self-check
     /// calls suspect). Default: auto when a judge is configured, else rules.
@@ -201,7 +209,6 @@ mod choices;
 mod protocol;
 use choices::parse_image_size;
 pub use choices::*;
-use protocol::resolve_protocol;
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \
 Analytical Depth & Breadth, Factual & Logical Consistency, Multimodal Composition, Chart Quality \
@@ -254,24 +261,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut args = *args.options;
     let (_example, inputs) = resolve_inputs(&mut args)?;
     check_flags(&args)?;
-    let protocol = resolve_protocol(protocol::Flags {
-        protocol: args.protocol,
-        extraction: &mut args.extraction,
-        dedup: &mut args.dedup,
-        fetcher: &mut args.fetch.fetcher,
-        figure_kinds: &mut args.figure_kinds,
-        aggregates: &mut args.aggregates,
-        rounding: &mut args.rounding,
-        settle: &mut args.settle,
-        csc_unreadable: &mut args.csc_unreadable,
-        answers: &mut args.answers,
-        mc_band: &mut args.mc_band,
-    });
-    let mut rubrics = RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
-        .context("loading rubrics and prompts")?;
-    if args.mc_band == Some(McBandArg::Judge) {
-        rubrics.leave_bands_to_the_judge();
-    }
+    let (protocol, rubrics) = protocol::protocol_and_rubrics(&mut args)?;
     let rubrics = Arc::new(rubrics);
     let planned = plan_jobs(&args, &inputs.reports, &inputs.tasks)?;
     let choice = choose_judge(&args, &inputs.out)?;
@@ -280,8 +270,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (mode, judge_model) = (choice.mode, choice.judge_model.clone());
     let wiring = wire_judge(&args, choice, &rubrics, &store)?;
     let mut settings = eval_settings(&args, mode, wiring.extraction, &judge_model, &rubrics);
-    settings.protocol =
-        Some(protocol.record(&settings, args.fetch.fetcher, args.answers, args.mc_band));
+    settings.protocol = Some(protocol.record(
+        &settings,
+        args.fetch.fetcher,
+        args.answers,
+        args.mc_band,
+        &rubrics,
+    ));
     let settings_json = settings_json(&settings, args.runs);
     let pages: Arc<dyn Pages> = Arc::new(fetcher);
     let renderer = renderer_of(&args, &store, &pages)?;
@@ -642,6 +637,11 @@ fn wire_judge(
         (JudgeMode::NoJudge, _) | (_, None) => None,
         (mode, Some(mut config)) => {
             config.plain_json = args.answers == Some(AnswersArg::Json);
+            // Under the reference's layout a schema in the prompt ends the system
+            // message, with the instructions, and a figure ends the user message.
+            if rubrics.prompt_order() == tvir_rubric::PromptOrder::Reference {
+                config.schema_place = tvir_judge::protocol::SchemaPlace::EndOfSystem;
+            }
             config.metric_max_tokens = rubrics
                 .rubrics()
                 .filter_map(|r| r.max_tokens.map(|n| (r.id.clone(), n)))
@@ -697,7 +697,7 @@ fn eval_settings(
         settle: args.settle.unwrap_or(SettleArg::Certain).into(),
         score: ScoreOptions {
             failed_as_zero: args.failed_as_zero,
-            aggregates: args.aggregates.unwrap_or(AggregatesArg::Complete).into(),
+            aggregates: aggregates_for(mode, args.aggregates),
             rounding: args.rounding.unwrap_or(RoundingArg::Full).into(),
             ..ScoreOptions::for_rubrics(rubrics)
         },

@@ -66,6 +66,54 @@ fn dry_run_calls_nothing_and_says_how_much_it_would() {
 }
 
 #[test]
+fn a_dry_run_under_the_reference_protocol_fills_no_level_from_pixels_alone() {
+    // `--aggregates present` (implied) averages the metrics present; in a run that
+    // judges nothing only the pixel metrics are, so TA, VA and Overall would be
+    // image quality alone. They stay empty, and FQ waits for chart quality.
+    let out = tempfile::tempdir().unwrap();
+    let res = tvir(
+        out.path(),
+        &[
+            "--dry-run",
+            "--judge-model",
+            "m",
+            "--protocol",
+            "reference",
+            "--extraction",
+            "rules",
+            "--fetcher",
+            "direct",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(stdout.contains("nothing was called"), "{stdout}");
+    let p = read(&out.path().join("run.json"))["protocol"].clone();
+    assert_eq!(p["name"], "reference");
+    assert_eq!(
+        p["settings"]["aggregates"], "complete",
+        "as the run used it: {p}"
+    );
+    // ex001 has an image and a chart: FQ needs the chart's judged quality.
+    let r = read(&out.path().join("system-a/ex001/m/report.json"));
+    assert!(r["metrics"]["image_quality"]["score"].is_number());
+    assert!(
+        r["metrics"]["figure_quality"]["score"].is_null(),
+        "{}",
+        r["metrics"]
+    );
+    for level in ["ta", "va", "overall"] {
+        assert!(r[level].is_null(), "{level}: {}", r[level]);
+    }
+    let summary = read(&out.path().join("summary.json"));
+    let a = &summary["systems"]["system-a"]["scores"];
+    assert!(
+        a["va"]["mean"].is_null() && a["figure_quality"]["mean"].is_null(),
+        "{a}"
+    );
+    assert!(!stdout.contains("-0.00"), "{stdout}");
+}
+
+#[test]
 fn bad_inputs_exit_2_naming_the_file() {
     let out = tempfile::tempdir().unwrap();
     let res = tvir_command()

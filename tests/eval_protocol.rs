@@ -199,6 +199,7 @@ fn the_reference_protocol_records_every_setting_and_each_override() {
         ("csc-unreadable", "judge"),
         ("answers", "json"),
         ("mc-band", "judge"),
+        ("prompt-order", "reference"),
     ] {
         assert_eq!(p["settings"][k], v, "{k}: {p}");
     }
@@ -219,6 +220,7 @@ fn the_reference_protocol_records_every_setting_and_each_override() {
         ("settle", "certain"),
         ("answers", "schema"),
         ("mc-band", "code"),
+        ("prompt-order", "cached"),
     ] {
         assert_eq!(d["settings"][k], v, "{k}: {d}");
     }
@@ -340,6 +342,66 @@ fn answers_json_asks_for_plain_json() {
         "{:?}",
         r.reference_bodies.iter().map(kind).collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn the_reference_protocol_lays_requests_out_the_references_way() {
+    // Its prompt order (the rubric as the system message) and its plain JSON answers
+    // together: the answer format ends the system message, with the instructions,
+    // and a figure still ends the user message. The default run asks with the
+    // one-line system message and a schema in `response_format`.
+    let r = runs();
+    let system = |b: &Value| {
+        b["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "system")
+            .map(common::judge::message_text)
+            .unwrap_or_default()
+    };
+    let last_part = |b: &Value| {
+        let user = b["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .unwrap();
+        match &user["content"] {
+            Value::Array(parts) => parts.last().unwrap()["type"].as_str().unwrap().to_string(),
+            _ => "text".to_string(),
+        }
+    };
+    let with_image = |bodies: &[Value]| -> Vec<Value> {
+        bodies
+            .iter()
+            .filter(|b| b.to_string().contains("\"image_url\""))
+            .cloned()
+            .collect()
+    };
+    let x = with_image(&r.reference_bodies);
+    assert!(!x.is_empty());
+    for b in &x {
+        assert_eq!(last_part(b), "image_url", "{}", system(b));
+        // The rubric, then the answer format.
+        let s = system(b);
+        let (rubric_at, schema_at) = (s.find("Answer in JSON."), s.find("JSON schema"));
+        assert!(
+            rubric_at.is_some() && rubric_at < schema_at && s.len() > 1500,
+            "{s}"
+        );
+    }
+    for b in &r.reference_bodies {
+        assert!(system(b).contains("JSON schema"), "{}", system(b));
+    }
+    for b in &with_image(&r.default_bodies) {
+        assert_eq!(last_part(b), "image_url");
+        assert!(
+            !system(b).contains("JSON schema") && system(b).len() < 200,
+            "{}",
+            system(b)
+        );
+    }
 }
 
 /// `tvir summarize --format json` of `out`.

@@ -211,6 +211,9 @@ fn a_text_only_report_counts_as_zero_in_its_systems_va_and_overall() {
     // t2: no figure, every visual metric 0, VA 0, Overall = TA / 2.
     assert_eq!(b.va, Some(0.0));
     assert!(close(b.overall.unwrap(), b.ta.unwrap() / 2.0));
+    // No fact: 0 effective citations, +0 (an empty f64 sum is -0, printed "-0.00").
+    let aec = b.effective_citations.unwrap();
+    assert!(aec == 0.0 && aec.is_sign_positive(), "{aec:?}");
     for r in &records {
         output::write_report(&dir.path().join("out"), r).unwrap();
     }
@@ -326,6 +329,47 @@ fn a_system_with_no_figure_anywhere_is_not_evaluated_on_va_and_overall_in_every_
     assert!(header.len() > col);
     let html = common::cli::summary_pages(&formats("html"));
     assert!(html.contains(why), "html lacks the reason");
+
+    // The same records made under `--protocol reference`: the system levels come
+    // from per-metric means (the reference's summary), where every visual metric of
+    // the text-only system is a mean of zeros, so its code would print VA 0 and
+    // Overall TA / 2. The paper's rule holds under the protocol too.
+    let reference = dir.path().join("out-reference");
+    for r in &records {
+        let mut r = r.clone();
+        r.protocol = Some(tvir_engine::ProtocolRecord {
+            name: "reference".into(),
+            settings: [("aggregates", "present"), ("rounding", "reference")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            overrides: Vec::new(),
+        });
+        output::write_report(&reference, &r).unwrap();
+    }
+    let (code, stdout, stderr) = tvir_status(&[
+        "summarize",
+        reference.to_str().unwrap(),
+        "--format",
+        "json",
+        "--bootstrap",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let systems = json["judges"][0]["systems"].as_array().unwrap();
+    let textual = systems.iter().find(|s| s["system"] == "textual").unwrap();
+    assert!(textual["levels_from"].is_string(), "{textual}");
+    assert_eq!(
+        textual["metrics"]["figure_quality"]["mean"].as_f64(),
+        Some(0.0),
+        "{textual}"
+    );
+    assert!(textual["va"]["mean"].is_null() && textual["overall"]["mean"].is_null());
+    assert!(textual["ta"]["mean"].is_number(), "{textual}");
+    assert!(textual["not_evaluated"]["overall"]
+        .as_str()
+        .is_some_and(|r| r.contains(why)));
 }
 
 /// A 127.0.0.1 server that accepts connections and never answers: a fetch of

@@ -25,6 +25,7 @@ mod eval_fidelity_inputs;
 mod eval_mock;
 mod eval_no_network;
 mod eval_pipeline;
+mod eval_prompt_order;
 mod eval_prompt_preview;
 mod eval_protocol;
 mod eval_reference_rules;

@@ -2,9 +2,10 @@
 //! variant (the engine stays free of the command line), and their conversions.
 
 use tvir_engine::{
-    Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, RevisionScope,
-    Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, JudgeMode,
+    RevisionScope, Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
+use tvir_rubric::PromptOrder;
 
 // The engine's option enums carry no clap derive (the engine stays free of the
 // command line); these mirror them, variant for variant, with the same help.
@@ -217,4 +218,33 @@ pub enum McBandArg {
     Code,
     /// The judge applies the band; its variety score stands (the reference).
     Judge,
+}
+
+/// `--prompt-order`: how a judge request is laid out ([`PromptOrder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PromptOrderArg {
+    /// The template's own layout: shared system message, inputs first (ours).
+    Cached,
+    /// The rubric as the system message, the inputs as the user message (the
+    /// reference).
+    Reference,
+}
+
+impl From<PromptOrderArg> for PromptOrder {
+    fn from(a: PromptOrderArg) -> Self {
+        match a {
+            PromptOrderArg::Cached => PromptOrder::Cached,
+            PromptOrderArg::Reference => PromptOrder::Reference,
+        }
+    }
+}
+
+/// The aggregates a run uses: as asked (`--aggregates`, default complete), except
+/// that a run that judges nothing (`--dry-run`, `--no-judge`) leaves TA, VA and
+/// Overall empty: the mean of the metrics present would be the pixel metrics'.
+pub fn aggregates_for(mode: JudgeMode, asked: Option<AggregatesArg>) -> Aggregates {
+    match mode {
+        JudgeMode::Judge => asked.unwrap_or(AggregatesArg::Complete).into(),
+        JudgeMode::DryRun | JudgeMode::NoJudge => Aggregates::Complete,
+    }
 }

@@ -3,12 +3,16 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::Context;
 use tvir_engine::{EvalSettings, ProtocolRecord};
+use tvir_rubric::RubricSet;
+
+use crate::eval::EvalOptions;
 use tvir_sources::Backend;
 
 use crate::eval::choices::{
     AggregatesArg, AnswersArg, CscUnreadableArg, DedupArg, ExtractionArg, FigureKindsArg,
-    McBandArg, ProtocolArg, RoundingArg, SettleArg,
+    McBandArg, PromptOrderArg, ProtocolArg, RoundingArg, SettleArg,
 };
 
 /// The flags a protocol sets (each None unless given on the command line).
@@ -24,12 +28,44 @@ pub(crate) struct Flags<'a> {
     pub csc_unreadable: &'a mut Option<CscUnreadableArg>,
     pub answers: &'a mut Option<AnswersArg>,
     pub mc_band: &'a mut Option<McBandArg>,
+    pub prompt_order: &'a mut Option<PromptOrderArg>,
 }
 
 /// The protocol of a run and the settings given by a flag beside it.
 pub(crate) struct Protocol {
     name: ProtocolArg,
     overrides: Vec<String>,
+}
+
+/// The run's protocol (every setting it implies filled in `args`) and its rubric set,
+/// loaded with the overrides and set up as those settings ask (MC band, prompt
+/// layout).
+pub(crate) fn protocol_and_rubrics(
+    args: &mut EvalOptions,
+) -> anyhow::Result<(Protocol, RubricSet)> {
+    let protocol = resolve_protocol(Flags {
+        protocol: args.protocol,
+        extraction: &mut args.extraction,
+        dedup: &mut args.dedup,
+        fetcher: &mut args.fetch.fetcher,
+        figure_kinds: &mut args.figure_kinds,
+        aggregates: &mut args.aggregates,
+        rounding: &mut args.rounding,
+        settle: &mut args.settle,
+        csc_unreadable: &mut args.csc_unreadable,
+        answers: &mut args.answers,
+        mc_band: &mut args.mc_band,
+        prompt_order: &mut args.prompt_order,
+    });
+    let mut rubrics = RubricSet::load(args.rubrics.as_deref(), args.prompts.as_deref())
+        .context("loading rubrics and prompts")?;
+    if args.mc_band == Some(McBandArg::Judge) {
+        rubrics.leave_bands_to_the_judge();
+    }
+    rubrics
+        .use_prompt_order(args.prompt_order.unwrap_or(PromptOrderArg::Cached).into())
+        .context("laying out the prompts")?;
+    Ok((protocol, rubrics))
 }
 
 /// Fill every setting the protocol implies that no flag gave (the flags stay as
@@ -60,6 +96,7 @@ pub(crate) fn resolve_protocol(args: Flags<'_>) -> Protocol {
         );
         imply!(args.answers, "answers", AnswersArg::Json);
         imply!(args.mc_band, "mc-band", McBandArg::Judge);
+        imply!(args.prompt_order, "prompt-order", PromptOrderArg::Reference);
     }
     Protocol { name, overrides }
 }
@@ -73,6 +110,7 @@ impl Protocol {
         fetcher: Option<Backend>,
         answers: Option<AnswersArg>,
         mc_band: Option<McBandArg>,
+        rubrics: &RubricSet,
     ) -> ProtocolRecord {
         let mut settings = BTreeMap::new();
         settings.insert("extraction".into(), j(&s.extraction));
@@ -101,6 +139,11 @@ impl Protocol {
                 McBandArg::Judge => "judge",
             }
             .into(),
+        );
+        // As the rubric set lays requests out (what was asked, not what was given).
+        settings.insert(
+            "prompt-order".into(),
+            rubrics.prompt_order().name().to_string(),
         );
         settings.insert("dedup-keep".into(), j(&s.dedup_keep));
         settings.insert("revision-scope".into(), j(&s.revision_scope));

@@ -41,7 +41,7 @@ use crate::settings::{Settle, UnreadableSources};
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
 use tvir_report::{Figure, FigureKind, Report};
 use tvir_rubric::{
-    dimension_scores, split_items, InputKind, Rubric, SourceText, UnitInputs, UnitKind,
+    dimension_scores, split_items, InputKind, PromptOrder, Rubric, SourceText, UnitInputs, UnitKind,
 };
 
 /// Rubrics whose units are built by a named step of the pipeline instead of the
@@ -349,7 +349,7 @@ impl Engine {
                 };
                 let inputs = UnitInputs {
                     fact: Some(f.fact.clone()),
-                    sources: canonical_order(sources),
+                    sources: self.sources_in_prompt_order(sources),
                     ..Default::default()
                 };
                 let at = UnitLabel {
@@ -548,7 +548,7 @@ impl Engine {
             } else {
                 sources
             };
-            inputs.sources = canonical_order(sources);
+            inputs.sources = self.sources_in_prompt_order(sources);
         }
         let at = UnitLabel {
             report: ctx.label,
@@ -670,6 +670,19 @@ fn cited_sources(
                 })
         })
         .collect()
+}
+
+impl Engine {
+    /// A unit's cited sources in the order its prompt shows them: under the cached
+    /// layout (the default) in [`canonical_order`]; under `--prompt-order reference`
+    /// in the order the fact or chart cites them, as the reference evaluator shows
+    /// them.
+    fn sources_in_prompt_order(&self, sources: Vec<SourceText>) -> Vec<SourceText> {
+        match self.rubrics.prompt_order() {
+            PromptOrder::Cached => canonical_order(sources),
+            PromptOrder::Reference => sources,
+        }
+    }
 }
 
 /// Sources in one order whatever order the fact cites them in (numeric indices

@@ -605,7 +605,9 @@ fn set_aggregates(
                 .iter()
                 .filter(|u| u.metric == CITATION_SUPPORT)
                 .filter_map(|u| u.score)
-                .sum()
+                // From +0, not `sum()`'s -0: a report without facts has 0 effective
+                // citations, not -0 (printed "-0.00").
+                .fold(0.0, |a, b| a + b)
         });
     out.structural_error_counts = StructuralErrorCounts {
         traceability: out.structural_errors.traceability.len(),

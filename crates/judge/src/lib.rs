@@ -94,6 +94,9 @@ pub struct JudgeConfig {
     /// as the reference evaluator does (`tvir eval --answers json`). Nothing learnt
     /// under it is stored for the server, so a later run starts from the schema form.
     pub plain_json: bool,
+    /// Where a schema that travels in the prompt goes: the end of the user message
+    /// (the default) or of the system message (`--prompt-order reference`).
+    pub schema_place: protocol::SchemaPlace,
 }
 
 impl std::fmt::Debug for JudgeConfig {
@@ -132,6 +135,7 @@ impl Default for JudgeConfig {
             price_table_path: None,
             unreachable_window: DEFAULT_UNREACHABLE_WINDOW,
             plain_json: false,
+            schema_place: protocol::SchemaPlace::EndOfUser,
         }
     }
 }
@@ -386,6 +390,7 @@ impl JudgeClient {
             &protocol::Adaptations::starting_at(self.inner.config.plain_json).current(),
             self.inner.config.seed,
             Some(self.inner.token_limit(request)),
+            self.inner.config.schema_place,
         ))
     }
 }

@@ -233,6 +233,19 @@ pub fn schema_instruction(schema: &Value) -> String {
     )
 }
 
+/// Where a schema that travels in the prompt (every mode but `json_schema`) goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SchemaPlace {
+    /// At the end of the first user message (the default): the system block and the
+    /// inputs stay a prefix shared between rubrics.
+    #[default]
+    EndOfUser,
+    /// At the end of the system message, with the instructions, as the reference
+    /// evaluator states its answer format (`--prompt-order reference`), so a vision
+    /// request still ends with its image.
+    EndOfSystem,
+}
+
 /// Build the request body for one attempt.
 #[allow(clippy::too_many_arguments)]
 pub fn build_body(
@@ -243,19 +256,26 @@ pub fn build_body(
     params: &WireParams,
     seed: Option<u64>,
     max_tokens: Option<u32>,
+    place: SchemaPlace,
 ) -> Value {
     let mut messages: Vec<Value> = Vec::with_capacity(conversation.len() + 1);
     // A schema that travels in the prompt goes at the end of the request's first
     // user message, after its own text: before the system block it would make
     // every rubric's prompt differ from the first token, and servers' prefix caches
-    // could not share the system block and report text between rubrics.
+    // could not share the system block and report text between rubrics. Under
+    // `SchemaPlace::EndOfSystem` it ends the system message instead.
     let in_prompt = params.mode != OutputMode::JsonSchema;
+    let first_system = conversation.iter().position(|m| m.role == "system");
     let first_user = conversation.iter().position(|m| m.role == "user");
-    if in_prompt && first_user.is_none() {
+    let target = match (place, first_system) {
+        (SchemaPlace::EndOfSystem, Some(i)) => Some(i),
+        _ => first_user,
+    };
+    if in_prompt && target.is_none() {
         messages.push(json!({"role": "system", "content": schema_instruction(schema)}));
     }
     for (i, m) in conversation.iter().enumerate() {
-        if in_prompt && first_user == Some(i) {
+        if in_prompt && target == Some(i) {
             let mut with_schema = m.clone();
             with_schema.parts.push(Part::Text {
                 text: schema_instruction(schema),
@@ -606,6 +626,7 @@ mod tests {
             &params(),
             Some(7),
             Some(300),
+            SchemaPlace::EndOfUser,
         );
         assert_eq!(b["model"], "m");
         assert_eq!(b["temperature"], 0);
@@ -634,7 +655,16 @@ mod tests {
         assert!(a.apply(Adaptation::SchemaUnsupported, &sent));
         let p = a.current();
         assert_eq!(p.mode, OutputMode::JsonObjectWithSchema);
-        let b = build_body("m", "x", &schema, &conv(), &p, None, None);
+        let b = build_body(
+            "m",
+            "x",
+            &schema,
+            &conv(),
+            &p,
+            None,
+            None,
+            SchemaPlace::EndOfUser,
+        );
         assert_eq!(
             b["response_format"],
             json!({"type": "json_object", "schema": schema})
@@ -655,10 +685,56 @@ mod tests {
         a.apply(Adaptation::SchemaUnsupported, &a.current());
         let p = a.current();
         assert_eq!(p.mode, OutputMode::PromptOnly);
-        assert!(build_body("m", "x", &schema, &conv(), &p, None, None)
-            .get("response_format")
-            .is_none());
+        assert!(build_body(
+            "m",
+            "x",
+            &schema,
+            &conv(),
+            &p,
+            None,
+            None,
+            SchemaPlace::EndOfUser
+        )
+        .get("response_format")
+        .is_none());
         assert!(!a.apply(Adaptation::SchemaUnsupported, &p));
+    }
+
+    #[test]
+    fn schema_can_end_the_system_message_so_the_image_stays_last() {
+        let schema = json!({"type": "object", "properties": {"verdict": {"type": "string"}}});
+        let a = Adaptations::starting_at(true);
+        let p = a.current();
+        assert_eq!(p.mode, OutputMode::JsonObject);
+        let b = build_body(
+            "m",
+            "x",
+            &schema,
+            &conv(),
+            &p,
+            None,
+            None,
+            SchemaPlace::EndOfSystem,
+        );
+        let system = b["messages"][0]["content"].as_str().unwrap();
+        assert!(system.starts_with("judge\n\n"), "{system}");
+        assert!(system.contains("\"verdict\""), "{system}");
+        let user = b["messages"][1]["content"].as_array().unwrap();
+        assert_eq!(user.len(), 2, "{user:?}");
+        assert_eq!(user.last().unwrap()["type"], "image_url");
+        // Under json_schema nothing travels in the prompt, wherever it would go.
+        let strict = Adaptations::default().current();
+        let b = build_body(
+            "m",
+            "x",
+            &schema,
+            &conv(),
+            &strict,
+            None,
+            None,
+            SchemaPlace::EndOfSystem,
+        );
+        assert_eq!(b["messages"][0]["content"], "judge");
     }
 
     #[test]

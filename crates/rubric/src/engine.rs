@@ -1,12 +1,12 @@
-//! The generic engine: rubric + unit inputs -> judge request (messages + JSON
-//! schema); judge answer -> validated answer -> per-unit score. Pure functions.
+//! The generic engine: a rubric's strict JSON answer schema; judge answer ->
+//! validated answer -> per-unit score. Pure functions. The request's text is built
+//! in `render` (its template, laid out by `--prompt-order`).
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{AnswerSpec, ExtractionPart, InputKind, Rubric, RubricError, RubricSet};
+use super::{AnswerSpec, ExtractionPart, Rubric};
 use crate::band::{band_of, banded, integer};
-use tvir_judge::{JudgeRequest, Message, Part, Role};
 
 /// One checklist item of a task, in checklist order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -508,199 +508,10 @@ pub fn truncate_chars(text: &str, max: Option<usize>) -> String {
     }
 }
 
-fn render_context(rubric: &Rubric, inputs: &UnitInputs) -> Value {
-    let needs = |k| rubric.needs(k);
-    let sources: Vec<Value> = inputs
-        .sources
-        .iter()
-        .map(|s| {
-            // Shown as given: the engine fits pages to `max_source_chars`, the
-            // run's caps and the judge's context window, and records each cut.
-            json!({"idx": s.idx, "url": s.url, "title": s.title,
-                   "text": s.text,
-                   "available": !s.text.trim().is_empty()})
-        })
-        .collect();
-    let checklist: Vec<Value> = inputs
-        .checklist
-        .iter()
-        .enumerate()
-        .map(|(i, c)| json!({"n": i + 1, "section": c.section, "item": c.item}))
-        .collect();
-    json!({
-        "rubric": rubric,
-        "report_text": needs(InputKind::ReportText)
-            .then(|| inputs.report_text.as_deref().map(|t| truncate_chars(t, rubric.max_report_chars))),
-        "task_query": needs(InputKind::TaskQuery).then(|| inputs.task_query.clone()),
-        "checklist": if needs(InputKind::Checklist) { checklist } else { Vec::new() },
-        "fact": needs(InputKind::Fact).then(|| inputs.fact.clone()),
-        "other_fact": needs(InputKind::OtherFact).then(|| inputs.other_fact.clone()),
-        "sources": if needs(InputKind::Sources) { sources } else { Vec::new() },
-        "caption": needs(InputKind::Caption).then(|| inputs.caption.clone()),
-        "context": needs(InputKind::Context).then(|| inputs.context.clone()),
-        "chart_data": needs(InputKind::ChartData).then(|| inputs.chart_data.clone()),
-        "has_image": needs(InputKind::FigureImage) && inputs.figure_image.is_some(),
-        // The list bound of an extraction answer, stated in its prompt.
-        "max_items": EXTRACTION_MAX_ITEMS,
-    })
-}
-
-/// The template compiled once per process (a run renders each of its few templates
-/// thousands of times; compiling was a third of a render).
-fn compiled(
-    template: &str,
-) -> Result<std::sync::Arc<minijinja::Environment<'static>>, minijinja::Error> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Compiled = HashMap<String, Arc<minijinja::Environment<'static>>>;
-    static COMPILED: OnceLock<Mutex<Compiled>> = OnceLock::new();
-    let cache = COMPILED.get_or_init(Default::default);
-    if let Some(env) = cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(template)
-    {
-        return Ok(env.clone());
-    }
-    fn environment<'s>(source: &'s str) -> Result<minijinja::Environment<'s>, minijinja::Error> {
-        let mut env = minijinja::Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.add_template("prompt", source)?;
-        Ok(env)
-    }
-    // A template that does not compile is reported (and never kept).
-    environment(template)?;
-    // The source must outlive the environment: each distinct template text that
-    // compiles is leaked once, and kept for the life of the process like its
-    // compiled form.
-    let source: &'static str = Box::leak(template.to_string().into_boxed_str());
-    let env = Arc::new(environment(source)?);
-    cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(template.to_string(), env.clone());
-    Ok(env)
-}
-
-fn render(
-    rubric: &Rubric,
-    template: &str,
-    inputs: &UnitInputs,
-) -> Result<(String, String), RubricError> {
-    let terr = |e: minijinja::Error| RubricError::Template {
-        id: rubric.id.clone(),
-        message: format!("{e:#}"),
-    };
-    let env = compiled(template).map_err(terr)?;
-    let tmpl = env.get_template("prompt").map_err(terr)?;
-    let mut captured = tmpl
-        .render_captured(render_context(rubric, inputs))
-        .map_err(terr)?;
-    let (system, user) = captured.with_state_mut(|state| {
-        let system = state.render_block("system");
-        let user = state.render_block("user");
-        (system, user)
-    });
-    let (system, user) = (system.map_err(terr)?, user.map_err(terr)?);
-    Ok((system.trim().to_string(), user.trim().to_string()))
-}
-
-/// Render a template once with placeholder inputs (start-up check).
-pub(super) fn check_template(rubric: &Rubric, template: &str) -> Result<(), RubricError> {
-    let placeholder = UnitInputs {
-        report_text: Some("r".into()),
-        task_query: Some("q".into()),
-        checklist: vec![ChecklistItem {
-            section: "s".into(),
-            item: "i".into(),
-        }],
-        fact: Some("f".into()),
-        other_fact: Some("g".into()),
-        sources: vec![SourceText {
-            idx: "1".into(),
-            url: None,
-            title: None,
-            text: "t".into(),
-        }],
-        figure_image: Some("data:image/png;base64,".into()),
-        caption: Some("c".into()),
-        context: Some("x".into()),
-        chart_data: Some("{}".into()),
-    };
-    render(rubric, template, &placeholder).map(|_| ())
-}
-
-/// Identifies a request for accounting and the journal.
-#[derive(Debug, Clone)]
-pub struct RequestLabel<'a> {
-    pub report: &'a str,
-    pub unit: &'a str,
-    pub sample: u32,
-}
-
-/// Build the judge request of one unit. Vision rubrics attach the figure image
-/// after the text; a missing required input is an error (the planner decides rules
-/// such as "missing caption -> 0" before asking).
-pub fn build_request(
-    set: &RubricSet,
-    rubric: &Rubric,
-    inputs: &UnitInputs,
-    label: RequestLabel<'_>,
-) -> Result<JudgeRequest, RubricError> {
-    let missing = |what: &str| RubricError::Template {
-        id: rubric.id.clone(),
-        message: format!("unit {} lacks required input `{what}`", label.unit),
-    };
-    for input in &rubric.inputs {
-        let present = match input {
-            InputKind::ReportText => inputs.report_text.is_some(),
-            InputKind::TaskQuery => inputs.task_query.is_some(),
-            InputKind::Checklist => !inputs.checklist.is_empty(),
-            InputKind::Fact => inputs.fact.is_some(),
-            InputKind::OtherFact => inputs.other_fact.is_some(),
-            InputKind::Sources => true,
-            InputKind::FigureImage => inputs.figure_image.is_some(),
-            InputKind::Caption => inputs.caption.is_some(),
-            InputKind::Context => inputs.context.is_some(),
-            InputKind::ChartData => inputs.chart_data.is_some(),
-        };
-        if !present {
-            return Err(missing(&format!("{input:?}")));
-        }
-    }
-    let (system, user) = render(rubric, set.prompt(&rubric.id)?, inputs)?;
-    let mut parts = vec![Part::Text { text: user }];
-    if rubric.is_vision() {
-        if let Some(uri) = &inputs.figure_image {
-            parts.push(Part::Image {
-                data_uri: uri.clone(),
-            });
-        }
-    }
-    Ok(JudgeRequest {
-        metric: rubric.id.clone(),
-        report: label.report.to_string(),
-        unit: label.unit.to_string(),
-        messages: vec![
-            Message {
-                role: Role::System,
-                parts: vec![Part::Text { text: system }],
-            },
-            Message {
-                role: Role::User,
-                parts,
-            },
-        ],
-        schema: schema(rubric, inputs.checklist.len()),
-        sample: label.sample,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RubricSet;
 
     fn set() -> RubricSet {
         RubricSet::builtin().unwrap()
@@ -813,46 +624,6 @@ mod tests {
         let sch = schema(fcq, 0);
         let keys: Vec<&String> = sch["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["justification", "scores", "revised_caption"]);
-    }
-
-    #[test]
-    fn vision_request_carries_the_image_and_only_declared_inputs() {
-        let s = set();
-        let fci = s.get("figure_context_integration").unwrap();
-        let inputs = UnitInputs {
-            figure_image: Some("data:image/png;base64,AAAA".into()),
-            context: Some("Figure 2 shows growth.".into()),
-            fact: Some("SHOULD NOT APPEAR".into()),
-            ..Default::default()
-        };
-        let req = build_request(
-            &s,
-            fci,
-            &inputs,
-            RequestLabel {
-                report: "sys/1",
-                unit: "figure:1",
-                sample: 0,
-            },
-        )
-        .unwrap();
-        let user = &req.messages[1].parts;
-        assert!(matches!(&user[1], Part::Image { data_uri } if data_uri.ends_with("AAAA")));
-        let Part::Text { text } = &user[0] else {
-            panic!()
-        };
-        assert!(text.contains("Figure 2 shows growth."));
-        assert!(!text.contains("SHOULD NOT APPEAR"));
-        let no_image = UnitInputs {
-            context: Some("c".into()),
-            ..Default::default()
-        };
-        let label = RequestLabel {
-            report: "r",
-            unit: "u",
-            sample: 0,
-        };
-        assert!(build_request(&s, fci, &no_image, label).is_err());
     }
 
     /// Nodes whose range rests on `minimum`/`maximum` alone, and strings without a

@@ -15,10 +15,12 @@ mod band;
 mod engine;
 pub mod fidelity;
 mod model;
+mod render;
 
 pub use band::{band_case, band_note, band_of};
 pub use engine::*;
 pub use model::*;
+pub use render::{build_request, RequestLabel};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -184,6 +186,8 @@ pub struct RubricSet {
     origins: BTreeMap<String, (String, String)>,
     /// Where each prompt template was read from.
     prompt_origins: BTreeMap<String, String>,
+    /// How every request is laid out (`--prompt-order`).
+    order: PromptOrder,
 }
 
 /// The judged metrics of the paper, in its order (the built-in metric rubrics).
@@ -273,6 +277,7 @@ impl RubricSet {
             prompts,
             origins,
             prompt_origins,
+            order: PromptOrder::Cached,
         };
         set.validate()?;
         Ok(set)
@@ -306,16 +311,7 @@ impl RubricSet {
             };
             // Render once with placeholder inputs so a broken template fails at
             // start-up, not after an hour of judging.
-            engine::check_template(rubric, template).map_err(|e| match e {
-                RubricError::Template { id, message } => {
-                    let path = self.prompt_origins.get(&id).cloned().unwrap_or_default();
-                    RubricError::Template {
-                        id,
-                        message: format!("{path}: {message}"),
-                    }
-                }
-                other => other,
-            })?;
+            self.check_template(rubric, template)?;
             if PIXEL_METRICS.contains(&id) {
                 return Err(invalid(
                     "id",
@@ -364,6 +360,40 @@ impl RubricSet {
                 path: self.locate(first, "after"),
                 message: format!("dependency cycle: {}", cycle.join(" -> ")),
             });
+        }
+        Ok(())
+    }
+
+    /// Render `rubric`'s template once, laid out as this set lays requests out; an
+    /// error names the template's file.
+    fn check_template(&self, rubric: &Rubric, template: &str) -> Result<(), RubricError> {
+        render::check_template(rubric, template, self.order).map_err(|e| match e {
+            RubricError::Template { id, message } => {
+                let path = self.prompt_origins.get(&id).cloned().unwrap_or_default();
+                RubricError::Template {
+                    id,
+                    message: format!("{path}: {message}"),
+                }
+            }
+            other => other,
+        })
+    }
+
+    /// How this set lays out every request.
+    pub fn prompt_order(&self) -> PromptOrder {
+        self.order
+    }
+
+    /// Lay out every request by `order` (`tvir eval --prompt-order`). Every template
+    /// is rendered once that way, so a template override without a block its
+    /// rubric's layout names fails here, naming the file, and not mid-run.
+    pub fn use_prompt_order(&mut self, order: PromptOrder) -> Result<(), RubricError> {
+        let before = std::mem::replace(&mut self.order, order);
+        for rubric in self.rubrics.values() {
+            if let Err(e) = self.check_template(rubric, self.prompt(&rubric.id)?) {
+                self.order = before;
+                return Err(e);
+            }
         }
         Ok(())
     }

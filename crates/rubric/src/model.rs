@@ -402,6 +402,78 @@ pub struct PrefilterSpec {
     pub distinct_below: f64,
 }
 
+/// How a judge request is laid out (`tvir eval --prompt-order`). The content is the
+/// same in every layout; only where each part of it stands changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptOrder {
+    /// The template's own `system` and `user` blocks (ours): a short system message
+    /// shared between judges, the inputs before the instructions, so requests share
+    /// cacheable prompt prefixes.
+    #[default]
+    Cached,
+    /// The reference evaluator's: the rubric's instructions as the system message,
+    /// the inputs in the reference's order as the user message (each rubric's
+    /// `[layout.reference]`).
+    Reference,
+}
+
+impl PromptOrder {
+    /// The name the command line, the templates (`prompt_order`) and `run.json` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PromptOrder::Cached => "cached",
+            PromptOrder::Reference => "reference",
+        }
+    }
+}
+
+/// Which named blocks of a prompt template make the system message and which the
+/// user message, in order. Each block is rendered on its own and the blocks of a
+/// message are joined with a blank line; a block that renders empty is left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptLayout {
+    pub system: Vec<String>,
+    pub user: Vec<String>,
+}
+
+impl PromptLayout {
+    /// Every block named, system first.
+    pub fn blocks(&self) -> impl Iterator<Item = &str> {
+        self.system.iter().chain(&self.user).map(String::as_str)
+    }
+
+    fn check(&self, order: &str) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        if self.system.is_empty() || self.user.is_empty() {
+            return Err(format!(
+                "layout `{order}` needs at least one block in `system` and one in `user`"
+            ));
+        }
+        for b in self.blocks() {
+            if b == "system" || b == "user" {
+                return Err(format!(
+                    "layout `{order}` names block `{b}`, which holds the default layout's whole message"
+                ));
+            }
+            if !seen.insert(b) {
+                return Err(format!("layout `{order}` names block `{b}` twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The layouts a rubric's template offers besides its own `system` and `user`
+/// blocks (`[layout.reference]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptLayouts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<PromptLayout>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rubric {
@@ -448,6 +520,11 @@ pub struct Rubric {
     /// (`[[fidelity]]` rows; `docs/fidelity.md` is generated from them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fidelity: Vec<crate::fidelity::FidelityRow>,
+    /// Where the template's named blocks go under `--prompt-order reference`
+    /// (`[layout.reference]`); a rubric without one keeps its template's own layout
+    /// there too.
+    #[serde(default)]
+    pub layout: PromptLayouts,
 }
 
 impl Rubric {
@@ -470,6 +547,9 @@ impl Rubric {
     }
 
     fn check(&self) -> Result<(), String> {
+        if let Some(l) = &self.layout.reference {
+            l.check("reference")?;
+        }
         let in_unit = |x: f64| (0.0..=1.0).contains(&x);
         match &self.answer {
             AnswerSpec::Verdict { labels, .. } => {
@@ -680,6 +760,15 @@ impl Rubric {
 
     pub fn is_vision(&self) -> bool {
         self.needs(InputKind::FigureImage)
+    }
+
+    /// The named blocks a request is laid out from under `order`; None means the
+    /// template's own `system` and `user` blocks.
+    pub fn layout_for(&self, order: PromptOrder) -> Option<&PromptLayout> {
+        match order {
+            PromptOrder::Cached => None,
+            PromptOrder::Reference => self.layout.reference.as_ref(),
+        }
     }
 }
 

@@ -3,4 +3,5 @@
 //! file here is named below.
 
 mod fidelity_doc;
+mod prompt_order;
 mod schema_grammar;

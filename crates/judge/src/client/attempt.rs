@@ -103,6 +103,7 @@ impl Inner {
                 &params,
                 self.config.seed,
                 Some(limit),
+                self.config.schema_place,
             );
             let sent_at = Instant::now();
             let reply = self.send(&body, timeout).await;

@@ -299,6 +299,12 @@ impl JudgeClient {
         self.inner.token_limit(request)
     }
 
+    /// Whether this client was told to forget what earlier runs learnt about the
+    /// server (`--relearn-judge`).
+    pub fn relearns(&self) -> bool {
+        self.inner.config.relearn
+    }
+
     /// Can the judge read images? Checked once per client (two probe images, see
     /// [`vision`]) and remembered per (server, model) in the store; `assume_vision`
     /// skips it. Concurrent callers wait for the one check.

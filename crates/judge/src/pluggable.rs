@@ -127,7 +127,8 @@ impl Judge for ClientJudge {
     }
 
     fn defers_vision_check(&self) -> bool {
-        true
+        // `--relearn-judge` asks for the check itself: made as always, up front.
+        !self.client.relearns()
     }
 
     fn known_blind_reason(&self) -> Option<Option<String>> {

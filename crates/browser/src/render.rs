@@ -594,14 +594,20 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
     // shown from a load-time requestAnimationFrame, late on a busy machine): only
     // two quiet passes in a row end the wait.
     let mut quiet_before = false;
+    // Until a pass has said no chart file is loading, a pass may land while a
+    // library that just arrived is being compiled (Plotly takes seconds on a busy
+    // machine): it is given until `until_loaded` rather than stopped after 3 s,
+    // which would kill the library half-run and leave its chart undrawn.
+    let mut maybe_loading = true;
     loop {
-        let r = eval(
-            page,
-            format!("({FINISH_JS})()"),
-            false,
-            Duration::from_secs(3),
-        )
-        .await;
+        let limit = if maybe_loading {
+            until_loaded
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_secs(3))
+        } else {
+            Duration::from_secs(3)
+        };
+        let r = eval(page, format!("({FINISH_JS})()"), false, limit).await;
         let (pending, loading) = match r {
             Ok(v) => serde_json::from_value::<FinishState>(v)
                 .map(|s| (s.pending, s.loading))
@@ -622,6 +628,7 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
                 (false, false)
             }
         };
+        maybe_loading = loading;
         let frames =
             "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
         let _ = eval(page, frames.into(), true, Duration::from_secs(2)).await;

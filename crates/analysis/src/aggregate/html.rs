@@ -670,9 +670,9 @@ pub(super) fn report_section(
         .iter()
         .filter(|u| u.status == UnitStatus::Failed)
         .count();
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<details class=\"report\" id=\"report-{i}\" open><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>\n",
+        "<details class=\"report\" id=\"report-{i}\" open><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>",
         esc(&r.system),
         esc(&r.task_id),
         esc(&r.judge_model),

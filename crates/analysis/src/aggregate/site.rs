@@ -135,9 +135,9 @@ fn report_page(
             }
             Err(e) => {
                 out.push_str(&page_head("Report", to_root));
-                let _ = write!(
+                let _ = writeln!(
                     out,
-                    "<p class=\"warn\">{}: cannot be read again: {}</p></body></html>\n",
+                    "<p class=\"warn\">{}: cannot be read again: {}</p></body></html>",
                     esc(&r.path.display().to_string()),
                     esc(&e)
                 );

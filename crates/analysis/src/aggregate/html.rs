@@ -60,9 +60,15 @@ impl Default for HtmlOptions {
 
 /// Escape text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
-    // The five characters are ASCII: runs between them are copied whole (a report
-    // page escapes every justification and source of its units).
     let mut out = String::with_capacity(s.len() + s.len() / 16);
+    esc_into(&mut out, s);
+    out
+}
+
+/// [`esc`] appended to `out` (no string of its own: a report page escapes every
+/// justification and source of its units).
+pub fn esc_into(out: &mut String, s: &str) {
+    // The five characters are ASCII: runs between them are copied whole.
     let mut from = 0;
     for (i, b) in s.bytes().enumerate() {
         let entity = match b {
@@ -78,16 +84,15 @@ pub fn esc(s: &str) -> String {
         from = i + 1;
     }
     out.push_str(&s[from..]);
-    out
 }
 
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
+fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max || s.chars().count() <= max {
+        std::borrow::Cow::Borrowed(s)
     } else {
         let mut t: String = s.chars().take(max).collect();
         t.push('…');
-        t
+        std::borrow::Cow::Owned(t)
     }
 }
 
@@ -129,7 +134,10 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
     {
         let root = SVGBackend::with_string(&mut svg, (580, height)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_error)?;
-        let names: Vec<String> = bars.iter().map(|b| truncate(&b.0, 28)).collect();
+        let names: Vec<String> = bars
+            .iter()
+            .map(|b| truncate(&b.0, 28).into_owned())
+            .collect();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(8)
@@ -222,7 +230,7 @@ pub fn profile_chart_svg(
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
                 .map_err(chart_error)?
-                .label(truncate(name, 28))
+                .label(truncate(name, 28).into_owned())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
             chart
                 .draw_series(
@@ -526,29 +534,36 @@ fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
 /// What the judge was shown for one unit, from its stored detail: the fact
 /// sentence and every cited source (title or address, read or not and why,
 /// characters given to the judge); a figure's file and caption; a checklist item.
+#[cfg(test)]
 fn unit_evidence(u: &tvir_engine::record::UnitRecord) -> String {
+    let mut out = String::new();
+    unit_evidence_into(&mut out, u);
+    out
+}
+
+/// [`unit_evidence`] appended to `out`.
+fn unit_evidence_into(out: &mut String, u: &tvir_engine::record::UnitRecord) {
     let d = &u.detail;
     let text = |k: &str| d.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
-    let mut out = String::new();
     if let Some(fact) = text("fact") {
-        let _ = write!(out, "<blockquote class=\"fact\">{}</blockquote>", esc(fact));
+        out.push_str("<blockquote class=\"fact\">");
+        esc_into(out, fact);
+        out.push_str("</blockquote>");
     }
     if let Some(item) = text("item") {
-        let _ = write!(out, "<blockquote class=\"item\">{}</blockquote>", esc(item));
+        out.push_str("<blockquote class=\"item\">");
+        esc_into(out, item);
+        out.push_str("</blockquote>");
     }
     if let Some(content) = text("content").or_else(|| text("path")) {
-        let _ = write!(
-            out,
-            "<div class=\"figure-file\"><code>{}</code></div>",
-            esc(content)
-        );
+        out.push_str("<div class=\"figure-file\"><code>");
+        esc_into(out, content);
+        out.push_str("</code></div>");
     }
     if let Some(caption) = text("caption") {
-        let _ = write!(
-            out,
-            "<div class=\"caption\">Caption: {}</div>",
-            esc(&truncate(caption, 400))
-        );
+        out.push_str("<div class=\"caption\">Caption: ");
+        esc_into(out, &truncate(caption, 400));
+        out.push_str("</div>");
     }
     if let Some(sources) = d.get("sources").and_then(|s| s.as_array()) {
         out.push_str("<ul class=\"sources\">");
@@ -557,87 +572,94 @@ fn unit_evidence(u: &tvir_engine::record::UnitRecord) -> String {
             let idx = field("idx").unwrap_or("?");
             let url = field("url");
             let name = field("title").or(url).unwrap_or("(no URL)");
-            let link = match url {
-                Some(u) if u.starts_with("http://") || u.starts_with("https://") => format!(
-                    "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
-                    esc(u),
-                    esc(&truncate(name, 120))
-                ),
-                _ => esc(&truncate(name, 120)),
-            };
             let chars = s.get("chars").and_then(|v| v.as_u64()).unwrap_or(0);
             let given = s
                 .get("judge_chars")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(chars);
-            let (class, state) = if chars > 0 {
-                let cut = if given < chars {
-                    format!(" of {chars}")
-                } else {
-                    String::new()
-                };
-                (
-                    "read",
-                    format!("read: {given}{cut} characters given to the judge"),
-                )
+            out.push_str(if chars > 0 {
+                "<li class=\"source read\">["
             } else {
-                let fetch = field("fetch").unwrap_or("not read");
-                let why = field("reason")
-                    .map(|r| format!(" ({})", esc(r)))
-                    .unwrap_or_default();
-                (
-                    "unread",
-                    format!(
-                        "not read: {}{why}; 0 characters given to the judge",
-                        esc(fetch)
-                    ),
-                )
-            };
-            let _ = write!(
-                out,
-                "<li class=\"source {class}\">[{}] {link} &mdash; <span class=\"state\">{state}</span></li>",
-                esc(idx)
-            );
+                "<li class=\"source unread\">["
+            });
+            esc_into(out, idx);
+            out.push_str("] ");
+            match url {
+                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+                    out.push_str("<a href=\"");
+                    esc_into(out, u);
+                    out.push_str("\" rel=\"noreferrer\">");
+                    esc_into(out, &truncate(name, 120));
+                    out.push_str("</a>");
+                }
+                _ => esc_into(out, &truncate(name, 120)),
+            }
+            out.push_str(" &mdash; <span class=\"state\">");
+            if chars > 0 {
+                let _ = write!(out, "read: {given}");
+                if given < chars {
+                    let _ = write!(out, " of {chars}");
+                }
+                out.push_str(" characters given to the judge");
+            } else {
+                out.push_str("not read: ");
+                esc_into(out, field("fetch").unwrap_or("not read"));
+                if let Some(r) = field("reason") {
+                    out.push_str(" (");
+                    esc_into(out, r);
+                    out.push(')');
+                }
+                out.push_str("; 0 characters given to the judge");
+            }
+            out.push_str("</span></li>");
         }
         out.push_str("</ul>");
     }
-    out
 }
 
 /// The judge's verdict (the answer's `verdict`, else its compact JSON) and its
 /// justification.
+#[cfg(test)]
 fn unit_verdict(u: &tvir_engine::record::UnitRecord, max_chars: usize) -> String {
     let mut out = String::new();
+    unit_verdict_into(&mut out, u, max_chars);
+    out
+}
+
+/// [`unit_verdict`] appended to `out`.
+fn unit_verdict_into(out: &mut String, u: &tvir_engine::record::UnitRecord, max_chars: usize) {
     if let Some(answer) = &u.answer {
         match answer.get("verdict").and_then(|v| v.as_str()) {
             Some(v) => {
-                let _ = write!(out, "<b class=\"verdict-label\">{}</b>", esc(v));
+                out.push_str("<b class=\"verdict-label\">");
+                esc_into(out, v);
+                out.push_str("</b>");
             }
             None => {
-                let _ = write!(
-                    out,
-                    "<code>{}</code>",
-                    esc(&truncate(&answer.to_string(), max_chars))
-                );
+                out.push_str("<code>");
+                esc_into(out, &truncate(&answer.to_string(), max_chars));
+                out.push_str("</code>");
             }
         }
     }
     if let Some(j) = u.justification.as_deref().filter(|j| !j.is_empty()) {
-        let _ = write!(out, "<p class=\"justification\">{}</p>", esc(j));
+        out.push_str("<p class=\"justification\">");
+        esc_into(out, j);
+        out.push_str("</p>");
     }
-    out
 }
 
 /// One report's evidence (opened), its pictures from `folder`; `to_root` leads
 /// from the page to the summary folder.
 pub(super) fn report_section(
+    out: &mut String,
     i: usize,
     r: &LoadedRecord,
     opts: &HtmlOptions,
     limits: &ImageLimits,
     folder: &PictureFolder,
     to_root: &str,
-) -> String {
+) {
     let rec = &r.record;
     let pct = |v: Option<f64>| {
         v.map(|x| format!("{:.2}", x * 100.0))
@@ -648,8 +670,9 @@ pub(super) fn report_section(
         .iter()
         .filter(|u| u.status == UnitStatus::Failed)
         .count();
-    let mut out = format!(
-        "<details class=\"report\" id=\"report-{i}\" open><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>\n",
+    let _ = writeln!(
+        out,
+        "<details class=\"report\" id=\"report-{i}\" open><summary><span class=\"sys\">{}</span> / <span class=\"task\">{}</span> / {} run {} &mdash; Overall {}, TA {}, VA {}, AEC {}, failed units {failed}</summary>",
         esc(&r.system),
         esc(&r.task_id),
         esc(&r.judge_model),
@@ -771,24 +794,36 @@ pub(super) fn report_section(
     out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>What was judged</th><th>Verdict and justification</th><th>Reason</th></tr></thead><tbody>\n");
     for u in &rec.units {
         let zero = u.status == UnitStatus::Scored && u.score == Some(0.0);
-        let _ = writeln!(
+        let status = status_label(u.status);
+        let _ = write!(
             out,
-            "<tr class=\"unit {}{}\" data-metric=\"{}\" data-unit=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"evidence\">{}</td><td class=\"verdict\">{}</td><td>{}</td></tr>",
-            status_label(u.status),
-            if zero { " zero" } else { "" },
-            esc(&u.metric),
-            esc(&u.unit),
-            esc(&u.metric),
-            esc(&u.unit),
-            status_label(u.status),
-            u.score.map(|s| format!("{s:.3}")).unwrap_or_else(|| "-".into()),
-            pictures.of_unit(u) + &unit_evidence(u),
-            unit_verdict(u, opts.max_answer_chars),
-            esc(u.reason.as_deref().unwrap_or(""))
+            "<tr class=\"unit {status}{}\" data-metric=\"",
+            if zero { " zero" } else { "" }
         );
+        esc_into(out, &u.metric);
+        out.push_str("\" data-unit=\"");
+        esc_into(out, &u.unit);
+        out.push_str("\"><td>");
+        esc_into(out, &u.metric);
+        out.push_str("</td><td>");
+        esc_into(out, &u.unit);
+        let _ = write!(out, "</td><td>{status}</td><td class=\"num\">");
+        match u.score {
+            Some(s) => {
+                let _ = write!(out, "{s:.3}");
+            }
+            None => out.push('-'),
+        }
+        out.push_str("</td><td class=\"evidence\">");
+        pictures.of_unit_into(out, u);
+        unit_evidence_into(out, u);
+        out.push_str("</td><td class=\"verdict\">");
+        unit_verdict_into(out, u, opts.max_answer_chars);
+        out.push_str("</td><td>");
+        esc_into(out, u.reason.as_deref().unwrap_or(""));
+        out.push_str("</td></tr>\n");
     }
     out.push_str("</tbody></table>\n</details>\n");
-    out
 }
 
 pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\

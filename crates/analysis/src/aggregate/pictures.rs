@@ -172,10 +172,10 @@ impl ReportPictures {
     }
 
     /// The picture of the figure a unit judged, or nothing for other units.
-    pub(super) fn of_unit(&self, u: &UnitRecord) -> String {
-        self.figure_of(u)
-            .map(PagePicture::picture)
-            .unwrap_or_default()
+    pub(super) fn of_unit_into(&self, out: &mut String, u: &UnitRecord) {
+        if let Some(f) = self.figure_of(u) {
+            out.push_str(&f.picture());
+        }
     }
 }
 

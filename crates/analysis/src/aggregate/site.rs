@@ -109,16 +109,20 @@ fn pct(v: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-/// One report's page: its record read again from its `report.json` when the tree
-/// was loaded compact (units dropped), so no more than the reports being written
-/// are held in memory.
+/// One report's page, written into `out` (cleared first, so one buffer serves every
+/// page a thread writes): its record read again from its `report.json` when the
+/// tree was loaded compact (units dropped), so no more than the reports being
+/// written are held in memory.
 fn report_page(
+    out: &mut String,
     i: usize,
     r: &LoadedRecord,
     opts: &HtmlOptions,
     limits: &ImageLimits,
     folder: &PictureFolder,
-) -> String {
+) {
+    out.clear();
+    let to_root = "../../../";
     let full;
     let r = if r.record.units.is_empty() && r.units.scored + r.units.failed + r.units.skipped > 0 {
         match read_record(&r.path) {
@@ -130,25 +134,26 @@ fn report_page(
                 &full
             }
             Err(e) => {
-                return format!(
-                    "{}<p class=\"warn\">{}: cannot be read again: {}</p></body></html>\n",
-                    page_head("Report", "../../../"),
+                out.push_str(&page_head("Report", to_root));
+                let _ = writeln!(
+                    out,
+                    "<p class=\"warn\">{}: cannot be read again: {}</p></body></html>",
                     esc(&r.path.display().to_string()),
                     esc(&e)
-                )
+                );
+                return;
             }
         }
     } else {
         r
     };
-    let to_root = "../../../";
-    let mut out = page_head(
+    out.push_str(&page_head(
         &format!(
             "{} / {} / {} run {}",
             r.system, r.task_id, r.judge_model, r.run
         ),
         to_root,
-    );
+    ));
     let _ = writeln!(
         out,
         "<p><a href=\"{to_root}index.html\">&larr; summary</a> &middot; <a href=\"{to_root}{}\">{} reports</a> &middot; <code>{}</code></p>",
@@ -158,9 +163,8 @@ fn report_page(
     );
     // Filters without script: the stylesheet hides the other units.
     out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
-    out.push_str(&report_section(i, r, opts, limits, folder, to_root));
+    report_section(out, i, r, opts, limits, folder, to_root);
     out.push_str("</body></html>\n");
-    out
 }
 
 /// One system's list of reports (its page under `systems/`): one row each with its
@@ -368,10 +372,13 @@ pub fn write_site(
     let pages: Vec<Result<u64, String>> = order
         .par_iter()
         .enumerate()
-        .map(|(i, r)| {
-            let page = report_page(i, r, opts, &limits, &folder);
-            write(dir, &report_page_path(r), &page)
-        })
+        .map_init(
+            || String::with_capacity(1 << 16),
+            |page, (i, r)| {
+                report_page(page, i, r, opts, &limits, &folder);
+                write(dir, &report_page_path(r), page)
+            },
+        )
         .collect();
     let mut total_bytes = 0;
     for p in pages {

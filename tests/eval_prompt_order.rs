@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tvir_testing::mock_judge::{MockConfig, MockJudge};
+use tvir_testing::mock_judge::MockConfig;
 
-use common::cli::{describe, eval_with_golden_sources};
+use common::cli::{describe, eval_against_mock};
 use common::judge::{message_text, schema_name};
 use common::outputs::read_json;
 
@@ -70,17 +70,8 @@ fn fixture(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 async fn eval(reports: &Path, tasks: &Path, out: &Path, extra: &[&str]) -> Vec<Value> {
-    let mock = MockJudge::start(MockConfig::default()).await;
-    let cache = out.with_extension("cache.sqlite");
-    let cwd = out.parent().unwrap();
-    let mut cmd = eval_with_golden_sources(cwd, reports, tasks, out, &cache, &mock.base_url());
-    cmd.env_remove("SERPER_API_KEY")
-        .arg("--no-browser")
-        .args(extra);
-    let run = common::cli::output_async(cmd).await;
+    let (run, bodies) = eval_against_mock(MockConfig::default(), reports, tasks, out, extra).await;
     assert!(run.status.code() == Some(0), "{}", describe(&run));
-    let bodies = mock.bodies();
-    mock.shutdown().await;
     bodies
 }
 

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tvir_testing::mock_judge::{default_answer, request_schema, MockConfig, MockJudge};
+use tvir_testing::mock_judge::{default_answer, request_schema, MockConfig};
 
-use common::cli::{describe, eval_with_golden_sources, tvir_status};
+use common::cli::{describe, eval_against_mock, tvir_status};
 use common::outputs::read_json;
 
 /// t1: a chart in a folder the reference does not type (`figs/`, a chart by its alt
@@ -107,25 +107,16 @@ fn sevens(body: &Value) -> Value {
 }
 
 async fn eval(reports: &Path, tasks: &Path, out: &Path, extra: &[&str]) -> Vec<Value> {
-    let mock = MockJudge::start(MockConfig {
+    let config = MockConfig {
         responder: Some(std::sync::Arc::new(sevens)),
         ..MockConfig::default()
-    })
-    .await;
-    let cache = out.with_extension("cache.sqlite");
-    let cwd = out.parent().unwrap();
-    let mut cmd = eval_with_golden_sources(cwd, reports, tasks, out, &cache, &mock.base_url());
-    cmd.env_remove("SERPER_API_KEY")
-        .arg("--no-browser")
-        .args(extra);
-    let run = common::cli::output_async(cmd).await;
+    };
+    let (run, bodies) = eval_against_mock(config, reports, tasks, out, extra).await;
     assert!(
         run.status.code().is_some_and(|c| c <= 1),
         "{}",
         describe(&run)
     );
-    let bodies = mock.bodies();
-    mock.shutdown().await;
     bodies
 }
 

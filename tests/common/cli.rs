@@ -98,6 +98,29 @@ pub fn eval_with_golden_sources(
     cmd
 }
 
+/// [`eval_with_golden_sources`] against a fresh mock judge made from `config`, its
+/// cache beside `out`, without a browser or a Serper key: the run's output and every
+/// request body the mock received.
+pub async fn eval_against_mock(
+    config: tvir_testing::mock_judge::MockConfig,
+    reports: &Path,
+    tasks: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (Output, Vec<serde_json::Value>) {
+    let mock = tvir_testing::mock_judge::MockJudge::start(config).await;
+    let cache = out.with_extension("cache.sqlite");
+    let cwd = out.parent().unwrap();
+    let mut cmd = eval_with_golden_sources(cwd, reports, tasks, out, &cache, &mock.base_url());
+    cmd.env_remove("SERPER_API_KEY")
+        .arg("--no-browser")
+        .args(extra);
+    let run = output_async(cmd).await;
+    let bodies = mock.bodies();
+    mock.shutdown().await;
+    (run, bodies)
+}
+
 /// Runs `cmd` on a blocking thread, so the runtime serving an in-process mock judge
 /// keeps answering while the child waits for it.
 pub async fn output_async(mut cmd: Command) -> Output {

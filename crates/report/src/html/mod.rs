@@ -74,25 +74,46 @@ struct Locator<'a> {
     raw: &'a str,
     base: usize,
     cursor: usize,
+    /// Byte ranges the parser reads as raw text or drops (the insides of `<script>` and
+    /// `<style>`, comments), sorted. No element or report text lives there, so a match
+    /// inside one is never taken: a script's template literal that repeats the page's
+    /// markup or wording would otherwise pull every later element's line into the script.
+    opaque: Vec<Range<usize>>,
 }
 
-impl Locator<'_> {
+impl<'a> Locator<'a> {
+    fn new(raw: &'a str, base: usize) -> Self {
+        Locator {
+            raw,
+            base,
+            cursor: 0,
+            opaque: opaque_ranges(raw),
+        }
+    }
+
     /// Position (in the fragment) of `needle` at or after the cursor; the cursor moves
     /// to it.
     fn seek(&mut self, needle: &str) -> Option<usize> {
-        if needle.is_empty() {
-            return None;
-        }
-        let found = self.raw.get(self.cursor..)?.find(needle)? + self.cursor;
+        let found = self.find_from(self.cursor, needle)?;
         self.cursor = found;
         Some(found)
     }
 
+    /// First position of `needle` at or after `from` outside the opaque ranges.
     fn find_from(&self, from: usize, needle: &str) -> Option<usize> {
         if needle.is_empty() {
             return None;
         }
-        Some(self.raw.get(from..)?.find(needle)? + from)
+        let mut from = from;
+        loop {
+            let pos = self.raw.get(from..)?.find(needle)? + from;
+            // The last range starting at or before `pos`, if it covers `pos`.
+            let i = self.opaque.partition_point(|r| r.start <= pos);
+            match i.checked_sub(1).map(|i| &self.opaque[i]) {
+                Some(r) if pos < r.end => from = r.end,
+                _ => return Some(pos),
+            }
+        }
     }
 
     fn abs(&self, r: Range<usize>) -> Range<usize> {
@@ -129,6 +150,46 @@ impl Locator<'_> {
     }
 }
 
+/// The insides of `<script>` and `<style>` elements and of comments in `raw`, in order.
+/// An unclosed one runs to the end, as the parser reads it.
+fn opaque_ranges(raw: &str) -> Vec<Range<usize>> {
+    // ASCII lowercasing keeps byte offsets, so positions found here index `raw`.
+    let lower = raw.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(lt) = lower[at..].find('<').map(|p| p + at) {
+        let rest = &lower[lt..];
+        if rest.starts_with("<!--") {
+            let end = lower[lt + 4..]
+                .find("-->")
+                .map_or(lower.len(), |p| lt + 4 + p + 3);
+            out.push(lt..end);
+            at = end;
+            continue;
+        }
+        let name = ["script", "style"].into_iter().find(|n| {
+            rest[1..].starts_with(n)
+                && matches!(rest.as_bytes().get(1 + n.len()), Some(b) if b.is_ascii_whitespace() || *b == b'>' || *b == b'/')
+        });
+        let Some(name) = name else {
+            at = lt + 1;
+            continue;
+        };
+        let Some(open_end) = lower[lt..].find('>').map(|p| lt + p + 1) else {
+            break;
+        };
+        let close = format!("</{name}");
+        let end = lower[open_end..]
+            .find(&close)
+            .map_or(lower.len(), |p| open_end + p);
+        if open_end < end {
+            out.push(open_end..end);
+        }
+        at = end.max(open_end);
+    }
+    out
+}
+
 /// Blocks of an HTML fragment that starts at byte `base` of the report text.
 /// With `renders`, charts a browser drew there become figures.
 pub(crate) fn blocks_from_fragment(
@@ -138,11 +199,7 @@ pub(crate) fn blocks_from_fragment(
 ) -> Vec<Block> {
     let doc = Html::parse_fragment(raw);
     let mut walker = HtmlWalker {
-        loc: Locator {
-            raw,
-            base,
-            cursor: 0,
-        },
+        loc: Locator::new(raw, base),
         blocks: Vec::new(),
         table_count: 10_000,
         page: PageInfo::of(doc.root_element()),
@@ -159,11 +216,7 @@ pub(crate) fn blocks_from_fragment(
 pub(crate) fn blocks_from_document(text: &str, renders: Option<&RenderMap>) -> Vec<Block> {
     let doc = Html::parse_document(text);
     let mut walker = HtmlWalker {
-        loc: Locator {
-            raw: text,
-            base: 0,
-            cursor: 0,
-        },
+        loc: Locator::new(text, 0),
         blocks: Vec::new(),
         table_count: 0,
         page: PageInfo::of(doc.root_element()),
@@ -264,5 +317,38 @@ mod tests {
         assert!(kinds[4].contains("header: true"));
         assert_eq!(blocks[5].plain_text(), "1 | 2");
         assert_eq!(&doc[blocks[0].span.clone()], "<h1>Title</h1>");
+    }
+
+    #[test]
+    fn markup_repeated_in_a_script_does_not_pull_spans_into_it() {
+        // A page whose script builds rows from a template literal that repeats the page's
+        // own markup and (decoded) wording: every block lies before the script, where
+        // the reader sees it.
+        let doc = "<html><body>\n<h2>Plans &amp; rates</h2>\n<p>Flex&nbsp;15 at 9.39&cent; per kWh</p>\n<div class=\"chart-wrap\"><canvas id=\"usage\"></canvas></div>\n<p>After the chart.</p>\n<!-- <p>Plans & rates</p> -->\n<script>\nconst row = `<h2>Plans & rates</h2><p>Flex\u{a0}15 at 9.39\u{a2} per kWh</p><div><canvas id=\"usage\"></canvas></div><p>After the chart.</p>`;\nnew Chart(document.getElementById('usage'), {});\n</script>\n</body></html>";
+        let script = doc.find("<script>").unwrap();
+        let blocks = blocks_from_document(doc, None);
+        assert!(blocks.len() >= 4, "{blocks:?}");
+        for b in &blocks {
+            assert!(
+                b.span.end <= script,
+                "{:?} placed at {:?}, inside the script at {script}: {:?}",
+                b.kind,
+                b.span,
+                &doc[b.span.clone()]
+            );
+        }
+        let canvas = blocks
+            .iter()
+            .find(|b| doc[b.span.clone()].contains("<canvas"))
+            .expect("the canvas is a block");
+        assert!(doc[canvas.span.clone()].starts_with("<canvas id=\"usage\""));
+    }
+
+    #[test]
+    fn opaque_ranges_are_script_and_style_insides_and_comments() {
+        let raw = "<p>a</p><SCRIPT type=x>1<2</SCRIPT><style>p{}</style><!-- c --><scripts>t</scripts><script>open";
+        let r = opaque_ranges(raw);
+        let texts: Vec<&str> = r.iter().map(|r| &raw[r.clone()]).collect();
+        assert_eq!(texts, ["1<2", "p{}", "<!-- c -->", "open"]);
     }
 }

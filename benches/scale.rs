@@ -288,13 +288,23 @@ fn link_all(src: &Path, dst: &Path) {
     }
 }
 
-/// `tvir summarize OUT` in every format: one table row each (wall, peak RSS, size).
+/// The 1-minute load average (`/proc/loadavg`), to print beside a timing: the
+/// machine is shared, so a wall time means little without it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// `tvir summarize OUT` in every format: one table row each (wall, CPU, peak RSS,
+/// load before and after, size).
 fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
     println!(
-        "\n| `tvir summarize` of {} | wall | CPU | peak RSS | output |",
+        "\n| `tvir summarize` of {} | wall | CPU | peak RSS | load before, after | output |",
         out.display()
     );
-    println!("| --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- |");
     for format in ["table", "md", "csv", "json", "html"] {
         let dest = scratch.join(format!("summary.{format}"));
         let mut args: Vec<&std::ffi::OsStr> = vec![
@@ -312,7 +322,9 @@ fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
         };
         args.push(flag.as_ref());
         args.push(dest.as_os_str());
+        let load_before = load_average();
         let r = run_tvir(&args, None, &[]);
+        let load = format!("{load_before}, {}", load_average());
         let size = if format == "html" {
             let index = std::fs::metadata(dest.join("index.html")).map_or(0, |m| m.len());
             let (mut files, mut bytes, mut pictures) = (0, 0, 0);
@@ -343,7 +355,7 @@ fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
             )
         };
         println!(
-            "| {format} | {:.2} s | {:.2} s | {} MiB | {size}{} |",
+            "| {format} | {:.2} s | {:.2} s | {} MiB | {load} | {size}{} |",
             r.wall.as_secs_f64(),
             r.cpu_secs,
             r.peak_rss_kib / 1024,

@@ -168,7 +168,8 @@ pub fn read_record_compact(path: &Path) -> Result<(ReportRecord, RecordUnits), S
     ))
 }
 
-fn read_record_text(path: &Path) -> Result<String, String> {
+/// The text of one `report.json` (bounded by [`MAX_RECORD_BYTES`]).
+pub(crate) fn read_record_text(path: &Path) -> Result<String, String> {
     let meta = fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.len() > MAX_RECORD_BYTES {
         return Err(format!(

@@ -10,13 +10,14 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
+use super::page_record::{PageRecord, PageUnit, Verdict};
 use super::pictures::{figure_caption, metric_short, report_pictures, PictureFolder};
 use super::render::{
     breakdown_tables, difficulty_tables, leaderboard_table, level_label, metrics_table, TextTable,
 };
 use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement};
 use crate::load::LoadedRecord;
-use tvir_engine::record::{ReportRecord, UnitStatus};
+use tvir_engine::record::UnitStatus;
 use tvir_images::ImageLimits;
 
 /// Which reports get a section on the page.
@@ -170,18 +171,24 @@ pub fn bar_chart_svg(title: &str, bars: &[(String, f64)]) -> Result<String, Stri
             .x_desc("score (0-100)")
             .draw()
             .map_err(chart_error)?;
-        chart
-            .draw_series(
-                Histogram::horizontal(&chart)
-                    .style(RGBColor(52, 101, 164).filled())
-                    .margin(4)
-                    .data(
-                        bars.iter()
-                            .enumerate()
-                            .map(|(i, b)| (top - i as i32, b.1 * 100.0)),
-                    ),
-            )
-            .map_err(chart_error)?;
+        // The bars plotters' horizontal histogram draws (a slot's value from 0, 4
+        // pixels off each side of the slot), drawn in the order of `bars`: the
+        // histogram keeps its bars in a hash map, so the elements of the SVG came
+        // out in another order each run.
+        let slots_spec = chart.as_coord_spec().y_spec().clone();
+        let style = RGBColor(52, 101, 164).filled();
+        let rects: Vec<_> = bars
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let at = slots_spec.index_of(&SegmentValue::from(top - i as i32))?;
+                let (y, ny) = (slots_spec.from_index(at)?, slots_spec.from_index(at + 1)?);
+                let mut rect = Rectangle::new([(0.0 + b.1 * 100.0, y), (0.0, ny)], style);
+                rect.set_margin(4, 4, 0, 0);
+                Some(rect)
+            })
+            .collect();
+        chart.draw_series(rects).map_err(chart_error)?;
         root.present().map_err(chart_error)?;
     }
     Ok(svg)
@@ -498,19 +505,16 @@ fn status_label(s: UnitStatus) -> &'static str {
 
 /// Cited sources whose text came back empty, with how their fetch ended and why
 /// (`refused`, `blocked`, `failed`, `unavailable`, ...), from unit details.
-fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
+fn fetch_failures(page: &PageRecord) -> Vec<String> {
     let mut out = BTreeSet::new();
-    for u in &rec.units {
-        if let Some(sources) = u.detail.get("sources").and_then(|s| s.as_array()) {
+    for u in &page.units {
+        if let Some(sources) = &u.detail.sources {
             for s in sources {
-                if s.get("chars").and_then(|c| c.as_u64()) == Some(0) {
-                    let idx = s.get("idx").and_then(|v| v.as_str()).unwrap_or("?");
-                    let url = s.get("url").and_then(|v| v.as_str()).unwrap_or("(no URL)");
+                if s.chars == Some(0) {
+                    let idx = s.idx.as_deref().unwrap_or("?");
+                    let url = s.url.as_deref().unwrap_or("(no URL)");
                     // The fetch outcome and its reason, as the eval recorded them.
-                    let outcome = match (
-                        s.get("fetch").and_then(|v| v.as_str()),
-                        s.get("reason").and_then(|v| v.as_str()),
-                    ) {
+                    let outcome = match (s.fetch.as_deref(), s.reason.as_deref()) {
                         (Some(f), Some(r)) => format!(": {f} ({r})"),
                         (Some(f), None) => format!(": {f}"),
                         (None, _) => String::new(),
@@ -520,7 +524,7 @@ fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
             }
         }
         if u.status == UnitStatus::Failed {
-            if let Some(r) = &u.reason {
+            if let Some(r) = u.reason.as_deref() {
                 let l = r.to_lowercase();
                 if l.contains("fetch") || l.contains("http") {
                     out.insert(format!("{} {}: {r}", u.metric, u.unit));
@@ -535,48 +539,48 @@ fn fetch_failures(rec: &ReportRecord) -> Vec<String> {
 /// sentence and every cited source (title or address, read or not and why,
 /// characters given to the judge); a figure's file and caption; a checklist item.
 #[cfg(test)]
-fn unit_evidence(u: &tvir_engine::record::UnitRecord) -> String {
+fn unit_evidence(u: &PageUnit) -> String {
     let mut out = String::new();
     unit_evidence_into(&mut out, u);
     out
 }
 
+/// A detail's text field when it holds a non-empty string.
+fn text<'a>(v: &'a Option<std::borrow::Cow<'_, str>>) -> Option<&'a str> {
+    v.as_deref().filter(|s| !s.is_empty())
+}
+
 /// [`unit_evidence`] appended to `out`.
-fn unit_evidence_into(out: &mut String, u: &tvir_engine::record::UnitRecord) {
+fn unit_evidence_into(out: &mut String, u: &PageUnit) {
     let d = &u.detail;
-    let text = |k: &str| d.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
-    if let Some(fact) = text("fact") {
+    if let Some(fact) = text(&d.fact) {
         out.push_str("<blockquote class=\"fact\">");
         esc_into(out, fact);
         out.push_str("</blockquote>");
     }
-    if let Some(item) = text("item") {
+    if let Some(item) = text(&d.item) {
         out.push_str("<blockquote class=\"item\">");
         esc_into(out, item);
         out.push_str("</blockquote>");
     }
-    if let Some(content) = text("content").or_else(|| text("path")) {
+    if let Some(content) = text(&d.content).or_else(|| text(&d.path)) {
         out.push_str("<div class=\"figure-file\"><code>");
         esc_into(out, content);
         out.push_str("</code></div>");
     }
-    if let Some(caption) = text("caption") {
+    if let Some(caption) = text(&d.caption) {
         out.push_str("<div class=\"caption\">Caption: ");
         esc_into(out, &truncate(caption, 400));
         out.push_str("</div>");
     }
-    if let Some(sources) = d.get("sources").and_then(|s| s.as_array()) {
+    if let Some(sources) = &d.sources {
         out.push_str("<ul class=\"sources\">");
         for s in sources {
-            let field = |k: &str| s.get(k).and_then(|v| v.as_str()).filter(|v| !v.is_empty());
-            let idx = field("idx").unwrap_or("?");
-            let url = field("url");
-            let name = field("title").or(url).unwrap_or("(no URL)");
-            let chars = s.get("chars").and_then(|v| v.as_u64()).unwrap_or(0);
-            let given = s
-                .get("judge_chars")
-                .and_then(|v| v.as_u64())
-                .unwrap_or(chars);
+            let idx = text(&s.idx).unwrap_or("?");
+            let url = text(&s.url);
+            let name = text(&s.title).or(url).unwrap_or("(no URL)");
+            let chars = s.chars.unwrap_or(0);
+            let given = s.judge_chars.unwrap_or(chars);
             out.push_str(if chars > 0 {
                 "<li class=\"source read\">["
             } else {
@@ -603,8 +607,8 @@ fn unit_evidence_into(out: &mut String, u: &tvir_engine::record::UnitRecord) {
                 out.push_str(" characters given to the judge");
             } else {
                 out.push_str("not read: ");
-                esc_into(out, field("fetch").unwrap_or("not read"));
-                if let Some(r) = field("reason") {
+                esc_into(out, text(&s.fetch).unwrap_or("not read"));
+                if let Some(r) = text(&s.reason) {
                     out.push_str(" (");
                     esc_into(out, r);
                     out.push(')');
@@ -620,27 +624,26 @@ fn unit_evidence_into(out: &mut String, u: &tvir_engine::record::UnitRecord) {
 /// The judge's verdict (the answer's `verdict`, else its compact JSON) and its
 /// justification.
 #[cfg(test)]
-fn unit_verdict(u: &tvir_engine::record::UnitRecord, max_chars: usize) -> String {
+fn unit_verdict(u: &PageUnit, max_chars: usize) -> String {
     let mut out = String::new();
     unit_verdict_into(&mut out, u, max_chars);
     out
 }
 
 /// [`unit_verdict`] appended to `out`.
-fn unit_verdict_into(out: &mut String, u: &tvir_engine::record::UnitRecord, max_chars: usize) {
-    if let Some(answer) = &u.answer {
-        match answer.get("verdict").and_then(|v| v.as_str()) {
-            Some(v) => {
-                out.push_str("<b class=\"verdict-label\">");
-                esc_into(out, v);
-                out.push_str("</b>");
-            }
-            None => {
-                out.push_str("<code>");
-                esc_into(out, &truncate(&answer.to_string(), max_chars));
-                out.push_str("</code>");
-            }
+fn unit_verdict_into(out: &mut String, u: &PageUnit, max_chars: usize) {
+    match u.verdict() {
+        Some(Verdict::Label(v)) => {
+            out.push_str("<b class=\"verdict-label\">");
+            esc_into(out, &v);
+            out.push_str("</b>");
         }
+        Some(Verdict::Json(answer)) => {
+            out.push_str("<code>");
+            esc_into(out, &truncate(&answer, max_chars));
+            out.push_str("</code>");
+        }
+        None => {}
     }
     if let Some(j) = u.justification.as_deref().filter(|j| !j.is_empty()) {
         out.push_str("<p class=\"justification\">");
@@ -651,10 +654,12 @@ fn unit_verdict_into(out: &mut String, u: &tvir_engine::record::UnitRecord, max_
 
 /// One report's evidence (opened), its pictures from `folder`; `to_root` leads
 /// from the page to the summary folder.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn report_section(
     out: &mut String,
     i: usize,
     r: &LoadedRecord,
+    page: &PageRecord,
     opts: &HtmlOptions,
     limits: &ImageLimits,
     folder: &PictureFolder,
@@ -665,7 +670,7 @@ pub(super) fn report_section(
         v.map(|x| format!("{:.2}", x * 100.0))
             .unwrap_or_else(|| "-".into())
     };
-    let failed = rec
+    let failed = page
         .units
         .iter()
         .filter(|u| u.status == UnitStatus::Failed)
@@ -723,7 +728,7 @@ pub(super) fn report_section(
     }
     out.push_str("</tbody></table>\n");
 
-    let se = &rec.structural_errors;
+    let se = &page.structural_errors;
     let total = se.traceability.len() + se.consistency.len() + se.completeness.len();
     let _ = writeln!(out, "<h4>Structural errors ({total})</h4>");
     if total > 0 {
@@ -746,7 +751,7 @@ pub(super) fn report_section(
         out.push_str("</ul>\n");
     }
 
-    let fails = fetch_failures(rec);
+    let fails = fetch_failures(page);
     let _ = writeln!(out, "<h4>Fetch failures ({})</h4>", fails.len());
     if !fails.is_empty() {
         out.push_str("<ul class=\"fetch-failures\">");
@@ -756,7 +761,7 @@ pub(super) fn report_section(
         out.push_str("</ul>\n");
     }
 
-    let pictures = report_pictures(r, opts, limits, folder, to_root);
+    let pictures = report_pictures(r, page, opts, limits, folder, to_root);
     if !pictures.figures.is_empty() {
         let _ = writeln!(
             out,
@@ -764,7 +769,7 @@ pub(super) fn report_section(
             pictures.figures.len()
         );
         for f in &pictures.figures {
-            let scores: Vec<String> = rec
+            let scores: Vec<String> = page
                 .units
                 .iter()
                 .filter(|u| u.status == UnitStatus::Scored)
@@ -774,7 +779,7 @@ pub(super) fn report_section(
                         .map(|s| format!("{} {s:.2}", metric_short(&u.metric)))
                 })
                 .collect();
-            let caption = figure_caption(rec, &f.unit)
+            let caption = figure_caption(page, &f.unit)
                 .map(|c| format!("<div class=\"caption\">{}</div>", esc(&truncate(c, 200))))
                 .unwrap_or_default();
             let _ = write!(
@@ -790,9 +795,9 @@ pub(super) fn report_section(
         out.push_str("</div>\n");
     }
 
-    let _ = writeln!(out, "<h4>Units ({})</h4>", rec.units.len());
+    let _ = writeln!(out, "<h4>Units ({})</h4>", page.units.len());
     out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>What was judged</th><th>Verdict and justification</th><th>Reason</th></tr></thead><tbody>\n");
-    for u in &rec.units {
+    for u in &page.units {
         let zero = u.status == UnitStatus::Scored && u.score == Some(0.0);
         let status = status_label(u.status);
         let _ = write!(
@@ -893,7 +898,7 @@ mod tests {
 
     #[test]
     fn unread_sources_show_their_fetch_outcome() {
-        let rec: ReportRecord = serde_json::from_value(serde_json::json!({
+        let rec: tvir_engine::record::ReportRecord = serde_json::from_value(serde_json::json!({
             "system": "s", "task_id": "t", "judge_model": "j", "run": 1,
             "language": null, "complexity": null, "domain": null, "metrics": {},
             "ta": null, "va": null, "overall": null, "effective_citations": null,
@@ -911,8 +916,9 @@ mod tests {
             "n_images": 0, "n_charts": 0
         }))
         .unwrap();
+        let text = serde_json::to_string(&rec).unwrap();
         assert_eq!(
-            fetch_failures(&rec),
+            fetch_failures(&PageRecord::parse(&text).unwrap()),
             ["[1] http://10.0.0.1/x: refused (private address)"]
         );
     }
@@ -929,7 +935,10 @@ mod tests {
                  "judge_chars": 0, "fetch": "blocked", "reason": "HTTP 403: captcha"}]}
         }))
         .unwrap();
-        let e = unit_evidence(&unit);
+        let text = serde_json::json!({ "units": [unit] }).to_string();
+        let page = PageRecord::parse(&text).unwrap();
+        let unit = &page.units[0];
+        let e = unit_evidence(unit);
         assert!(
             e.contains("<blockquote class=\"fact\">Sales rose 5 %.</blockquote>"),
             "{e}"
@@ -944,7 +953,7 @@ mod tests {
             e.contains("not read: blocked (HTTP 403: captcha); 0 characters given to the judge"),
             "{e}"
         );
-        let v = unit_verdict(&unit, 100);
+        let v = unit_verdict(unit, 100);
         assert!(
             v.contains("<b class=\"verdict-label\">unsupported</b>"),
             "{v}"

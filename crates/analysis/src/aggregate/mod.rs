@@ -6,6 +6,7 @@
 //! folder of static HTML pages (`site`).
 
 pub mod html;
+mod page_record;
 mod pictures;
 pub mod render;
 pub mod site;

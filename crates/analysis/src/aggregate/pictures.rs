@@ -9,8 +9,8 @@ use std::path::{Component, Path};
 use std::sync::Mutex;
 
 use super::html::{esc, HtmlOptions};
+use super::page_record::{PageRecord, PageUnit};
 use crate::load::LoadedRecord;
-use tvir_engine::record::{ReportRecord, UnitRecord};
 use tvir_images::{self as images, ImageLimits};
 
 /// A relative path that stays inside its folder (no root, no `..`).
@@ -161,9 +161,9 @@ pub(super) struct ReportPictures {
 impl ReportPictures {
     /// The figure a unit judged: a figure unit by its name (`figure:N`), an
     /// Image Quality unit (`image:K`) by the file its detail names.
-    pub(super) fn figure_of(&self, u: &UnitRecord) -> Option<&PagePicture> {
+    pub(super) fn figure_of(&self, u: &PageUnit) -> Option<&PagePicture> {
         self.figures.iter().find(|f| f.unit == u.unit).or_else(|| {
-            let path = u.detail.get("path").and_then(|v| v.as_str())?;
+            let path = u.detail.path.as_deref()?;
             u.unit
                 .starts_with("image:")
                 .then(|| self.figures.iter().find(|f| f.content == path))
@@ -172,7 +172,7 @@ impl ReportPictures {
     }
 
     /// The picture of the figure a unit judged, or nothing for other units.
-    pub(super) fn of_unit_into(&self, out: &mut String, u: &UnitRecord) {
+    pub(super) fn of_unit_into(&self, out: &mut String, u: &PageUnit) {
         if let Some(f) = self.figure_of(u) {
             out.push_str(&f.picture());
         }
@@ -222,12 +222,12 @@ fn stored_thumbnail(report_json: &Path, rel: &str) -> Result<(Vec<u8>, &'static 
 /// summary folder.
 pub(super) fn report_pictures(
     r: &LoadedRecord,
+    page: &PageRecord,
     opts: &HtmlOptions,
     limits: &ImageLimits,
     folder: &PictureFolder,
     to_root: &str,
 ) -> ReportPictures {
-    let rec = &r.record;
     let mut figures: Vec<(String, String, Result<String, String>)> = Vec::new();
     let over = |k: usize| {
         (k >= opts.max_thumbnails_per_report).then(|| {
@@ -237,8 +237,8 @@ pub(super) fn report_pictures(
             )
         })
     };
-    if !rec.thumbnails.is_empty() {
-        for (k, t) in rec.thumbnails.iter().enumerate() {
+    if !page.thumbnails.is_empty() {
+        for (k, t) in page.thumbnails.iter().enumerate() {
             let file = match (&t.path, &t.reason, over(k)) {
                 (_, _, Some(why)) => Err(why),
                 (Some(rel), _, None) => match figure_hash_of(rel) {
@@ -274,14 +274,15 @@ pub(super) fn report_pictures(
         }
     } else {
         let mut seen = BTreeSet::new();
-        for u in rec.units.iter().filter(|u| u.unit.starts_with("figure:")) {
-            let content = u
-                .detail
-                .get("content")
-                .or_else(|| u.detail.get("path"))
-                .and_then(|v| v.as_str());
+        for u in page.units.iter().filter(|u| u.unit.starts_with("figure:")) {
+            // `content` when the detail has that field (whatever it holds), else `path`.
+            let content = if u.detail.has_content {
+                u.detail.content.as_deref()
+            } else {
+                u.detail.path.as_deref()
+            };
             let Some(content) = content else { continue };
-            if !seen.insert(u.unit.clone()) {
+            if !seen.insert(u.unit.to_string()) {
                 continue;
             }
             let file = match (over(figures.len()), &opts.reports_root) {
@@ -298,7 +299,7 @@ pub(super) fn report_pictures(
                         .into(),
                 ),
             };
-            figures.push((u.unit.clone(), content.to_string(), file));
+            figures.push((u.unit.to_string(), content.to_string(), file));
         }
     }
     let figures = figures
@@ -313,11 +314,11 @@ pub(super) fn report_pictures(
 }
 
 /// A figure unit's caption, from any of its units' details.
-pub(super) fn figure_caption<'a>(rec: &'a ReportRecord, unit: &str) -> Option<&'a str> {
-    rec.units
+pub(super) fn figure_caption<'a>(page: &'a PageRecord, unit: &str) -> Option<&'a str> {
+    page.units
         .iter()
         .filter(|u| u.unit == unit)
-        .find_map(|u| u.detail.get("caption").and_then(|c| c.as_str()))
+        .find_map(|u| u.detail.caption.as_deref())
         .filter(|c| !c.is_empty())
 }
 

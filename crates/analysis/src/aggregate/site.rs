@@ -18,9 +18,10 @@ use rayon::prelude::*;
 
 use super::html::{agreement_section, esc, judge_section, report_section, HtmlOptions};
 use super::html::{ExtraPage, ReportSections, STYLE};
+use super::page_record::PageRecord;
 use super::pictures::PictureFolder;
 use super::summary::Summary;
-use crate::load::{read_record, LoadedRecord};
+use crate::load::{read_record_text, LoadedRecord};
 use tvir_images::ImageLimits;
 
 /// Marks a page as written by this module, so an old summary folder may be replaced
@@ -110,9 +111,10 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// One report's page, written into `out` (cleared first, so one buffer serves every
-/// page a thread writes): its record read again from its `report.json` when the
-/// tree was loaded compact (units dropped), so no more than the reports being
-/// written are held in memory.
+/// page a thread writes): what it shows beyond the compact record (units,
+/// structural errors, thumbnails) read again from its `report.json` when the tree
+/// was loaded compact (units dropped), so no more than the reports being written
+/// are held in memory; only the page's fields are read ([`PageRecord`]).
 fn report_page(
     out: &mut String,
     i: usize,
@@ -123,29 +125,29 @@ fn report_page(
 ) {
     out.clear();
     let to_root = "../../../";
-    let full;
-    let r = if r.record.units.is_empty() && r.units.scored + r.units.failed + r.units.skipped > 0 {
-        match read_record(&r.path) {
-            Ok(record) => {
-                full = LoadedRecord {
-                    record,
-                    ..r.clone()
-                };
-                &full
-            }
-            Err(e) => {
-                out.push_str(&page_head("Report", to_root));
-                let _ = writeln!(
-                    out,
-                    "<p class=\"warn\">{}: cannot be read again: {}</p></body></html>",
-                    esc(&r.path.display().to_string()),
-                    esc(&e)
-                );
-                return;
-            }
-        }
+    let text = if r.record.units.is_empty() && r.units.scored + r.units.failed + r.units.skipped > 0
+    {
+        read_record_text(&r.path)
     } else {
-        r
+        // Loaded whole (or without units): the page reads the record in memory.
+        serde_json::to_string(&r.record).map_err(|e| e.to_string())
+    };
+    let page = match text
+        .as_deref()
+        .map_err(Clone::clone)
+        .and_then(PageRecord::parse)
+    {
+        Ok(page) => page,
+        Err(e) => {
+            out.push_str(&page_head("Report", to_root));
+            let _ = writeln!(
+                out,
+                "<p class=\"warn\">{}: cannot be read again: {}</p></body></html>",
+                esc(&r.path.display().to_string()),
+                esc(&e)
+            );
+            return;
+        }
     };
     out.push_str(&page_head(
         &format!(
@@ -163,7 +165,7 @@ fn report_page(
     );
     // Filters without script: the stylesheet hides the other units.
     out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
-    report_section(out, i, r, opts, limits, folder, to_root);
+    report_section(out, i, r, &page, opts, limits, folder, to_root);
     out.push_str("</body></html>\n");
 }
 

@@ -246,6 +246,23 @@ pub fn difference_interval(
             )
         });
     fast.unwrap_or_else(|| {
+        // Every difference the same (two systems with equal scores on every shared
+        // task, or both 0 throughout): the interval is that value, computed as the
+        // selection would (`below + frac * (next - below)`), without selecting.
+        let d0 = a[0] - b[0];
+        if !d0.is_nan()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x - y).to_bits() == d0.to_bits())
+        {
+            // `next - below` with next = below = d0 (0, or NaN for an infinite d0).
+            #[allow(clippy::eq_op)]
+            let gap = d0 - d0;
+            return [
+                d0 + (h_low - lo as f64) * gap,
+                d0 + (h_high - hi as f64) * gap,
+            ];
+        }
         scratch.clear();
         scratch.extend(a.iter().zip(b).map(|(x, y)| x - y));
         percentile_interval(scratch, confidence)

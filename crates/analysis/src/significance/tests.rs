@@ -836,6 +836,28 @@ fn percentile_interval_of_many_replicates_equals_the_sorted_quantiles() {
             );
         }
     }
+    // Columns whose differences are all one value (equal systems, both 0, a
+    // constant gap, -0): the interval without a selection, bit for bit, at every
+    // size (the thin-tails path needs 2,048 replicates; this one does not).
+    for (a, b) in [
+        (vec![0.25; 10_000], vec![0.25; 10_000]),
+        (vec![0.0; 10_000], vec![0.0; 10_000]),
+        (vec![0.75; 10_000], vec![0.5; 10_000]),
+        (vec![-0.0; 3_000], vec![0.0; 3_000]),
+        (vec![0.5; 7], vec![0.125; 7]),
+    ] {
+        for confidence in [0.95, 0.9, 0.99] {
+            let mut diffs: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+            let want = percentile_interval(&mut diffs, confidence);
+            let got = difference_interval(&a, &b, confidence, &mut Vec::new());
+            assert_eq!(
+                got.map(f64::to_bits),
+                want.map(f64::to_bits),
+                "constant {} at {confidence}: {got:?} vs {want:?}",
+                a[0] - b[0]
+            );
+        }
+    }
     let mut with_nan: Vec<f64> = (0..4096).map(f64::from).collect();
     with_nan[17] = f64::NAN;
     let got = percentile_interval(&mut with_nan, 0.95);

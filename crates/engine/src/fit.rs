@@ -296,7 +296,10 @@ impl Engine {
     /// (with [`BUDGET_SAFETY`]), when the judge knows its window.
     fn source_room(&self, rubric: &Rubric, inputs: &UnitInputs, at: UnitLabel<'_>) -> Option<u64> {
         let judge = self.judge.as_ref()?;
-        if self.settings.mode == JudgeMode::NoJudge || inputs.sources.is_empty() {
+        if self.settings.mode == JudgeMode::NoJudge
+            || inputs.sources.is_empty()
+            || !judge.knows_context_window()
+        {
             return None;
         }
         let mut bare = inputs.clone();

@@ -757,21 +757,42 @@ fn evaluate_and_write(
     let write_errors = Mutex::new(Vec::<String>::new());
     let failed_units = AtomicUsize::new(0);
     let thumbnails_written = AtomicUsize::new(0);
-    let mut records: Vec<_> = runtime
-        .block_on(engine.evaluate_each(planned, &|recs, report_timing| {
-            write_report(
-                engine,
-                out_dir,
-                recs,
-                report_timing,
-                &write_errors,
-                &failed_units,
-                &thumbnails_written,
-            )
+    // Each report's files are written on the rayon pool as the report finishes,
+    // beside the runtime's workers (one writing thread was the end of a cached
+    // run: its last reports waited there); with WRITES_IN_FLIGHT already queued
+    // the report is written here, which holds the evaluation back as before.
+    const WRITES_IN_FLIGHT: usize = 4;
+    let in_flight = AtomicUsize::new(0);
+    let written = Mutex::new(Vec::new());
+    let write = |recs, report_timing| {
+        let rows = write_report(
+            engine,
+            out_dir,
+            recs,
+            report_timing,
+            &write_errors,
+            &failed_units,
+            &thumbnails_written,
+        );
+        written
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(rows);
+    };
+    rayon::in_place_scope(|scope| {
+        runtime.block_on(engine.evaluate_each(planned, &|recs, report_timing| {
+            if in_flight.fetch_add(1, Relaxed) < WRITES_IN_FLIGHT {
+                scope.spawn(|_| {
+                    write(recs, report_timing);
+                    in_flight.fetch_sub(1, Relaxed);
+                });
+            } else {
+                write(recs, report_timing);
+                in_flight.fetch_sub(1, Relaxed);
+            }
         }))
-        .into_iter()
-        .flatten()
-        .collect();
+    });
+    let mut records = written.into_inner().unwrap_or_else(|p| p.into_inner());
     records.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
     let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = errors.first() {

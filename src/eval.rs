@@ -754,24 +754,26 @@ fn evaluate_and_write(
 ) -> anyhow::Result<Evaluated> {
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("{}: cannot create output folder", out_dir.display()))?;
-    let write_errors = Mutex::new(Vec::<String>::new());
-    let failed_units = AtomicUsize::new(0);
-    let thumbnails_written = AtomicUsize::new(0);
-    let mut records: Vec<_> = runtime
-        .block_on(engine.evaluate_each(planned, &|recs, report_timing| {
-            write_report(
-                engine,
-                out_dir,
-                recs,
-                report_timing,
-                &write_errors,
-                &failed_units,
-                &thumbnails_written,
-            )
+    let (write_errors, written) = (Mutex::new(Vec::<String>::new()), Mutex::new(Vec::new()));
+    let [failed_units, thumbnails_written, in_flight] = [(); 3].map(|()| AtomicUsize::new(0));
+    // Reports are written on the rayon pool, at most 4 queued (else here, as before).
+    let write = |recs, timing| {
+        let (errors, thumbs) = (&write_errors, &thumbnails_written);
+        let rows = write_report(engine, out_dir, recs, timing, errors, &failed_units, thumbs);
+        let mut kept = written.lock().unwrap_or_else(|p| p.into_inner());
+        kept.extend(rows);
+        in_flight.fetch_sub(1, Relaxed);
+    };
+    rayon::in_place_scope(|scope| {
+        runtime.block_on(engine.evaluate_each(planned, &|recs, timing| {
+            if in_flight.fetch_add(1, Relaxed) < 4 {
+                scope.spawn(|_| write(recs, timing));
+            } else {
+                write(recs, timing);
+            }
         }))
-        .into_iter()
-        .flatten()
-        .collect();
+    });
+    let mut records = written.into_inner().unwrap_or_else(|p| p.into_inner());
     records.sort_by(|a, b| (&a.system, &a.task_id, a.run).cmp(&(&b.system, &b.task_id, b.run)));
     let errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = errors.first() {

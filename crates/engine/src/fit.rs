@@ -227,7 +227,8 @@ impl Engine {
         &self,
         rubric: &Rubric,
         inputs: &mut UnitInputs,
-        claim: &BTreeSet<String>,
+        claim: &std::cell::OnceCell<BTreeSet<String>>,
+        claim_text: &str,
         at: UnitLabel<'_>,
     ) -> (bool, Vec<SourceCut>) {
         let chars: Vec<usize> = inputs
@@ -278,6 +279,8 @@ impl Engine {
         let mut cuts = Vec::new();
         for ((s, b), &n) in inputs.sources.iter_mut().zip(&budget).zip(&chars) {
             let Some((b, cause)) = *b else { continue };
+            // The claim's words, made only when a page is cut.
+            let claim = claim.get_or_init(|| tokens(claim_text));
             if let Some((text, kept)) = cut_page(&s.text, claim, b) {
                 cuts.push(SourceCut {
                     idx: s.idx.clone(),
@@ -296,7 +299,10 @@ impl Engine {
     /// (with [`BUDGET_SAFETY`]), when the judge knows its window.
     fn source_room(&self, rubric: &Rubric, inputs: &UnitInputs, at: UnitLabel<'_>) -> Option<u64> {
         let judge = self.judge.as_ref()?;
-        if self.settings.mode == JudgeMode::NoJudge || inputs.sources.is_empty() {
+        if self.settings.mode == JudgeMode::NoJudge
+            || inputs.sources.is_empty()
+            || !judge.knows_context_window()
+        {
             return None;
         }
         let mut bare = inputs.clone();
@@ -325,15 +331,15 @@ impl Engine {
         claim: &str,
         at: UnitLabel<'_>,
     ) -> (Outcome, Vec<SourceCut>) {
-        let claim = tokens(claim);
+        let claim_words = std::cell::OnceCell::new();
         let mut fitted = inputs.clone();
-        let (knew_window, cuts) = self.fit_sources(rubric, &mut fitted, &claim, at);
+        let (knew_window, cuts) = self.fit_sources(rubric, &mut fitted, &claim_words, claim, at);
         let outcome = self
             .ask(rubric, &fitted, at.report, at.unit, at.sample)
             .await;
         if matches!(outcome, Outcome::Failed(_)) && !knew_window {
             let mut again = inputs;
-            let (knows_now, cuts) = self.fit_sources(rubric, &mut again, &claim, at);
+            let (knows_now, cuts) = self.fit_sources(rubric, &mut again, &claim_words, claim, at);
             if knows_now && cuts.iter().any(|c| c.cause == CutCause::ContextWindow) {
                 self.stats
                     .source_cuts

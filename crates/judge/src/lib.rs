@@ -276,6 +276,12 @@ impl JudgeClient {
         self.inner.prompt_budget(request)
     }
 
+    /// Whether the context window is known yet, i.e. whether
+    /// [`JudgeClient::prompt_budget`] can answer `Some`.
+    pub fn knows_context_window(&self) -> bool {
+        self.inner.window.load(std::sync::atomic::Ordering::Relaxed) > 0
+    }
+
     /// Wait until every cache row and journal line queued so far is on disk. Also
     /// done when the last clone is dropped; call it when you need the files earlier
     /// (e.g. before reading the journal while the client lives on).

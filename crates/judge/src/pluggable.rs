@@ -38,6 +38,14 @@ pub trait Judge: Send + Sync {
         None
     }
 
+    /// False when [`Judge::prompt_budget`] is certain to answer `None` now, whatever
+    /// the request: the pipeline then skips building the request it would measure
+    /// (a render per unit that shows pages). True by default, which only costs that
+    /// render.
+    fn knows_context_window(&self) -> bool {
+        true
+    }
+
     /// `Some(reason)` when the judge cannot read images: every vision metric is then
     /// not evaluated with that reason. `None` when it can (or cannot tell).
     fn blind_reason(&self) -> BoxFuture<'_, Option<String>> {
@@ -104,6 +112,10 @@ impl Judge for ClientJudge {
 
     fn prompt_budget(&self, request: &JudgeRequest) -> Option<u64> {
         JudgeClient::prompt_budget(&self.client, request)
+    }
+
+    fn knows_context_window(&self) -> bool {
+        self.client.knows_context_window()
     }
 
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {

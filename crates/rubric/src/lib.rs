@@ -188,6 +188,9 @@ pub struct RubricSet {
     prompt_origins: BTreeMap<String, String>,
     /// How every request is laid out (`--prompt-order`).
     order: PromptOrder,
+    /// Each rubric's template value and compiled template, made once (see
+    /// [`RubricSet::prepare`]) and shared by clones of the set.
+    prepared: std::sync::Arc<BTreeMap<String, render::Prepared>>,
 }
 
 /// The judged metrics of the paper, in its order (the built-in metric rubrics).
@@ -272,14 +275,16 @@ impl RubricSet {
                 prompt_origins.insert(id, path.display().to_string());
             }
         }
-        let set = Self {
+        let mut set = Self {
             rubrics,
             prompts,
             origins,
             prompt_origins,
             order: PromptOrder::Cached,
+            prepared: Default::default(),
         };
         set.validate()?;
+        set.prepare();
         Ok(set)
     }
 
@@ -489,6 +494,30 @@ impl RubricSet {
             .ok_or_else(|| RubricError::Missing(id.to_string()))
     }
 
+    /// The set with every rubric prepared for rendering (after any change to its
+    /// rubrics).
+    fn prepare(&mut self) {
+        self.prepared = std::sync::Arc::new(
+            self.rubrics
+                .values()
+                .filter_map(|r| {
+                    let template = self.prompts.get(&r.id)?;
+                    Some((r.id.clone(), render::Prepared::new(r, template)?))
+                })
+                .collect(),
+        );
+    }
+
+    /// The preparation of `rubric` when it is this set's rubric of that id (the
+    /// same one, or an equal one); None for a rubric the caller changed.
+    pub(crate) fn prepared(&self, rubric: &Rubric) -> Option<&render::Prepared> {
+        let own = self.rubrics.get(&rubric.id)?;
+        if !std::ptr::eq(own, rubric) && own != rubric {
+            return None;
+        }
+        self.prepared.get(&rubric.id)
+    }
+
     pub fn prompt(&self, id: &str) -> Result<&str, RubricError> {
         self.prompts
             .get(id)
@@ -515,13 +544,16 @@ impl RubricSet {
                 rule.enforce = false;
             }
         }
+        self.prepare();
     }
 
     /// Put `rubric` in place of the one with the same id (or add it). The caller
     /// validates it first (`tvir ablate` re-reads overridden rubrics through
     /// [`Rubric::from_toml`]); prompts are untouched.
     pub fn replace_rubric(&mut self, rubric: Rubric) -> Option<Rubric> {
-        self.rubrics.insert(rubric.id.clone(), rubric)
+        let old = self.rubrics.insert(rubric.id.clone(), rubric);
+        self.prepare();
+        old
     }
 }
 

@@ -604,6 +604,10 @@ impl Judge for BatchJudge {
     fn judgment_cost(&self, answer: &JudgeAnswer) -> Option<f64> {
         self.priced.judgment_cost(answer)
     }
+    /// Its [`Judge::prompt_budget`] is always `None`.
+    fn knows_context_window(&self) -> bool {
+        false
+    }
     /// Image references stay references in cache keys (as in a live run); the
     /// client resolves them when a batch line is written.
     fn set_image_resolver(&self, resolver: crate::ImageResolver) -> bool {

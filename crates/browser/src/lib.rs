@@ -24,6 +24,7 @@
 //! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
 
 mod capture;
+mod detected;
 pub mod libs;
 mod process;
 mod render;

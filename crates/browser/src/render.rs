@@ -39,6 +39,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::capture;
+use crate::detected::DetectedChart;
 use crate::serve::{self, Route};
 use crate::{
     ChartData, ChartSeries, DroppedChart, PageRequest, RenderedChart, RequestOutcome,
@@ -685,38 +686,6 @@ struct Detected {
     probes: Vec<crate::SlotProbe>,
 }
 
-#[derive(Deserialize, Debug)]
-struct DetectedChart {
-    library: String,
-    #[serde(rename = "type")]
-    chart_type: Option<String>,
-    frame: Option<String>,
-    anchor: Option<f64>,
-    selector: String,
-    #[serde(default)]
-    visible: bool,
-    title: Option<String>,
-    #[serde(default)]
-    labels: Vec<Option<String>>,
-    #[serde(default)]
-    series: Vec<DetectedSeries>,
-    #[serde(default)]
-    truncated: bool,
-    caption: Option<String>,
-    #[serde(rename = "captionSource")]
-    caption_source: Option<String>,
-    heading: Option<String>,
-}
-
-#[derive(Deserialize, Debug)]
-struct DetectedSeries {
-    name: Option<String>,
-    #[serde(default)]
-    values: Vec<serde_json::Value>,
-    #[serde(default)]
-    n: usize,
-}
-
 async fn detect(
     page: &Page,
     log: &SharedLog,
@@ -794,6 +763,11 @@ async fn shoot(
     }
     let mut out = Vec::new();
     for c in visible {
+        let refused = log.lock().ok().and_then(|l| c.data_refused(&l.requests));
+        if let Some(why) = refused {
+            dropped(log, &c, "", why);
+            continue;
+        }
         if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
             out.push(r);
         }

@@ -4,11 +4,13 @@
 //! captured (its picture is an empty frame of axes, not what a reader sees); it is
 //! dropped with that request as the reason.
 
+use std::sync::Mutex;
+
 use serde::Deserialize;
 
-use crate::{RequestOutcome, RequestRecord};
+use crate::{RequestOutcome, RequestRecord, ScriptError};
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone)]
 pub(crate) struct DetectedChart {
     pub library: String,
     #[serde(rename = "type")]
@@ -37,7 +39,7 @@ pub(crate) struct DetectedChart {
     pub no_data: bool,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone)]
 pub(crate) struct DetectedSeries {
     pub name: Option<String>,
     #[serde(default)]
@@ -73,6 +75,42 @@ impl DetectedChart {
             )
         })
     }
+}
+
+/// The page's script errors with each muted one (a cross-origin script's "Script
+/// error.") replaced by what the browser reported of the same failure, and the
+/// browser's reports the page saw none of.
+pub(crate) fn with_thrown(
+    page: Vec<ScriptError>,
+    thrown: &Mutex<Vec<ScriptError>>,
+) -> Vec<ScriptError> {
+    let thrown = thrown.lock().map(|t| t.clone()).unwrap_or_default();
+    let muted = |e: &ScriptError| e.message.trim() == "Script error." || e.message.is_empty();
+    let mut out: Vec<ScriptError> = page.into_iter().filter(|e| !muted(e)).collect();
+    for t in thrown {
+        let known = out
+            .iter()
+            .any(|e| e.message.contains(&t.message) || t.message.contains(&e.message));
+        if !known && out.len() < 20 {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// What detect.js returns: the charts of the live page and what it saw besides.
+#[derive(Deserialize, Debug)]
+pub(crate) struct Detected {
+    #[serde(default)]
+    pub charts: Vec<DetectedChart>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    #[serde(default, rename = "popupsBlocked")]
+    pub popups_blocked: u64,
+    #[serde(default, rename = "scriptErrors")]
+    pub script_errors: Vec<ScriptError>,
+    #[serde(default)]
+    pub probes: Vec<crate::SlotProbe>,
 }
 
 #[cfg(test)]

@@ -150,6 +150,8 @@ mod tests {
             vw: 1280.0,
             vh: 900.0,
             forced: None,
+            cut_why: None,
+            unclipped: 0,
         }
     }
 

@@ -33,6 +33,10 @@ packages=(
   "chartjs-plugin-zoom 2.0.1"
   "hammerjs 2.0.8"
   "plotly.js-dist-min 2.27.0"
+  "plotly.js-dist-min 1.58.5"
+  "vega 5.33.1"
+  "vega-lite 5.23.0"
+  "vega-embed 6.29.0"
   "topojson 3.0.2"
 )
 for p in "${packages[@]}"; do
@@ -60,6 +64,8 @@ https://cdn.jsdelivr.net/npm/vega-lite@6	vega-lite-6.4.3/package/build/vega-lite
 https://cdn.jsdelivr.net/npm/vega-embed@7	vega-embed-7.3.0/package/build/vega-embed.min.js
 https://code.highcharts.com/highcharts.js	highcharts-13.1.1/package/highcharts.js
 https://code.highcharts.com/modules/exporting.js	highcharts-13.1.1/package/modules/exporting.js
+https://code.highcharts.com/modules/export-data.js	highcharts-13.1.1/package/modules/export-data.js
+https://code.highcharts.com/modules/accessibility.js	highcharts-13.1.1/package/modules/accessibility.js
 https://cdn.jsdelivr.net/npm/apexcharts	apexcharts-7.9.1/package/dist/apexcharts.min.js
 https://cdn.jsdelivr.net/npm/apexcharts@7.9.1/dist/apexcharts.min.js	apexcharts-7.9.1/package/dist/apexcharts.min.js
 https://cdn.jsdelivr.net/npm/chart.js@4	chart.js-4.6.1/package/dist/chart.umd.min.js
@@ -73,6 +79,10 @@ https://cdn.jsdelivr.net/npm/chartjs-plugin-datalabels@2.0.0	chartjs-plugin-data
 https://cdn.jsdelivr.net/npm/chartjs-plugin-zoom@2.0.1/dist/chartjs-plugin-zoom.min.js	chartjs-plugin-zoom-2.0.1/package/dist/chartjs-plugin-zoom.min.js
 https://cdn.jsdelivr.net/npm/hammerjs@2.0.8	hammerjs-2.0.8/package/hammer.min.js
 https://cdn.plot.ly/plotly-2.27.0.min.js	plotly.js-dist-min-2.27.0/package/plotly.min.js
+https://cdn.plot.ly/plotly-latest.min.js	plotly.js-dist-min-1.58.5/package/plotly.min.js
+https://cdn.jsdelivr.net/npm/vega@5	vega-5.33.1/package/build/vega.min.js
+https://cdn.jsdelivr.net/npm/vega-lite@5	vega-lite-5.23.0/package/build/vega-lite.min.js
+https://cdn.jsdelivr.net/npm/vega-embed@6	vega-embed-6.29.0/package/build/vega-embed.min.js
 https://cdnjs.cloudflare.com/ajax/libs/topojson/3.0.2/topojson.min.js	topojson-3.0.2/package/dist/topojson.min.js
 TSV
 while IFS=$'\t' read -r url file; do

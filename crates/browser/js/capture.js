@@ -19,7 +19,8 @@
 // a chart that never reveals is shown by force, and `forced` says what was forced.
 (async function tvirCapture(op) {
   'use strict';
-  var T = window.__tvirCapture || (window.__tvirCapture = { hidden: [], revealed: [] });
+  var T = window.__tvirCapture || (window.__tvirCapture = { hidden: [], revealed: [], unclipped: [] });
+  T.unclipped = T.unclipped || [];
   function frames() { return new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(function () { r(); }); }); }); }
   function sleep(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
   function framePath(w) {
@@ -203,6 +204,34 @@
     });
   }
 
+  // Boxes that clip the chart (overflow other than visible: a sideways-scrolling box
+  // narrower than the chart, a fixed-height panel) are opened for the shot, so the
+  // chart is captured whole and scrolling it into view does not scroll the box under
+  // it; 'restore' puts their overflow and scroll offsets back.
+  function unclip(el) {
+    var n = 0, c = el.getBoundingClientRect();
+    for (var e = el.parentElement; e && e !== el.ownerDocument.body && e !== el.ownerDocument.documentElement; e = e.parentElement) {
+      var cs = el.ownerDocument.defaultView.getComputedStyle(e);
+      if (cs.overflowX === 'visible' && cs.overflowY === 'visible') continue;
+      var b = e.getBoundingClientRect();
+      var cutX = cs.overflowX !== 'visible' && (c.left < b.left - 0.5 || c.right > b.right + 0.5 || c.width > e.clientWidth + 0.5);
+      var cutY = cs.overflowY !== 'visible' && (c.top < b.top - 0.5 || c.bottom > b.bottom + 0.5 || c.height > e.clientHeight + 0.5);
+      if (!cutX && !cutY) continue;
+      T.unclipped.push([e, e.style.getPropertyValue('overflow'), e.style.getPropertyPriority('overflow'), e.scrollLeft, e.scrollTop]);
+      e.scrollLeft = 0; e.scrollTop = 0;
+      e.style.setProperty('overflow', 'visible', 'important');
+      n++;
+    }
+    return n;
+  }
+  function reclip() {
+    T.unclipped.reverse().forEach(function (u) {
+      if (u[1]) u[0].style.setProperty('overflow', u[1], u[2]); else u[0].style.removeProperty('overflow');
+      u[0].scrollLeft = u[3]; u[0].scrollTop = u[4];
+    });
+    T.unclipped = [];
+  }
+
   if (op.op === 'scrollPass') {
     // The page's height when the pass starts bounds it: a page that keeps growing (a chart
     // resizing its own container) is not chased.
@@ -240,6 +269,9 @@
   if (op.op === 'place') {
     var f = find(op.frame, op.selector);
     if (!f) return { found: false };
+    reclip();
+    var unclipped = unclip(f.el);
+    if (unclipped) await frames();
     var r0 = rect(f), vw = window.innerWidth, vh = window.innerHeight;
     var tall = r0.height > vh, wide = r0.width > vw;
     try { f.el.scrollIntoView({ block: tall ? 'start' : 'center', inline: wide ? 'start' : 'center', behavior: 'instant' }); } catch (e) { f.el.scrollIntoView(tall); }
@@ -267,10 +299,19 @@
     });
     await frames();
     r = rect(f);
-    return { found: true, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
+    // Why the box cannot be shown whole, when it cannot: larger than the viewport, or
+    // placed where the page does not scroll far enough to show all of it.
+    var cutWhy = null;
+    if (r.width > vw + 0.5 || r.height > vh + 0.5) cutWhy = 'larger than the ' + vw + 'x' + vh + ' viewport';
+    else if (r.left < -0.5 || r.top < -0.5 || r.left + r.width > vw + 0.5 || r.top + r.height > vh + 0.5)
+      cutWhy = 'fits the ' + vw + 'x' + vh + ' viewport but at its place on the page (x ' + Math.round(r.left + window.scrollX) +
+        ' to ' + Math.round(r.left + r.width + window.scrollX) + ', y ' + Math.round(r.top + window.scrollY) + ' to ' +
+        Math.round(r.top + r.height + window.scrollY) + ') the page does not scroll to show all of it';
+    return { found: true, unclipped: unclipped, cutWhy: cutWhy, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
              scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length, forced: forced };
   }
   if (op.op === 'restore') {
+    reclip();
     T.hidden.forEach(function (h) { if (h[1]) h[0].style.setProperty('visibility', h[1], h[2]); else h[0].style.removeProperty('visibility'); });
     T.hidden = [];
     return true;

@@ -133,7 +133,7 @@
       selector: cssPath(el), box: box, visible: isVisible(el, box),
       title: str(info.title), labels: info.labels || [], series: (info.series || []).slice(0, MAX_SERIES),
       seriesCount: (info.series || []).length, caption: ctx.caption, captionSource: ctx.caption ? ctx.source || 'caption line' : null, heading: null,
-      animating: !!info.animating
+      animating: !!info.animating, dataUrls: info.dataUrls || [], noData: !!info.noData
     };
     c.truncated = c.seriesCount > MAX_SERIES || c.series.some(function (s) { return s.n > s.values.length; }) ||
                   (info.labelCount || 0) > c.labels.length;
@@ -279,12 +279,23 @@
             }));
           });
         } catch (e) { out.warnings.push('vega state: ' + e.message); }
+        // Data files the spec loads (`data: {url}` at any level): when the view holds no
+        // row and the page's request for one was refused, the picture is an empty frame.
+        var urls = [];
+        (function walk(o, depth) {
+          if (!o || typeof o !== 'object' || depth > 12 || urls.length >= 20) return;
+          if (Array.isArray(o)) { o.forEach(function (x) { walk(x, depth + 1); }); return; }
+          [].concat(o.data || []).forEach(function (d) {
+            if (d && typeof d.url === 'string') { try { urls.push(new URL(d.url, doc.baseURI).href); } catch (e) {} }
+          });
+          Object.keys(o).forEach(function (k) { if (k !== 'data' && k !== 'datasets') walk(o[k], depth + 1); });
+        })(r.spec, 0);
         if (!title) { var tt = el.querySelector('.role-title-text, .mark-text.role-title-text text'); if (tt) title = tt.textContent; }
         // The view's own drawing (title, axes and legends included), not the embed box
         // around it, which also holds vega-embed's action menu and the room made for it.
         var marks = el.querySelector('canvas.marks, svg.marks');
         push(frame, off, marks || el, 'vega', { type: r.spec && (r.spec.mark && (r.spec.mark.type || r.spec.mark)) || (r.spec && r.spec.$schema && /vega-lite/.test(r.spec.$schema) ? 'vega-lite' : null),
-          title: title, labels: labelsOf(labels), series: ss }, host, topHost);
+          title: title, labels: labelsOf(labels), series: ss, dataUrls: urls, noData: urls.length > 0 && !ss.length }, host, topHost);
       });
       doc.querySelectorAll('.vega-embed, canvas.marks, svg.marks').forEach(function (el) {
         var host = el.classList.contains('vega-embed') ? el : (el.closest('.vega-embed') || el);

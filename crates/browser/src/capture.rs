@@ -44,6 +44,13 @@ pub(crate) struct Placed {
     /// What was forced to show a chart that never revealed itself.
     #[serde(default)]
     pub forced: Option<String>,
+    /// Why the box is not shown whole when it is not (larger than the viewport, or
+    /// placed past where the page scrolls).
+    #[serde(default)]
+    pub cut_why: Option<String>,
+    /// Boxes that clipped the chart (overflow not visible) opened for the shot.
+    #[serde(default)]
+    pub unclipped: u32,
 }
 
 /// Whole-pixel clip in page coordinates, and whether the box had to be cut to the
@@ -117,6 +124,16 @@ pub(crate) fn is_one_colour(png_bytes: &[u8]) -> bool {
     differing * 1000 < w * h
 }
 
+/// Width and height from a PNG's IHDR.
+pub(crate) fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" {
+        return None;
+    }
+    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
+    Some((w, h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +150,8 @@ mod tests {
             vw: 1280.0,
             vh: 900.0,
             forced: None,
+            cut_why: None,
+            unclipped: 0,
         }
     }
 

@@ -24,6 +24,7 @@
 //! engine): callers adapt their own types to [`PageRequest`] and [`ResourceProvider`].
 
 mod capture;
+mod detected;
 pub mod libs;
 mod process;
 mod render;
@@ -508,7 +509,7 @@ impl Browser {
                     self.cfg.page_budget.as_secs() + 15
                 ))
             });
-            let (requests, notes, dropped, errors, slots) = log
+            let (requests, notes, mut dropped, errors, slots, captured, waiting) = log
                 .lock()
                 .map(|mut l| {
                     (
@@ -517,14 +518,39 @@ impl Browser {
                         std::mem::take(&mut l.dropped),
                         std::mem::take(&mut l.script_errors),
                         std::mem::take(&mut l.slots),
+                        std::mem::take(&mut l.captured),
+                        std::mem::take(&mut l.waiting),
                     )
                 })
                 .unwrap_or_default();
             out.requests = requests;
             out.notes.extend(notes);
-            out.dropped = dropped;
             out.script_errors = errors;
             out.slots = slots;
+            // A failure never loses finished work: charts captured before the page
+            // stopped answering are kept, the ones still waiting fail with the reason,
+            // and the page is not rendered again (it would hang again).
+            let r = match r {
+                Err(reason) if !captured.is_empty() => {
+                    for c in &waiting {
+                        dropped.push(DroppedChart {
+                            library: c.library.clone(),
+                            anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
+                            frame: c.frame.clone(),
+                            selector: c.selector.clone(),
+                            reason: format!("not captured: {reason}"),
+                        });
+                    }
+                    out.notes.push(format!(
+                        "{} chart(s) captured before the page failed ({reason}): kept; {} not captured",
+                        captured.len(),
+                        waiting.len()
+                    ));
+                    Ok(captured)
+                }
+                r => r,
+            };
+            out.dropped = dropped;
             match r {
                 Ok(charts) => {
                     out.charts = charts;

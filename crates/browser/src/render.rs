@@ -39,6 +39,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::capture;
+use crate::detected::{Detected, DetectedChart};
 use crate::serve::{self, Route};
 use crate::{
     ChartData, ChartSeries, DroppedChart, PageRequest, RenderedChart, RequestOutcome,
@@ -64,6 +65,10 @@ pub(crate) struct Log {
     pub dropped: Vec<DroppedChart>,
     pub script_errors: Vec<ScriptError>,
     pub slots: Vec<crate::SlotProbe>,
+    /// Charts captured so far: kept when the attempt fails later (the page hangs).
+    pub captured: Vec<RenderedChart>,
+    /// Charts found in the live page and not yet captured or dropped.
+    pub waiting: Vec<DetectedChart>,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -369,7 +374,7 @@ async fn run(
         for w in detected.warnings.iter().take(20) {
             note(log, format!("detect: {w}"));
         }
-        let errors = with_thrown(detected.script_errors.clone(), &thrown);
+        let errors = crate::detected::with_thrown(detected.script_errors.clone(), &thrown);
         if let Ok(mut l) = log.lock() {
             l.script_errors = errors;
             l.slots = detected.probes.clone();
@@ -653,70 +658,6 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
     }
 }
 
-/// The page's script errors with each muted one (a cross-origin script's "Script
-/// error.") replaced by what the browser reported of the same failure, and the
-/// browser's reports the page saw none of.
-fn with_thrown(page: Vec<ScriptError>, thrown: &Mutex<Vec<ScriptError>>) -> Vec<ScriptError> {
-    let thrown = thrown.lock().map(|t| t.clone()).unwrap_or_default();
-    let muted = |e: &ScriptError| e.message.trim() == "Script error." || e.message.is_empty();
-    let mut out: Vec<ScriptError> = page.into_iter().filter(|e| !muted(e)).collect();
-    for t in thrown {
-        let known = out
-            .iter()
-            .any(|e| e.message.contains(&t.message) || t.message.contains(&e.message));
-        if !known && out.len() < 20 {
-            out.push(t);
-        }
-    }
-    out
-}
-
-#[derive(Deserialize, Debug)]
-struct Detected {
-    #[serde(default)]
-    charts: Vec<DetectedChart>,
-    #[serde(default)]
-    warnings: Vec<String>,
-    #[serde(default, rename = "popupsBlocked")]
-    popups_blocked: u64,
-    #[serde(default, rename = "scriptErrors")]
-    script_errors: Vec<ScriptError>,
-    #[serde(default)]
-    probes: Vec<crate::SlotProbe>,
-}
-
-#[derive(Deserialize, Debug)]
-struct DetectedChart {
-    library: String,
-    #[serde(rename = "type")]
-    chart_type: Option<String>,
-    frame: Option<String>,
-    anchor: Option<f64>,
-    selector: String,
-    #[serde(default)]
-    visible: bool,
-    title: Option<String>,
-    #[serde(default)]
-    labels: Vec<Option<String>>,
-    #[serde(default)]
-    series: Vec<DetectedSeries>,
-    #[serde(default)]
-    truncated: bool,
-    caption: Option<String>,
-    #[serde(rename = "captionSource")]
-    caption_source: Option<String>,
-    heading: Option<String>,
-}
-
-#[derive(Deserialize, Debug)]
-struct DetectedSeries {
-    name: Option<String>,
-    #[serde(default)]
-    values: Vec<serde_json::Value>,
-    #[serde(default)]
-    n: usize,
-}
-
 async fn detect(
     page: &Page,
     log: &SharedLog,
@@ -768,6 +709,9 @@ async fn shoot(
     if let Err(e) = step(serde_json::json!({"op": "prepare"})).await {
         note(log, format!("finishing the page's CSS animations: {e}"));
     }
+    if let Ok(mut l) = log.lock() {
+        l.waiting = charts.clone();
+    }
     let (visible, hidden): (Vec<_>, Vec<_>) = charts.into_iter().partition(|c| c.visible);
     let list: Vec<_> = visible
         .iter()
@@ -794,11 +738,25 @@ async fn shoot(
     }
     let mut out = Vec::new();
     for c in visible {
+        done(log, &c);
+        let refused = log.lock().ok().and_then(|l| c.data_refused(&l.requests));
+        if let Some(why) = refused {
+            dropped(log, &c, "", why);
+            continue;
+        }
+        if out_of_time(log, &c, deadline) {
+            continue;
+        }
         if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
+            kept(log, &r);
             out.push(r);
         }
     }
     for c in hidden {
+        done(log, &c);
+        if out_of_time(log, &c, deadline) {
+            continue;
+        }
         let shown =
             step(serde_json::json!({"op": "reveal", "frame": c.frame, "selector": c.selector}))
                 .await
@@ -815,6 +773,7 @@ async fn shoot(
             .await;
             let _ = step(serde_json::json!({"op": "unreveal"})).await;
             if let Some(r) = r? {
+                kept(log, &r);
                 out.push(r);
             }
         } else {
@@ -831,6 +790,39 @@ async fn shoot(
         );
     }
     Ok(out)
+}
+
+/// The chart is no longer waiting (it is being captured or dropped now).
+fn done(log: &SharedLog, c: &DetectedChart) {
+    if let Ok(mut l) = log.lock() {
+        l.waiting
+            .retain(|w| !(w.selector == c.selector && w.frame == c.frame));
+    }
+}
+
+/// A captured chart, kept in the log so that a later failure of the attempt (the
+/// page hangs) does not lose it.
+fn kept(log: &SharedLog, r: &RenderedChart) {
+    if let Ok(mut l) = log.lock() {
+        l.captured.push(r.clone());
+    }
+}
+
+/// The page's time limit is over: the chart is dropped with that reason rather than
+/// captured late (a page whose scripts keep it busy makes every step slow; the charts
+/// already captured are kept).
+fn out_of_time(log: &SharedLog, c: &DetectedChart, deadline: Instant) -> bool {
+    if Instant::now() < deadline {
+        return false;
+    }
+    dropped(
+        log,
+        c,
+        "",
+        "not captured: the page's time limit ran out before its turn (the page's scripts kept it busy)"
+            .into(),
+    );
+    true
 }
 
 /// Place and shoot one chart; a blank shot is redrawn and taken once more. Ok(None)
@@ -888,11 +880,27 @@ async fn shoot_one(
             return Ok(None);
         };
         if clip.cut {
+            let why = placed
+                .cut_why
+                .clone()
+                .unwrap_or_else(|| format!("larger than the {}x{} viewport", placed.vw, placed.vh));
             note(
                 log,
                 format!(
-                    "{} chart {}{how} is {}x{} px, larger than the {}x{} viewport: cut to its visible part",
-                    c.library, c.selector, placed.width.round(), placed.height.round(), placed.vw, placed.vh
+                    "{} chart {}{how} is {}x{} px, {why}: cut to its visible part",
+                    c.library,
+                    c.selector,
+                    placed.width.round(),
+                    placed.height.round()
+                ),
+            );
+        }
+        if placed.unclipped > 0 && attempt == 0 {
+            note(
+                log,
+                format!(
+                    "{} chart {}{how}: {} box(es) around it that clipped it (overflow) opened for the shot",
+                    c.library, c.selector, placed.unclipped
                 ),
             );
         }
@@ -942,7 +950,7 @@ async fn shoot_one(
     if let Some(f) = &forced {
         note(log, format!("{} chart {}{how}: {f}", c.library, c.selector));
     }
-    let (pw, ph) = png_size(&png).ok_or("screenshot is not a PNG")?;
+    let (pw, ph) = capture::png_size(&png).ok_or("screenshot is not a PNG")?;
     let data = ChartData {
         library: c.library.clone(),
         chart_type: c.chart_type.clone(),
@@ -977,14 +985,4 @@ async fn shoot_one(
         height: ph,
         data,
     }))
-}
-
-/// Width and height from a PNG's IHDR.
-pub(crate) fn png_size(png: &[u8]) -> Option<(u32, u32)> {
-    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" {
-        return None;
-    }
-    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
-    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
-    Some((w, h))
 }

@@ -191,3 +191,57 @@ async fn three_renders_give_identical_pngs() {
     }
     browser.close().await;
 }
+
+/// A chart that fits the window but sits in a sideways-scrolling box narrower than
+/// itself, beside a fixed sidebar: captured whole (its green first bar and red last
+/// bar both in the PNG), with no "larger than the viewport" note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_in_a_narrow_scrolling_box_is_captured_whole() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let r = render(&browser, &libs, "p-scroll-box-sidebar.html").await;
+    // The same page with the chart pulled 700 px left: opened, it reaches past the
+    // page's left edge, where no scroll goes. It cannot be shown whole, and the note
+    // says why (not "larger than the viewport": it is not).
+    let mut req = request(&libs, "p-scroll-box-sidebar.html");
+    req.entry_override = Some(
+        read(&pages_dir().join("p-scroll-box-sidebar.html"))
+            .replace("height:340px\"", "height:340px;margin-left:-700px\"")
+            .into_bytes(),
+    );
+    let pinned = browser.render(req).await;
+    browser.close().await;
+    assert_eq!(pinned.charts.len(), 1, "{:?}", pinned.notes);
+    let cut: Vec<&String> = pinned
+        .notes
+        .iter()
+        .filter(|n| n.contains("cut to"))
+        .collect();
+    assert_eq!(cut.len(), 1, "{:?}", pinned.notes);
+    assert!(
+        cut[0].contains("fits the 1280x900 viewport") && !cut[0].contains("larger than"),
+        "{}",
+        cut[0]
+    );
+    assert!(r.failure.is_none(), "{:?}", r.failure);
+    assert_eq!(sizes(&r.charts), [(1100, 340)], "{:?}", r.notes);
+    assert!(
+        !r.notes.iter().any(|n| n.contains("cut to")),
+        "{:?}",
+        r.notes
+    );
+    let img = pixels(&r.charts[0].png);
+    let count = |xs: std::ops::Range<u32>, want: fn(&image::Rgba<u8>) -> bool| {
+        xs.flat_map(|x| (0..img.height()).map(move |y| (x, y)))
+            .filter(|&(x, y)| want(img.get_pixel(x, y)))
+            .count()
+    };
+    let green = count(0..150, |p| p[0] < 40 && p[1] > 140 && p[2] < 40);
+    let red = count(img.width() - 150..img.width(), |p| {
+        p[0] > 200 && p[1] < 40 && p[2] < 40
+    });
+    assert!(green > 200, "first bar missing: {green} green pixels");
+    assert!(red > 200, "last bar missing: {red} red pixels");
+}

@@ -201,3 +201,42 @@ async fn files_outside_the_folder_are_never_served() {
     );
     browser.close().await;
 }
+
+/// A page that goes busy for good after some charts were captured keeps them: the
+/// charts captured before fail nothing, the ones after fail with why (and name their
+/// library), and the page is not rendered a second time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn charts_captured_before_a_page_hangs_are_kept() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let mut cfg = config(exe);
+    cfg.page_budget = Duration::from_secs(12);
+    let browser = Browser::start(cfg).await.expect("browser starts");
+    let r = render(&browser, &libs, "hostile/busy-after-first-chart.html").await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let shot: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
+    assert_eq!(shot, ["#c1"], "{:?}", r.notes);
+    assert!(!is_blank(&r.charts[0].png));
+    let mut lost: Vec<&str> = r.dropped.iter().map(|d| d.selector.as_str()).collect();
+    lost.sort();
+    assert_eq!(lost, ["#c2", "#c3", "#c4"], "{:?}", r.dropped);
+    for d in &r.dropped {
+        assert_eq!(d.library, "chartjs");
+        assert!(
+            d.reason.contains("busy")
+                || d.reason.contains("time limit")
+                || d.reason.contains("hung"),
+            "{}",
+            d.reason
+        );
+    }
+    assert!(
+        !r.notes
+            .iter()
+            .any(|n| n.starts_with("retried in a fresh tab")),
+        "{:?}",
+        r.notes
+    );
+    browser.close().await;
+}

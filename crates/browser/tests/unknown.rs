@@ -60,3 +60,34 @@ async fn a_canvas_drawn_by_an_unknown_script_is_a_chart_and_decoration_is_not() 
         [false, true, true, false, false, false, true, true, false]
     );
 }
+
+/// A chart whose configuration loads a data file the page could not fetch draws an
+/// empty frame (title and axes, no marks); that is not the chart a reader sees. It is
+/// not captured: it is dropped naming the refused request, and a chart beside it with
+/// its data inline is captured as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_drawn_without_its_refused_data_file_is_dropped_naming_the_file() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let r = render(&browser, &libs, "p-data-refused.html").await;
+    browser.close().await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let captured: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
+    assert_eq!(captured.len(), 1, "{captured:?} {:?}", r.notes);
+    assert!(captured[0].starts_with("#inline"), "{captured:?}");
+    let d = r
+        .dropped
+        .iter()
+        .find(|d| d.selector.starts_with("#from-file"))
+        .unwrap_or_else(|| panic!("no drop for #from-file: {:?} {:?}", r.dropped, r.notes));
+    assert_eq!(d.library, "vega");
+    assert!(
+        d.reason.contains("drawn without its data")
+            && d.reason
+                .contains("https://data.example.org/lighthouse-visits.csv"),
+        "{}",
+        d.reason
+    );
+}

@@ -19,7 +19,7 @@
 //! - **No browser, no zero**: without one, the report's charts stay pseudo-visuals
 //!   and become `not_evaluated` units with the reason and the remedy.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -141,6 +141,9 @@ pub struct Unrendered {
     /// Skipped (not our failure to judge: no browser) rather than failed.
     pub skipped: bool,
     pub reason: String,
+    /// The chart's library when known: the live page's for a chart it dropped, else
+    /// the one chart library the page loads or drew with (none when several).
+    pub library: Option<String>,
 }
 
 /// Counters of the render stage (the warm re-run test asserts on them).
@@ -284,6 +287,7 @@ impl Renderer {
                     candidate: c.clone(),
                     skipped: true,
                     reason: format!("chart drawn by script not rendered: {reason}"),
+                    library: None,
                 })
                 .collect(),
             ..RenderResult::default()
@@ -499,7 +503,14 @@ impl Renderer {
         let transient = failures
             .iter()
             .any(|(_, f)| !matches!(f, ResourceFailure::Refused(_) | ResourceFailure::Missing(_)));
-        if let (Some(store), None, false) = (&self.store, &stored.failure, transient) {
+        // A page that hung is kept too: its failure comes from the page itself, and the
+        // same page bytes, resources and viewport (the key) hang again; rendering it
+        // again on every run would pay the whole time limit twice for nothing.
+        let keep = stored
+            .failure
+            .as_deref()
+            .is_none_or(|f| f.starts_with("page hung"));
+        if let (Some(store), true, false) = (&self.store, keep, transient) {
             let mut used: Vec<Used> = stored
                 .requests
                 .iter()
@@ -654,6 +665,7 @@ impl Renderer {
         // Charts the live page had that gave no picture fail with their own reason,
         // at their own place when their anchor is known.
         let lines = tvir_report::line_index(&report.text);
+        let page_library = page_library(&stored);
         let mut dropped_units: Vec<Unrendered> = Vec::new();
         for d in &stored.dropped {
             let line = d.anchor.map(&lines);
@@ -677,6 +689,7 @@ impl Renderer {
                     "{} chart {} drawn but not captured: {}{cause}",
                     d.library, d.selector, d.reason
                 ),
+                library: Some(d.library.clone()),
             });
         }
         let dropped_count = dropped_units.len();
@@ -686,6 +699,11 @@ impl Renderer {
             .len()
             .saturating_sub(drawn + dropped_units.len());
         if let Some(failure) = &stored.failure {
+            let failure = &if from_cache {
+                format!("{failure} (remembered from an earlier render of the same page bytes, resources and viewport)")
+            } else {
+                failure.clone()
+            };
             result.status = "failed".into();
             result.reason = Some(failure.clone());
             result.unrendered = plan
@@ -695,6 +713,7 @@ impl Renderer {
                     candidate: c.clone(),
                     skipped: false,
                     reason: format!("the page could not be rendered: {failure}"),
+                    library: page_library.clone(),
                 })
                 .collect();
         } else {
@@ -783,6 +802,7 @@ impl Renderer {
                     candidate: c.clone(),
                     skipped: false,
                     reason: own_reason(c).unwrap_or_default(),
+                    library: page_library.clone(),
                 });
             }
             let short = short.saturating_sub(result.unrendered.len() - dropped_count);
@@ -799,11 +819,35 @@ impl Renderer {
                         candidate: c.clone(),
                         skipped: false,
                         reason: reason.clone(),
+                        library: page_library.clone(),
                     }));
             }
         }
         (parsed, result)
     }
+}
+
+/// The one chart library a rendered page used: from the charts it drew or dropped,
+/// else from the chart scripts it asked for (served or not); None when several or
+/// none is known.
+fn page_library(stored: &StoredRender) -> Option<String> {
+    let mut seen: BTreeSet<String> = stored
+        .charts
+        .iter()
+        .map(|c| c.library.clone())
+        .chain(stored.dropped.iter().map(|d| d.library.clone()))
+        .filter(|l| !l.is_empty() && l != "unknown")
+        .collect();
+    if seen.is_empty() {
+        seen = stored
+            .requests
+            .iter()
+            .filter(|r| is_chart_script(r))
+            .filter_map(|r| crate::render_requests::library_of_script(&r.url))
+            .map(str::to_string)
+            .collect();
+    }
+    (seen.len() == 1).then(|| seen.into_iter().next().unwrap_or_default())
 }
 
 /// One file or resource a page used, as listed in the cache.
@@ -893,5 +937,49 @@ pub(crate) fn render_record(report: &Report, r: &RenderResult) -> crate::record:
             )
             .collect(),
         notes: r.notes.clone(),
+    }
+}
+
+#[cfg(test)]
+mod page_library_tests {
+    use super::*;
+
+    fn script(url: &str) -> RequestRecord {
+        RequestRecord {
+            url: url.into(),
+            outcome: RequestOutcome::Provided {
+                sha256: String::new(),
+            },
+            resource_type: Some("Script".into()),
+        }
+    }
+
+    #[test]
+    fn the_one_library_of_a_page_is_known_from_its_scripts_or_charts() {
+        // A page that hung: no chart, its scripts name one chart library (G6 is none).
+        let hung = StoredRender {
+            requests: vec![
+                script("https://cdn.jsdelivr.net/npm/vega@5"),
+                script("https://cdn.jsdelivr.net/npm/vega-embed@6"),
+                script("https://unpkg.com/@antv/g6@5/dist/g6.min.js"),
+            ],
+            failure: Some("page hung".into()),
+            ..StoredRender::default()
+        };
+        assert_eq!(page_library(&hung).as_deref(), Some("vega"));
+        // Two libraries: none is claimed.
+        let mut two = hung.clone();
+        two.requests
+            .push(script("https://cdn.plot.ly/plotly-2.35.2.min.js"));
+        assert_eq!(page_library(&two), None);
+        // A chart the page dropped names it, whatever the scripts say.
+        two.dropped.push(DroppedChart {
+            library: "plotly".into(),
+            anchor: None,
+            frame: None,
+            selector: "#p".into(),
+            reason: "captured blank".into(),
+        });
+        assert_eq!(page_library(&two).as_deref(), Some("plotly"));
     }
 }

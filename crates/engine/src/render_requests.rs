@@ -78,6 +78,41 @@ pub(crate) fn is_chart_script(r: &RequestRecord) -> bool {
     }
 }
 
+/// The chart library a script address names (by the names the live page's charts
+/// carry), if any: `vega-embed@6`, `plotly-2.35.2.min.js`, `chart.js@4/dist/chart.umd.js`.
+pub(crate) fn library_of_script(url: &str) -> Option<&'static str> {
+    let u = url.to_ascii_lowercase();
+    let path = u.split(['?', '#']).next().unwrap_or(&u);
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let names: &[(&str, &[&str])] = &[
+        ("vega", &["vega"]),
+        ("plotly", &["plotly"]),
+        ("echarts", &["echarts"]),
+        ("highcharts", &["highcharts", "highstock"]),
+        ("apexcharts", &["apexcharts"]),
+        (
+            "chartjs",
+            &[
+                "chart.js",
+                "chartjs",
+                "chart.umd",
+                "chart.min.js",
+                "chart.bundle",
+            ],
+        ),
+    ];
+    for (lib, marks) in names {
+        if marks.iter().any(|m| path.contains(m)) {
+            return Some(lib);
+        }
+    }
+    let d3 = path.contains("/d3@")
+        || path.contains("/d3/")
+        || file.starts_with("d3.")
+        || file.starts_with("d3-");
+    d3.then_some("d3")
+}
+
 /// Analytics, tag-manager and tracking hosts: never a chart's library.
 pub(crate) const ANALYTICS: &[&str] = &[
     "googletagmanager.com",
@@ -155,4 +190,32 @@ pub(crate) fn percent_decode(s: &str) -> String {
         .next()
         .map(|(_, v)| v.into_owned())
         .unwrap_or_else(|| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_addresses_name_their_chart_library() {
+        let cases = [
+            ("https://cdn.jsdelivr.net/npm/vega-embed@6", Some("vega")),
+            ("https://cdn.plot.ly/plotly-2.35.2.min.js", Some("plotly")),
+            (
+                "https://cdn.jsdelivr.net/npm/chart.js@4/dist/chart.umd.min.js",
+                Some("chartjs"),
+            ),
+            (
+                "https://code.highcharts.com/modules/exporting.js",
+                Some("highcharts"),
+            ),
+            ("https://d3js.org/d3.v7.min.js", Some("d3")),
+            ("https://cdn.jsdelivr.net/npm/d3@7", Some("d3")),
+            ("https://cdn.tailwindcss.com/3.4.0", None),
+            ("https://unpkg.com/@antv/g6@5/dist/g6.min.js", None),
+        ];
+        for (url, want) in cases {
+            assert_eq!(library_of_script(url), want, "{url}");
+        }
+    }
 }

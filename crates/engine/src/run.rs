@@ -301,7 +301,12 @@ impl Engine {
                     score: None,
                     answer: None,
                     justification: None,
-                    detail: json!({"line": u.candidate.line, "what": u.candidate.what}),
+                    detail: match &u.library {
+                        Some(l) => {
+                            json!({"line": u.candidate.line, "what": u.candidate.what, "library": l})
+                        }
+                        None => json!({"line": u.candidate.line, "what": u.candidate.what}),
+                    },
                 });
             }
         }

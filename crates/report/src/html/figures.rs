@@ -12,7 +12,7 @@ use crate::blocks::{Block, BlockKind, Inline};
 use crate::cues::{is_decorative, CAPTION_LINE};
 
 use super::element::{
-    collapse_ws, has_token, parse_dimension, text_capped, text_of, visible_chars,
+    collapse_ws, has_token, parse_dimension, parse_tag_attrs, text_capped, text_of, visible_chars,
 };
 use super::page::{is_drawing_svg, svg_alt, svg_data_uri, CAPTION_CLASS};
 use super::walk::HtmlWalker;
@@ -336,18 +336,19 @@ impl HtmlWalker<'_> {
     pub(super) fn script_visual_block(&mut self, el: ElementRef<'_>, kind: &str) {
         let name = el.value().name();
         let id = el.value().id();
-        let mut from = self.loc.cursor;
-        let start = loop {
-            let Some(p) = self.loc.find_from(from, &format!("<{name}")) else {
-                break None;
-            };
+        let find_tag = |mut from: usize| loop {
+            let p = self.loc.find_from(from, &format!("<{name}"))?;
             let tag_end = self.loc.raw[p..].find('>').map(|g| p + g).unwrap_or(p);
             let tag = &self.loc.raw[p..tag_end];
-            if id.is_none_or(|i| tag.contains(i)) {
-                break Some(p);
+            if id.is_none_or(|i| parse_tag_attrs(tag).get("id").is_some_and(|t| t == i)) {
+                return Some(p);
             }
             from = p + 1;
         };
+        // An id names one element: when the cursor has drifted past it (markup the
+        // parser repairs, such as a `<p>` inside a `<p>`, leaves elements no source
+        // tag stands for), the element is still found where it is written.
+        let start = find_tag(self.loc.cursor).or_else(|| id.and_then(|_| find_tag(0)));
         let span = match start {
             Some(p) => {
                 self.loc.cursor = p;

@@ -351,4 +351,54 @@ mod tests {
         let texts: Vec<&str> = r.iter().map(|r| &raw[r.clone()]).collect();
         assert_eq!(texts, ["1<2", "p{}", "<!-- c -->", "open"]);
     }
+
+    #[test]
+    fn script_chart_targets_keep_their_place_after_repaired_markup() {
+        // A note written as `<p><p>…</p></p>` leaves an empty paragraph the parser
+        // makes up for the stray `</p>`; it must not push the next chart's place down
+        // to the next paragraph written.
+        let card = |id: &str, note: &str| {
+            format!(
+                "<div class='card'>\n<div class='wrap'>\n<div id='{id}'></div>\n</div>\n<script>\nvegaEmbed('#{id}', {{\"mark\": \"bar\"}});\n</script>\n<p class='note'>\n<p>{note}</p>\n</p>\n</div>\n"
+            )
+        };
+        let doc = format!(
+            "<html><body>\n<h2>Findings</h2>\n<p>Intro words.</p>\n{}{}<h2>Next</h2>\n<p>Closing words.</p>\n</body></html>",
+            card("vis-a", "First chart note."),
+            card("vis-b", "Second chart note.")
+        );
+        let blocks = blocks_from_document(&doc, None);
+        let charts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
+            .map(|b| &doc[b.span.clone()])
+            .collect();
+        assert_eq!(
+            charts,
+            ["<div id='vis-a'></div>", "<div id='vis-b'></div>"],
+            "{blocks:?}"
+        );
+    }
+
+    #[test]
+    fn a_box_a_chart_script_only_fills_with_markup_is_no_chart() {
+        let doc = "<html><body>\n<h2>Market</h2>\n<div id=\"trend\"></div>\n<div id=\"cards\" class=\"grid\"></div>\n<div id=\"box\"></div>\n<div id=\"notes\"></div>\n<script>\nconst el = document.getElementById('trend');\nel.innerHTML = '';\necharts.init(el).setOption({});\nfunction showCards(items) {\n  const cards = document.getElementById('cards');\n  cards.innerHTML = '';\n  items.forEach(i => { const c = document.createElement('div'); cards.appendChild(c); });\n}\nconst b = document.getElementById('box');\nb.textContent = 'loading';\nlineChart(b, [1, 2, 3]);\ndocument.getElementById('notes').textContent = 'x';\n</script>\n</body></html>";
+        let blocks = blocks_from_document(doc, None);
+        let charts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
+            .map(|b| &doc[b.span.clone()])
+            .collect();
+        // `notes` is looked up without a variable: whether it holds a chart is left
+        // to what the live page shows there.
+        assert_eq!(
+            charts,
+            [
+                "<div id=\"trend\"></div>",
+                "<div id=\"box\"></div>",
+                "<div id=\"notes\"></div>"
+            ],
+            "{blocks:?}"
+        );
+    }
 }

@@ -60,6 +60,38 @@ pub(super) static CHART_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
 pub(super) static CHART_TARGET_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:getElementById\s*\(\s*|querySelector\s*\(\s*['"]#|(?:newPlot|Plotly\.plot|Plotly\.react|Highcharts\.chart|Highcharts\.stockChart|vegaEmbed|d3\.select)\s*\(\s*['"]#?)['"]?([A-Za-z][\w\-:.]*)['"]"#).unwrap()
 });
+/// `name = document.` right before a lookup: the variable the element is kept in.
+static LOOKUP_VARIABLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([A-Za-z_$][\w$]*)\s*=\s*(?:document\s*\.\s*)?$").unwrap());
+
+/// Whether the element a script looks up at `at` (a `getElementById(`/`querySelector(`
+/// call in `code`) is kept in a variable that is only filled with markup or text
+/// (`cards.innerHTML = ...`, `list.appendChild(...)`) and never handed to a call or
+/// asked for a drawing context: a box of cards or rows the page builds, not a chart,
+/// even in a script that draws charts elsewhere. Anything less clear keeps the id.
+fn filled_with_markup_only(code: &str, at: usize) -> bool {
+    let mut from = at.saturating_sub(80);
+    while !code.is_char_boundary(from) {
+        from += 1;
+    }
+    let Some(var) = LOOKUP_VARIABLE
+        .captures(&code[from..at])
+        .map(|c| regex::escape(&c[1]))
+    else {
+        return false;
+    };
+    let filled = Regex::new(&format!(
+        r"\b{var}\s*\.\s*(?:innerHTML|outerHTML|textContent|innerText|appendChild|append|prepend|insertAdjacentHTML|replaceChildren)\b"
+    ));
+    let handed = Regex::new(&format!(
+        r"\b{var}\s*\.\s*getContext\b|\(\s*{var}\s*[,)]|,\s*{var}\s*[,)]|:\s*{var}\b"
+    ));
+    match (filled, handed) {
+        (Ok(filled), Ok(handed)) => filled.is_match(code) && !handed.is_match(code),
+        _ => false,
+    }
+}
+
 /// Shapes that draw something inside an `<svg>`.
 pub(super) const SVG_SHAPES: &[&str] = &[
     "rect", "line", "polyline", "polygon", "circle", "ellipse", "path",
@@ -88,7 +120,10 @@ impl PageInfo {
                 let code: String = el.text().collect();
                 if CHART_SCRIPT.is_match(&code) {
                     for c in CHART_TARGET_ID.captures_iter(&code) {
-                        info.chart_ids.insert(c[1].to_string());
+                        let whole = c.get(0).expect("match");
+                        if !filled_with_markup_only(&code, whole.start()) {
+                            info.chart_ids.insert(c[1].to_string());
+                        }
                     }
                 }
                 continue;

@@ -312,6 +312,10 @@ impl<'a> HtmlWalker<'a> {
     ) {
         let after_inlines = self.loc.cursor;
         self.loc.cursor = from.min(self.loc.cursor);
+        // A leaf with nothing in it may be one the parser made up (a stray `</p>`
+        // becomes an empty `<p>`): looking for its tag would take the next one
+        // written, far ahead, and every later element would be placed after it.
+        let tag = tag.filter(|_| !inlines.is_empty());
         let located = tag.and_then(|t| {
             let save = self.loc.cursor;
             // Locate by the element's text first (robust when tags repeat), then by tag.

@@ -15,6 +15,7 @@ use super::pictures::{figure_caption, metric_short, report_pictures, PictureFold
 use super::render::{
     breakdown_tables, difficulty_tables, leaderboard_table, level_label, metrics_table, TextTable,
 };
+use super::site::{aec, pct};
 use super::summary::{level_mean, levels_of, JudgeSummary, NamedAgreement};
 use crate::load::LoadedRecord;
 use tvir_engine::record::UnitStatus;
@@ -666,10 +667,6 @@ pub(super) fn report_section(
     to_root: &str,
 ) {
     let rec = &r.record;
-    let pct = |v: Option<f64>| {
-        v.map(|x| format!("{:.2}", x * 100.0))
-            .unwrap_or_else(|| "-".into())
-    };
     let failed = page
         .units
         .iter()
@@ -685,7 +682,7 @@ pub(super) fn report_section(
         pct(rec.overall),
         pct(rec.ta),
         pct(rec.va),
-        rec.effective_citations.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()),
+        aec(rec.effective_citations),
     );
     if let Some(e) = &rec.extraction {
         let method = match e.method {

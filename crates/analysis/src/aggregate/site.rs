@@ -105,9 +105,15 @@ fn prepare(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(err)
 }
 
-fn pct(v: Option<f64>) -> String {
+/// A score in [0, 1] as a percentage with two decimals, `-` when not evaluated.
+pub(super) fn pct(v: Option<f64>) -> String {
     v.map(|x| format!("{:.2}", x * 100.0))
         .unwrap_or_else(|| "-".into())
+}
+
+/// Effective citations (AEC) with one decimal, `-` when not evaluated.
+pub(super) fn aec(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
 }
 
 /// One report's page, written into `out` (cleared first, so one buffer serves every
@@ -203,9 +209,7 @@ fn system_page(system: &str, records: &[&LoadedRecord]) -> String {
             pct(rec.overall),
             pct(rec.ta),
             pct(rec.va),
-            rec.effective_citations
-                .map(|v| format!("{v:.1}"))
-                .unwrap_or_else(|| "-".into()),
+            aec(rec.effective_citations),
             r.units.failed,
             r.units.zero,
         );

@@ -352,6 +352,15 @@ mod tests {
         assert_eq!(texts, ["1<2", "p{}", "<!-- c -->", "open"]);
     }
 
+    /// The source text of each script-chart block of `doc`, in order.
+    fn chart_spans(doc: &str) -> Vec<&str> {
+        blocks_from_document(doc, None)
+            .iter()
+            .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
+            .map(|b| &doc[b.span.clone()])
+            .collect()
+    }
+
     #[test]
     fn script_chart_targets_keep_their_place_after_repaired_markup() {
         // A note written as `<p><p>…</p></p>` leaves an empty paragraph the parser
@@ -367,28 +376,18 @@ mod tests {
             card("vis-a", "First chart note."),
             card("vis-b", "Second chart note.")
         );
-        let blocks = blocks_from_document(&doc, None);
-        let charts: Vec<&str> = blocks
-            .iter()
-            .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
-            .map(|b| &doc[b.span.clone()])
-            .collect();
+        let charts = chart_spans(&doc);
         assert_eq!(
             charts,
             ["<div id='vis-a'></div>", "<div id='vis-b'></div>"],
-            "{blocks:?}"
+            "{doc}"
         );
     }
 
     #[test]
     fn a_box_a_chart_script_only_fills_with_markup_is_no_chart() {
         let doc = "<html><body>\n<h2>Market</h2>\n<div id=\"trend\"></div>\n<div id=\"cards\" class=\"grid\"></div>\n<div id=\"box\"></div>\n<div id=\"notes\"></div>\n<script>\nconst el = document.getElementById('trend');\nel.innerHTML = '';\necharts.init(el).setOption({});\nfunction showCards(items) {\n  const cards = document.getElementById('cards');\n  cards.innerHTML = '';\n  items.forEach(i => { const c = document.createElement('div'); cards.appendChild(c); });\n}\nconst b = document.getElementById('box');\nb.textContent = 'loading';\nlineChart(b, [1, 2, 3]);\ndocument.getElementById('notes').textContent = 'x';\n</script>\n</body></html>";
-        let blocks = blocks_from_document(doc, None);
-        let charts: Vec<&str> = blocks
-            .iter()
-            .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
-            .map(|b| &doc[b.span.clone()])
-            .collect();
+        let charts = chart_spans(doc);
         // `notes` is looked up without a variable: whether it holds a chart is left
         // to what the live page shows there.
         assert_eq!(
@@ -398,7 +397,7 @@ mod tests {
                 "<div id=\"box\"></div>",
                 "<div id=\"notes\"></div>"
             ],
-            "{blocks:?}"
+            "{doc}"
         );
     }
 }

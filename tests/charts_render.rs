@@ -506,6 +506,95 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
     }
 }
 
+/// Charts drawn only by a script file of the report's folder (issue 34): the page
+/// names its box only in a call of a function the file defines (which draws with
+/// ECharts through its parameter), and the file draws two canvases whose ids it
+/// builds (`` `share${year}` ``). With the file's data in the folder, three charts
+/// are judged; with the data file missing, each of the three is a failed unit naming
+/// the refused request, not a silent zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn charts_drawn_only_by_a_folder_script_say_why_they_were_not_drawn() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    let page = format!(
+        r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Battery supply briefing</title>
+<script src="{ECHARTS}"></script>
+<script src="{CHART_JS}"></script>
+</head><body>
+<h1>Battery supply briefing</h1>
+<p>Cell suppliers grew from 4 to 9 between 2020 and 2024 [1].</p>
+<div class="card"><h3>Supplier links</h3>
+<div id="links" style="width:800px;height:360px"></div>
+</div>
+<p>Market share of the two largest makers fell from 70 to 55 percent [2].</p>
+<div class="card"><h3>Share in 2020</h3><canvas id="share2020" width="600" height="300"></canvas></div>
+<div class="card"><h3>Share in 2024</h3><canvas id="share2024" width="600" height="300"></canvas></div>
+<h2>References</h2>
+<ol><li>Suppliers https://example.org/solar/capacity</li><li>Share https://example.org/solar/cost</li></ol>
+<script src="js/dashboard.js"></script>
+<script>
+Dashboard.initLinks('links');
+Dashboard.drawShares();
+</script>
+</body></html>
+"#
+    );
+    let script = r#"const Dashboard = {
+  load() {
+    return fetch('data/supply.json').then(function (r) {
+      if (!r.ok) { throw new Error('supply data: HTTP ' + r.status); }
+      return r.json();
+    });
+  },
+  initLinks(containerId) {
+    this.load().then(function (d) {
+      echarts.init(document.getElementById(containerId)).setOption({ animation: false,
+        xAxis: { type: 'category', data: d.years }, yAxis: { type: 'value' },
+        series: [{ type: 'line', data: d.suppliers }] });
+    });
+  },
+  drawShares() {
+    this.load().then(function (d) {
+      d.years.forEach(function (y, i) {
+        const el = document.getElementById(`share${y}`);
+        if (!el) { return; }
+        new Chart(el, { type: 'pie', options: { animation: false },
+          data: { labels: ['Top two', 'Others'], datasets: [{ data: [d.top[i], 100 - d.top[i]] }] } });
+      });
+    });
+  },
+};
+"#;
+    for with_data in [true, false] {
+        let run = ChartRun::new("solar1", fixture).await;
+        run.write("report.html", &page);
+        run.write("js/dashboard.js", script);
+        if with_data {
+            run.write(
+                "data/supply.json",
+                r#"{"years": [2020, 2024], "suppliers": [4, 9], "top": [70, 55]}"#,
+            );
+        }
+        run.seed(&libs, &[ECHARTS, CHART_JS]);
+        let (_, r) = run.eval("out", &[]).await;
+        let cq = units(&r, "chart_quality");
+        let n = |s: &str| cq.iter().filter(|u| u["status"] == s).count();
+        let expected = if with_data { (3, 0) } else { (0, 3) };
+        assert_eq!(
+            (n("scored"), n("failed"), cq.len()),
+            (expected.0, expected.1, 3),
+            "data file present: {with_data}: {cq:?} {}",
+            r["render"]
+        );
+        for u in cq.iter().filter(|u| u["status"] == "failed") {
+            let reason = u["reason"].as_str().unwrap();
+            assert!(reason.contains("data/supply.json"), "{reason}");
+        }
+    }
+}
+
 /// With the render cache filled, a run without a browser uses the cached render
 /// (whatever browser made it), scores the same, and the record names the browser
 /// version that made the pictures (issue 34). The page also loads a web-font style

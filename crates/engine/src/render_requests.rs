@@ -45,7 +45,31 @@ pub(crate) fn unused_by_scripts(text: &str, scripts: &str, c: &Candidate) -> boo
         ]
         .iter()
         .any(|n| elsewhere.contains(n.as_str()))
+            || built_from_prefix(&elsewhere, id)
     })
+}
+
+/// Whether a script builds the id from a literal start of it and a value:
+/// `` `marketShare${year}` ``, `'chart-' + i`, `"#chart-" + name`.
+fn built_from_prefix(scripts: &str, id: &str) -> bool {
+    (3..id.len())
+        .filter(|k| id.is_char_boundary(*k))
+        .map(|k| &id[..k])
+        .any(|prefix| {
+            let template = [format!("`{prefix}${{"), format!("`#{prefix}${{")];
+            if template.iter().any(|t| scripts.contains(t.as_str())) {
+                return true;
+            }
+            ["'", "\""].iter().any(|q| {
+                [format!("{q}{prefix}{q}"), format!("{q}#{prefix}{q}")]
+                    .iter()
+                    .any(|lit| {
+                        scripts
+                            .match_indices(lit.as_str())
+                            .any(|(i, _)| scripts[i + lit.len()..].trim_start().starts_with('+'))
+                    })
+            })
+        })
 }
 
 /// A request for data a script makes (fetch, XHR), never to an analytics host.
@@ -195,6 +219,33 @@ pub(crate) fn percent_decode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_a_script_builds_from_its_start_is_used() {
+        let page =
+            "<p>x</p>\n<canvas id=\"marketShare2015\"></canvas>\n<canvas id=\"decor\"></canvas>\n";
+        let at = |line: usize| Candidate {
+            line,
+            what: "script chart".into(),
+        };
+        let cases = [
+            ("years.forEach(y => draw(`marketShare${y}`));", true),
+            ("draw(document.querySelector(`#marketShare${y}`));", true),
+            ("draw('marketShare' + y);", true),
+            ("draw(\"#marketShare\"  +y);", true),
+            ("draw('marketShare2015');", true),
+            // A literal start that is not joined to anything names no element.
+            ("label('marketShare');", false),
+            ("draw('mar' );", false),
+            ("", false),
+        ];
+        for (script, used) in cases {
+            let scripts = format!("{page}{script}");
+            assert_eq!(!unused_by_scripts(page, &scripts, &at(2)), used, "{script}");
+            // The decorative canvas stays unused whatever the other scripts do.
+            assert!(unused_by_scripts(page, &scripts, &at(3)), "{script}");
+        }
+    }
 
     #[test]
     fn script_addresses_name_their_chart_library() {

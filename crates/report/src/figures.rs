@@ -606,7 +606,9 @@ fn short(s: &str) -> String {
     e
 }
 
-fn local_path(root: &Path, src: &str) -> Option<std::path::PathBuf> {
+/// The file of the report folder a relative address names (query and fragment cut,
+/// percent-escapes decoded); None for a web, data or protocol-relative address.
+pub(crate) fn local_path(root: &Path, src: &str) -> Option<std::path::PathBuf> {
     let s = src.trim();
     if s.is_empty()
         || is_web_url(s)

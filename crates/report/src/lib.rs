@@ -8,8 +8,10 @@
 //! # Entry points and main types
 //!
 //! - [`load()`] reads a report folder or file (encoding, size limit, format) and
-//!   parses it; [`parse_str`] parses text already in memory. Both are pure and
-//!   deterministic: the same input gives the same [`Report`].
+//!   parses it; [`parse_str`] parses text already in memory. Both are deterministic:
+//!   the same input gives the same [`Report`]. Besides the report file they read
+//!   only the folder's own script files an HTML page loads (bounded, never outside
+//!   the folder), to see which elements those draw charts into.
 //! - [`Report`] holds [`Reference`]s (the list entries), [`Fact`]s (a sentence and
 //!   the entry numbers it cites), [`Figure`]s, [`PseudoVisual`]s (text diagrams),
 //!   [`StructuralErrors`] and the parse's self-check, [`Extraction`] with its
@@ -49,6 +51,7 @@ pub mod load;
 mod markdown;
 pub mod model;
 pub mod output;
+mod page_scripts;
 mod references;
 pub mod render;
 mod render_map;
@@ -87,7 +90,8 @@ pub fn load(path: &Path) -> Result<Report, ReportError> {
 }
 
 /// Parse report text that is already in memory. `path` names the report in
-/// messages; `root` is where relative figure paths resolve.
+/// messages; `root` is where relative figure paths resolve and where the page's
+/// own script files (`<script src="app.js">`) are read from.
 pub fn parse_str(text: &str, format: SourceFormat, path: &Path, root: &Path) -> Report {
     parse_inner(text, format, path, root, None)
 }
@@ -125,12 +129,14 @@ fn parse_inner(
         SourceFormat::Markdown if html::looks_like_document(text) => SourceFormat::Html,
         f => f,
     };
+    // Which elements the page's own script files draw into, like its inline scripts.
+    let scripts = page_scripts::folder_scripts(text, root);
     let mut blocks = match format {
         SourceFormat::Markdown => markdown::split_line_paragraphs(
-            markdown::blocks_from_markdown_with_html(text, renders),
+            markdown::blocks_from_markdown_with_html(text, renders, &scripts),
             text,
         ),
-        SourceFormat::Html => html::blocks_from_document(text, renders),
+        SourceFormat::Html => html::blocks_from_document(text, renders, &scripts),
     };
     if let Some(map) = renders {
         render_map::apply(&mut blocks, map);

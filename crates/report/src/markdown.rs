@@ -127,6 +127,8 @@ struct MdBuilder<'a> {
     code: Option<(String, Range<usize>, String)>,
     html: Option<(String, Range<usize>)>,
     renders: Option<&'a RenderMap>,
+    /// The page's local script files (see [`crate::page_scripts`]).
+    scripts: &'a [String],
 }
 
 impl<'a> MdBuilder<'a> {
@@ -249,7 +251,8 @@ impl<'a> MdBuilder<'a> {
                     let (raw, span) = self.html.take().unwrap_or_default();
                     self.flush();
                     let base = span.start;
-                    let mut blocks = html::blocks_from_fragment(&raw, base, self.renders);
+                    let mut blocks =
+                        html::blocks_from_fragment(&raw, base, self.renders, self.scripts);
                     for b in &mut blocks {
                         b.footnote = self.footnote.clone();
                     }
@@ -473,7 +476,11 @@ impl<'a> MdBuilder<'a> {
 
 /// Parse Markdown into leaf blocks. HTML blocks inside it go through the HTML front
 /// end with their offsets kept.
-pub(crate) fn blocks_from_markdown(text: &str, renders: Option<&RenderMap>) -> Vec<Block> {
+pub(crate) fn blocks_from_markdown(
+    text: &str,
+    renders: Option<&RenderMap>,
+    scripts: &[String],
+) -> Vec<Block> {
     let text = &*close_cited_fences(text);
     let parser = Parser::new_ext(text, markdown_options()).into_offset_iter();
     let mut builder = MdBuilder {
@@ -491,6 +498,7 @@ pub(crate) fn blocks_from_markdown(text: &str, renders: Option<&RenderMap>) -> V
         code: None,
         html: None,
         renders,
+        scripts,
     };
     for (event, range) in TextMergeWithOffset::new(parser) {
         builder.event(event, range);
@@ -747,10 +755,11 @@ pub(crate) fn indented_html_regions(text: &str) -> Vec<Range<usize>> {
 pub(crate) fn blocks_from_markdown_with_html(
     text: &str,
     renders: Option<&RenderMap>,
+    scripts: &[String],
 ) -> Vec<Block> {
     let regions = indented_html_regions(text);
     if regions.is_empty() {
-        return blocks_from_markdown(text, renders);
+        return blocks_from_markdown(text, renders, scripts);
     }
     let mut blanked = text.as_bytes().to_vec();
     for r in &regions {
@@ -762,12 +771,13 @@ pub(crate) fn blocks_from_markdown_with_html(
     }
     // Only ASCII spaces replaced whole multi-byte sequences, so this stays UTF-8.
     let blanked = String::from_utf8(blanked).unwrap_or_default();
-    let mut blocks = blocks_from_markdown(&blanked, renders);
+    let mut blocks = blocks_from_markdown(&blanked, renders, scripts);
     for r in regions {
         blocks.extend(html::blocks_from_fragment(
             &text[r.clone()],
             r.start,
             renders,
+            scripts,
         ));
     }
     blocks.sort_by_key(|b| b.span.start);
@@ -785,7 +795,7 @@ mod tests {
     #[test]
     fn a_fence_closed_with_a_citation_closes() {
         let md = "Intro [1].\n\n```bash\nrm -rf x\n``` [2]\n\nAfter the code [3].\n\n~~~\ny\n~~~【4】\n\nEnd.\n";
-        let blocks = blocks_from_markdown(md, None);
+        let blocks = blocks_from_markdown(md, None, &[]);
         let k = kinds(&blocks);
         assert_eq!(
             k.iter().filter(|k| k.starts_with("Code")).count(),
@@ -801,7 +811,7 @@ mod tests {
         assert!(blocks.iter().any(|b| b.plain_text() == "End."));
         // Text after a fence that is not markers keeps CommonMark's reading.
         let md = "```\ncode\n``` not a marker\nstill code\n```\n";
-        let blocks = blocks_from_markdown(md, None);
+        let blocks = blocks_from_markdown(md, None, &[]);
         assert_eq!(blocks.len(), 1, "{:?}", kinds(&blocks));
         assert!(matches!(close_cited_fences(md), Cow::Borrowed(_)));
     }
@@ -809,7 +819,7 @@ mod tests {
     #[test]
     fn paragraphs_lists_and_tables_become_leaf_blocks() {
         let md = "# T\n\nA para [1].\n\n- one\n- two\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
-        let blocks = blocks_from_markdown(md, None);
+        let blocks = blocks_from_markdown(md, None, &[]);
         let k = kinds(&blocks);
         assert_eq!(k[0], "Heading(1)");
         assert_eq!(k[1], "Paragraph");
@@ -824,7 +834,7 @@ mod tests {
     #[test]
     fn inline_html_anchor_and_image_and_sup() {
         let md = "Text <a href=\"#ref1\">[1]</a> and <sup>2</sup> <img src=\"a.png\" alt=\"x\" width=\"1\">.\n";
-        let blocks = blocks_from_markdown(md, None);
+        let blocks = blocks_from_markdown(md, None, &[]);
         assert_eq!(blocks.len(), 1);
         let b = &blocks[0];
         assert!(b.plain_text().contains("[1]"));
@@ -841,7 +851,7 @@ mod tests {
     #[test]
     fn loose_list_item_keeps_its_paragraph() {
         let md = "- first item\n\n- second item\n";
-        let blocks = blocks_from_markdown(md, None);
+        let blocks = blocks_from_markdown(md, None, &[]);
         assert_eq!(blocks.len(), 2);
         assert!(matches!(blocks[0].kind, BlockKind::ListItem { .. }));
         assert_eq!(blocks[1].plain_text(), "second item");

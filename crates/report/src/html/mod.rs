@@ -196,13 +196,14 @@ pub(crate) fn blocks_from_fragment(
     raw: &str,
     base: usize,
     renders: Option<&RenderMap>,
+    scripts: &[String],
 ) -> Vec<Block> {
     let doc = Html::parse_fragment(raw);
     let mut walker = HtmlWalker {
         loc: Locator::new(raw, base),
         blocks: Vec::new(),
         table_count: 10_000,
-        page: PageInfo::of(doc.root_element()),
+        page: PageInfo::of(doc.root_element(), scripts),
         ref_heading: None,
         ref_container: 0,
         renders,
@@ -213,13 +214,17 @@ pub(crate) fn blocks_from_fragment(
 
 /// Blocks of a whole HTML report.
 /// With `renders`, charts a browser drew there become figures.
-pub(crate) fn blocks_from_document(text: &str, renders: Option<&RenderMap>) -> Vec<Block> {
+pub(crate) fn blocks_from_document(
+    text: &str,
+    renders: Option<&RenderMap>,
+    scripts: &[String],
+) -> Vec<Block> {
     let doc = Html::parse_document(text);
     let mut walker = HtmlWalker {
         loc: Locator::new(text, 0),
         blocks: Vec::new(),
         table_count: 0,
-        page: PageInfo::of(doc.root_element()),
+        page: PageInfo::of(doc.root_element(), scripts),
         ref_heading: None,
         ref_container: 0,
         renders,
@@ -283,7 +288,7 @@ mod tests {
     #[test]
     fn figure_fragment_gives_caption_span() {
         let raw = "<figure>\n  <img src=\"images/a.png\" alt=\"A\">\n  <figcaption id=\"fig1\">Figure 1: A thing. Source: <a href=\"#ref2\">[2]</a></figcaption>\n</figure>";
-        let blocks = blocks_from_fragment(raw, 100, None);
+        let blocks = blocks_from_fragment(raw, 100, None, &[]);
         assert_eq!(blocks.len(), 1);
         let BlockKind::Figure {
             caption,
@@ -309,7 +314,7 @@ mod tests {
     #[test]
     fn document_headings_paragraphs_lists_tables() {
         let doc = "<html><head><title>x</title></head><body><h1>Title</h1><p>Para <sup>3</sup>.</p><ul><li>one</li><li>two</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table></body></html>";
-        let blocks = blocks_from_document(doc, None);
+        let blocks = blocks_from_document(doc, None, &[]);
         let kinds: Vec<_> = blocks.iter().map(|b| format!("{:?}", b.kind)).collect();
         assert_eq!(kinds[0], "Heading(1)");
         assert_eq!(kinds[1], "Paragraph");
@@ -326,7 +331,7 @@ mod tests {
         // the reader sees it.
         let doc = "<html><body>\n<h2>Plans &amp; rates</h2>\n<p>Flex&nbsp;15 at 9.39&cent; per kWh</p>\n<div class=\"chart-wrap\"><canvas id=\"usage\"></canvas></div>\n<p>After the chart.</p>\n<!-- <p>Plans & rates</p> -->\n<script>\nconst row = `<h2>Plans & rates</h2><p>Flex\u{a0}15 at 9.39\u{a2} per kWh</p><div><canvas id=\"usage\"></canvas></div><p>After the chart.</p>`;\nnew Chart(document.getElementById('usage'), {});\n</script>\n</body></html>";
         let script = doc.find("<script>").unwrap();
-        let blocks = blocks_from_document(doc, None);
+        let blocks = blocks_from_document(doc, None, &[]);
         assert!(blocks.len() >= 4, "{blocks:?}");
         for b in &blocks {
             assert!(
@@ -354,11 +359,70 @@ mod tests {
 
     /// The source text of each script-chart block of `doc`, in order.
     fn chart_spans(doc: &str) -> Vec<&str> {
-        blocks_from_document(doc, None)
+        chart_spans_with(doc, &[])
+    }
+
+    /// [`chart_spans`] of a page that also loads the script files `scripts`.
+    fn chart_spans_with<'a>(doc: &'a str, scripts: &[String]) -> Vec<&'a str> {
+        blocks_from_document(doc, None, scripts)
             .iter()
             .filter(|b| matches!(&b.kind, BlockKind::Code { info } if info == "chart"))
             .map(|b| &doc[b.span.clone()])
             .collect()
+    }
+
+    #[test]
+    fn boxes_a_page_script_file_draws_into_are_chart_candidates() {
+        // The page names its boxes only in calls of functions its script files
+        // define; the files draw into them with d3 (through a parameter) or Chart.js
+        // (one call further down), fill a box with cards, or place a map.
+        let doc = "<html><body>\n<h2>Network</h2>\n<div id=\"net\"></div>\n<h2>Scenarios</h2>\n<div id=\"scen\">\n<!-- filled by script -->\n</div>\n<h2>States</h2>\n<div id=\"cards\"></div>\n<h2>Map</h2>\n<div id=\"map\"></div>\n<script src=\"graph.js\"></script>\n<script>\nGraph.initGraph('net', data);\nScenarios.init(\"scen\", data);\nMapView.initMap('map', data);\nfillCards();\n</script>\n</body></html>";
+        let graph = "const Graph = {\n  initGraph(containerId, data) {\n    const el = document.getElementById(containerId);\n    el.innerHTML = '';\n    this.svg = d3.select(`#${containerId}`).append('svg');\n  },\n};\n";
+        let scenarios = "const Scenarios = {\n  init(id, data) {\n    const box = document.getElementById(id);\n    this.drawComparison(box, data);\n  },\n  drawComparison(box, data) {\n    const c = document.createElement('canvas');\n    box.appendChild(c);\n    this.chart = new Chart(c, { type: 'bar', data });\n  },\n};\n";
+        let cards = "function fillCards() {\n  const grid = document.getElementById('cards');\n  grid.innerHTML = rows.map(r => `<div style=\"display: grid; gap: 4px\">${r}</div>`).join('');\n}\nfunction bars() { new Chart(ctx, {}); }\n";
+        let map = "const MapView = {\n  initMap(containerId = 'map', data) {\n    this.map = L.map(containerId).setView([0, 0], 4);\n  },\n};\n";
+        let files: Vec<String> = [graph, scenarios, cards, map].map(String::from).to_vec();
+        let charts = chart_spans_with(doc, &files);
+        assert!(
+            charts.iter().any(|c| c.contains("id=\"net\"")),
+            "{charts:?}"
+        );
+        assert!(
+            charts.iter().any(|c| c.contains("id=\"scen\"")),
+            "{charts:?}"
+        );
+        assert!(
+            !charts.iter().any(|c| c.contains("id=\"cards\"")),
+            "{charts:?}"
+        );
+        assert!(
+            !charts.iter().any(|c| c.contains("id=\"map\"")),
+            "{charts:?}"
+        );
+        assert_eq!(charts.len(), 2, "{charts:?}");
+        // Without the files the page's own calls name no chart.
+        assert!(chart_spans(doc).is_empty());
+    }
+
+    #[test]
+    fn a_box_filled_only_with_markup_stays_no_chart_whatever_its_templates_say() {
+        // `display: grid` and `{ grid: ... }` inside strings or templates are no
+        // handing-over of the `grid` variable; a lookup handed to a chart is kept.
+        let script = |rest: &str| {
+            format!(
+                "<script>\nconst grid = document.getElementById('cards');\ngrid.innerHTML = `<div style=\"display: grid\">x</div>`;\nconst label = 'options: grid';\n{rest}\n</script>"
+            )
+        };
+        let doc = |rest: &str| {
+            format!(
+                "<html><body>\n<div id=\"cards\"></div>\n<canvas id=\"c\"></canvas>\n{}\n</body></html>",
+                script(rest)
+            )
+        };
+        let no_hand = doc("new Chart(document.getElementById('c'), {});");
+        assert_eq!(chart_spans(&no_hand).len(), 1, "only the canvas");
+        let handed = doc("new Chart(document.getElementById('c'), {});\ndraw(grid);");
+        assert_eq!(chart_spans(&handed).len(), 2, "the box is handed to a call");
     }
 
     #[test]

@@ -63,34 +63,256 @@ pub(super) static CHART_TARGET_ID: LazyLock<Regex> = LazyLock::new(|| {
 /// `name = document.` right before a lookup: the variable the element is kept in.
 static LOOKUP_VARIABLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"([A-Za-z_$][\w$]*)\s*=\s*(?:document\s*\.\s*)?$").unwrap());
+/// A function or method defined in a script: `function draw(`, `draw = function(`,
+/// `draw: (a) =>`, `draw = a =>`, or a method's shorthand at the start of a line
+/// (`draw(a) {`).
+static FUNCTION_DEF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)\bfunction\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(|([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b[^(]*\(|\([^()]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)|^[ \t]*(?:async\s+|static\s+)*([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*\{").unwrap()
+});
+/// A call whose first argument is an element id, bare or as a selector:
+/// `initGraph('network')`, `Charts.draw("#sales", data)`.
+static CALL_WITH_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"([A-Za-z_$][\w$]*)\s*\(\s*['"`]#?([A-Za-z][\w\-:.]*)['"`]\s*[,)]"#).unwrap()
+});
+/// Words the method-shorthand form would take for a name: statements, not functions.
+const NOT_FUNCTIONS: &[&str] = &[
+    "if", "for", "while", "switch", "catch", "function", "return", "with", "else", "do",
+];
 
 /// Whether the element a script looks up at `at` (a `getElementById(`/`querySelector(`
-/// call in `code`) is kept in a variable that is only filled with markup or text
-/// (`cards.innerHTML = ...`, `list.appendChild(...)`) and never handed to a call or
-/// asked for a drawing context: a box of cards or rows the page builds, not a chart,
-/// even in a script that draws charts elsewhere. Anything less clear keeps the id.
-fn filled_with_markup_only(code: &str, at: usize) -> bool {
+/// call in `code`; `blank` is [`code_only`] of it) is kept in a variable that, in the
+/// rest of its block, is only filled with markup or text (`cards.innerHTML = ...`,
+/// `list.appendChild(...)`) and never handed to a call or asked for a drawing
+/// context: a box of cards or rows the page builds, not a chart, even in a script
+/// that draws charts elsewhere. Anything less clear keeps the id.
+fn filled_with_markup_only(code: &str, blank: &str, at: usize) -> bool {
     let mut from = at.saturating_sub(80);
     while !code.is_char_boundary(from) {
         from += 1;
     }
-    let Some(var) = LOOKUP_VARIABLE
-        .captures(&code[from..at])
-        .map(|c| regex::escape(&c[1]))
-    else {
+    let Some(caps) = LOOKUP_VARIABLE.captures(&code[from..at]) else {
         return false;
     };
-    let filled = Regex::new(&format!(
-        r"\b{var}\s*\.\s*(?:innerHTML|outerHTML|textContent|innerText|appendChild|append|prepend|insertAdjacentHTML|replaceChildren)\b"
-    ));
-    let handed = Regex::new(&format!(
-        r"\b{var}\s*\.\s*getContext\b|\(\s*{var}\s*[,)]|,\s*{var}\s*[,)]|:\s*{var}\b"
-    ));
-    match (filled, handed) {
-        (Ok(filled), Ok(handed)) => filled.is_match(code) && !handed.is_match(code),
-        _ => false,
+    let var = &caps[1];
+    const FILLS: &[&str] = &[
+        "innerHTML",
+        "outerHTML",
+        "textContent",
+        "innerText",
+        "appendChild",
+        "append",
+        "prepend",
+        "insertAdjacentHTML",
+        "replaceChildren",
+    ];
+    let scope = &blank[at..block_end(blank, at)];
+    let mut filled = false;
+    for (start, end) in uses_of(scope, var) {
+        let after = scope[end..].trim_start();
+        let before = scope[..start].trim_end();
+        if let Some(member) = after.strip_prefix('.') {
+            let member = member.trim_start();
+            let name_len = member
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+                .count();
+            let name = &member[..name_len];
+            if name == "getContext" {
+                return false;
+            }
+            filled |= FILLS.contains(&name);
+            continue;
+        }
+        // Handed to a call (`f(var)`, `f(a, var)`) or to an option (`{ el: var }`).
+        let closes_argument = after.starts_with(',') || after.starts_with(')');
+        if (closes_argument && (before.ends_with('(') || before.ends_with(',')))
+            || before.ends_with(':')
+        {
+            return false;
+        }
     }
+    filled
 }
+
+/// Byte ranges of `name` as a whole identifier in `code`.
+fn uses_of<'a>(code: &'a str, name: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$');
+    code.match_indices(name).filter_map(move |(i, _)| {
+        let end = i + name.len();
+        let clear_before = i == 0 || !ident(code.as_bytes()[i - 1]);
+        let clear_after = end >= code.len() || !ident(code.as_bytes()[end]);
+        (clear_before && clear_after).then_some((i, end))
+    })
+}
+
+/// `code` with the contents of its string and template literals and its comments
+/// replaced by spaces (newlines and byte offsets kept): brace counts and name
+/// searches then see code only (`display: grid` in a template is no use of `grid`).
+fn code_only(code: &str) -> String {
+    let bytes = code.as_bytes();
+    let mut out = bytes.to_vec();
+    let blank = |from: usize, to: usize, out: &mut Vec<u8>| {
+        for b in &mut out[from..to.min(bytes.len())] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'"' | b'\'' | b'`') => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != q {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if q != b'`' && bytes[i] == b'\n' {
+                        break;
+                    }
+                    i += 1;
+                }
+                blank(start, i, &mut out);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                let start = i;
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                blank(start, i, &mut out);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let start = i;
+                i = code[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 1);
+                blank(start, i + 1, &mut out);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // Only whole literals and comments were blanked, multi-byte characters with them.
+    String::from_utf8(out).unwrap_or_else(|_| " ".repeat(code.len()))
+}
+
+/// Where the block around byte `from` of literal-free code ends: the byte of the `}`
+/// that closes it, or the end of the text.
+fn block_end(blank: &str, from: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, b) in blank.bytes().enumerate().skip(from) {
+        match b {
+            b'{' => depth += 1,
+            b'}' if depth == 0 => return i,
+            b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    blank.len()
+}
+
+/// The body of the function whose definition (name, then `(`, `=>` or `{`) ends at
+/// `from` in literal-free code: from its `{` to the matching `}`, or for an arrow
+/// function without braces, the rest of its line.
+fn function_body(blank: &str, from: usize) -> std::ops::Range<usize> {
+    let bytes = blank.as_bytes();
+    let mut i = from;
+    if bytes.get(from.wrapping_sub(1)) == Some(&b'{') {
+        i = from - 1;
+    } else if bytes.get(from.wrapping_sub(1)) == Some(&b'(') {
+        // Past the parameters to what follows them.
+        let mut depth = 1usize;
+        while i < bytes.len() && depth > 0 {
+            match bytes[i] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if bytes.get(i) == Some(&b'{') {
+        let end = block_end(blank, i + 1);
+        return i..(end + 1).min(blank.len());
+    }
+    let end = blank[i..].find('\n').map_or(blank.len(), |e| i + e);
+    i..end
+}
+
+/// Ids the page's scripts draw charts into. In each script that calls a chart
+/// library, the ids its chart calls and element lookups name (not a box it only fills
+/// with markup); across all scripts, the ids handed as the first argument to a
+/// function whose body draws a chart, directly or through one or two calls of other
+/// such functions (`NetworkGraph.initGraph('network', data)` where `initGraph`
+/// runs `d3.select(...)` in another file).
+fn chart_ids_of(codes: &[&str]) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let blanks: Vec<String> = codes.iter().map(|c| code_only(c)).collect();
+    for (code, blank) in codes.iter().zip(&blanks) {
+        if !CHART_SCRIPT.is_match(code) {
+            continue;
+        }
+        for c in CHART_TARGET_ID.captures_iter(code) {
+            let whole = c.get(0).expect("match");
+            if !filled_with_markup_only(code, blank, whole.start()) {
+                ids.insert(c[1].to_string());
+            }
+        }
+    }
+    let mut bodies: Vec<(&str, &str)> = Vec::new();
+    for (code, blank) in codes.iter().zip(&blanks) {
+        for c in FUNCTION_DEF.captures_iter(blank) {
+            let Some(name) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)) else {
+                continue;
+            };
+            if NOT_FUNCTIONS.contains(&name.as_str()) {
+                continue;
+            }
+            let end = c.get(0).expect("match").end();
+            let body = function_body(blank, end);
+            bodies.push((&code[name.range()], &code[body]));
+        }
+    }
+    let mut drawing: HashSet<&str> = bodies
+        .iter()
+        .filter(|(_, body)| CHART_SCRIPT.is_match(body))
+        .map(|(name, _)| *name)
+        .collect();
+    for _ in 0..2 {
+        let callers: Vec<&str> = bodies
+            .iter()
+            .filter(|(name, _)| !drawing.contains(name))
+            .filter(|(_, body)| {
+                CALL_NAME
+                    .captures_iter(body)
+                    .any(|c| drawing.contains(&c[1]))
+            })
+            .map(|(name, _)| *name)
+            .collect();
+        if callers.is_empty() {
+            break;
+        }
+        drawing.extend(callers);
+    }
+    if drawing.is_empty() {
+        return ids;
+    }
+    for code in codes {
+        for c in CALL_WITH_ID.captures_iter(code) {
+            if drawing.contains(&c[1]) {
+                ids.insert(c[2].to_string());
+            }
+        }
+    }
+    ids
+}
+
+/// A call of a named function or method: `draw(`, `this.draw (`.
+static CALL_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([A-Za-z_$][\w$]*)\s*\(").unwrap());
 
 /// Shapes that draw something inside an `<svg>`.
 pub(super) const SVG_SHAPES: &[&str] = &[
@@ -107,9 +329,12 @@ pub(super) struct PageInfo {
 }
 
 impl PageInfo {
-    pub(super) fn of(root: ElementRef<'_>) -> PageInfo {
+    /// `scripts`: the page's own script files (see [`crate::page_scripts`]), read
+    /// with its inline scripts.
+    pub(super) fn of(root: ElementRef<'_>, scripts: &[String]) -> PageInfo {
         let mut info = PageInfo::default();
         let mut ref_heading: Option<u8> = None;
+        let mut inline: Vec<String> = Vec::new();
         for node in root.descendants() {
             let Some(el) = ElementRef::wrap(node) else {
                 continue;
@@ -117,15 +342,7 @@ impl PageInfo {
             let v = el.value();
             let name = v.name();
             if name == "script" {
-                let code: String = el.text().collect();
-                if CHART_SCRIPT.is_match(&code) {
-                    for c in CHART_TARGET_ID.captures_iter(&code) {
-                        let whole = c.get(0).expect("match");
-                        if !filled_with_markup_only(&code, whole.start()) {
-                            info.chart_ids.insert(c[1].to_string());
-                        }
-                    }
-                }
+                inline.push(el.text().collect());
                 continue;
             }
             if let Some(level) = heading_level(name) {
@@ -144,6 +361,13 @@ impl PageInfo {
                 }
             }
         }
+        let codes: Vec<&str> = inline
+            .iter()
+            .chain(scripts)
+            .map(String::as_str)
+            .filter(|c| !c.trim().is_empty())
+            .collect();
+        info.chart_ids = chart_ids_of(&codes);
         info
     }
 }

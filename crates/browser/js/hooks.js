@@ -99,8 +99,11 @@
   });
 
   trap('vega', function (vega) {
+    // The UMD build assigns `window.vega = {}` and fills it afterwards: not there yet, try
+    // again once the script has run (returning nothing here gave up for good, and views
+    // made with `new vega.View` were never recorded).
     var View = vega && vega.View;
-    if (!View || !View.prototype || typeof View.prototype.initialize !== 'function') return;
+    if (!View || !View.prototype || typeof View.prototype.initialize !== 'function') return false;
     var initialize = View.prototype.initialize;
     View.prototype.initialize = function (el) {
       var self = this;

@@ -110,6 +110,16 @@
       safe(function () { H.vegaViews.push({ view: self, el: (typeof el === 'string') ? document.querySelector(el) : el }); });
       return initialize.apply(this, arguments);
     };
+    // A data file the view loads (`data: {url}`): the dataflow asks for it once, naming the
+    // operator that will hold its rows. The operator keeps the address, so detect.js can
+    // tell which marks draw from which file.
+    var preload = View.prototype.preload;
+    if (typeof preload === 'function') {
+      View.prototype.preload = function (target, url) {
+        safe(function () { if (target && typeof target === 'object' && typeof url === 'string') target.__tvirUrl = url; });
+        return preload.apply(this, arguments);
+      };
+    }
   });
 
   trap('vegaEmbed', function (vegaEmbed) {

@@ -133,7 +133,8 @@
       selector: cssPath(el), box: box, visible: isVisible(el, box),
       title: str(info.title), labels: info.labels || [], series: (info.series || []).slice(0, MAX_SERIES),
       seriesCount: (info.series || []).length, caption: ctx.caption, captionSource: ctx.caption ? ctx.source || 'caption line' : null, heading: null,
-      animating: !!info.animating, dataUrls: info.dataUrls || [], noData: !!info.noData
+      animating: !!info.animating, dataUrls: info.dataUrls || [], noData: !!info.noData,
+      dataMarks: info.dataMarks || []
     };
     c.truncated = c.seriesCount > MAX_SERIES || c.series.some(function (s) { return s.n > s.values.length; }) ||
                   (info.labelCount || 0) > c.labels.length;
@@ -255,6 +256,55 @@
     } catch (e) { out.warnings.push('apexcharts: ' + e.message); }
 
     // ---- Vega / Vega-Lite: views recorded by hooks.js; DOM fallback on .vega-embed / .marks
+    // The marks of a live view that draw from data, with what each drew and the data files
+    // it reads: for every mark of the scenegraph that is not a guide (axis, legend, title)
+    // nor the view's own frame, the number of items it drew (summed over the groups of a
+    // facet) and the files upstream of it in the dataflow. Upstream means the operators
+    // that feed its rows (a dataset's source, the datasets it derives from, the datasets a
+    // lookup joins, the facet a group's marks split), never a scale or signal it merely
+    // reads: a rule from inline rows on a scale sized by the file does not read the file.
+    // hooks.js marks the operator that receives a file's rows with its address.
+    function vegaDataMarks(view, base) {
+      var root = view.scenegraph && view.scenegraph().root;
+      if (!root) return [];
+      var byKey = {}, list = [], seenOps = 0;
+      function filesOf(op) {
+        var found = [], visited = new Set(), stack = [op];
+        while (stack.length && seenOps < 20000) {
+          var o = stack.pop();
+          if (!o || typeof o !== 'object' || visited.has(o)) continue;
+          visited.add(o); seenOps++;
+          var u = typeof o.__tvirUrl === 'string' ? o.__tvirUrl
+            : (o._argval && typeof o._argval.url === 'string' ? o._argval.url : null); // a loader op (url from a signal)
+          if (u) { try { u = new URL(u, base).href; } catch (e) {} if (found.indexOf(u) < 0) found.push(u); }
+          [].concat(o.source || []).forEach(function (x) { stack.push(x); });
+          if (o.parent && typeof o.parent.targets === 'function') stack.push(o.parent); // a facet's subflow: its facet
+          // a lookup's table: the index it builds over the joined dataset
+          (o._argops || []).forEach(function (a) { if (a && (a.name === 'index' || a.name === 'from')) stack.push(a.op); });
+        }
+        return found.sort();
+      }
+      function visit(mark, depth, path) {
+        if (!mark || depth > 24 || list.length >= 60) return;
+        var role = String(mark.role || '');
+        if (/^(axis|legend|title)/.test(role)) return;
+        var items = mark.items || [];
+        if (role !== 'frame') {
+          var files = filesOf(mark.source);
+          var key = (mark.name || path) + '|' + files.join(' ');
+          var rec = byKey[key];
+          if (!rec) { rec = byKey[key] = { name: mark.name || null, type: mark.marktype || null, urls: files.slice(0, 10), items: 0 }; list.push(rec); }
+          rec.items += items.length;
+        }
+        if (mark.marktype === 'group') {
+          items.forEach(function (g) {
+            (g && g.items || []).forEach(function (m, i) { visit(m, depth + 1, path + '/' + i); });
+          });
+        }
+      }
+      visit(root, 0, '');
+      return list;
+    }
     try {
       var vviews = [];
       if (H) {
@@ -290,12 +340,15 @@
           });
           Object.keys(o).forEach(function (k) { if (k !== 'data' && k !== 'datasets') walk(o[k], depth + 1); });
         })(r.spec, 0);
+        var dataMarks = [];
+        try { dataMarks = vegaDataMarks(r.view, doc.baseURI); } catch (e) { out.warnings.push('vega marks: ' + e.message); }
         if (!title) { var tt = el.querySelector('.role-title-text, .mark-text.role-title-text text'); if (tt) title = tt.textContent; }
         // The view's own drawing (title, axes and legends included), not the embed box
         // around it, which also holds vega-embed's action menu and the room made for it.
         var marks = el.querySelector('canvas.marks, svg.marks');
         push(frame, off, marks || el, 'vega', { type: r.spec && (r.spec.mark && (r.spec.mark.type || r.spec.mark)) || (r.spec && r.spec.$schema && /vega-lite/.test(r.spec.$schema) ? 'vega-lite' : null),
-          title: title, labels: labelsOf(labels), series: ss, dataUrls: urls, noData: urls.length > 0 && !ss.length }, host, topHost);
+          title: title, labels: labelsOf(labels), series: ss, dataUrls: urls, noData: urls.length > 0 && !ss.length,
+          dataMarks: dataMarks }, host, topHost);
       });
       doc.querySelectorAll('.vega-embed, canvas.marks, svg.marks').forEach(function (el) {
         var host = el.classList.contains('vega-embed') ? el : (el.closest('.vega-embed') || el);

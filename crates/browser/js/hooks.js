@@ -99,14 +99,27 @@
   });
 
   trap('vega', function (vega) {
+    // The UMD build assigns `window.vega = {}` and fills it afterwards: not there yet, try
+    // again once the script has run (returning nothing here gave up for good, and views
+    // made with `new vega.View` were never recorded).
     var View = vega && vega.View;
-    if (!View || !View.prototype || typeof View.prototype.initialize !== 'function') return;
+    if (!View || !View.prototype || typeof View.prototype.initialize !== 'function') return false;
     var initialize = View.prototype.initialize;
     View.prototype.initialize = function (el) {
       var self = this;
       safe(function () { H.vegaViews.push({ view: self, el: (typeof el === 'string') ? document.querySelector(el) : el }); });
       return initialize.apply(this, arguments);
     };
+    // A data file the view loads (`data: {url}`): the dataflow asks for it once, naming the
+    // operator that will hold its rows. The operator keeps the address, so detect.js can
+    // tell which marks draw from which file.
+    var preload = View.prototype.preload;
+    if (typeof preload === 'function') {
+      View.prototype.preload = function (target, url) {
+        safe(function () { if (target && typeof target === 'object' && typeof url === 'string') target.__tvirUrl = url; });
+        return preload.apply(this, arguments);
+      };
+    }
   });
 
   trap('vegaEmbed', function (vegaEmbed) {

@@ -1,8 +1,9 @@
 //! The charts `js/detect.js` finds in the live page, as it reports them, and the one
 //! decision made on a record alone: a chart drawn without the data its own
 //! configuration names, because the page's request for that data was refused, is not
-//! captured (its picture is an empty frame of axes, not what a reader sees); it is
-//! dropped with that request as the reason.
+//! captured (its picture is an empty frame of axes, perhaps with a rule or a note drawn
+//! from a few inline rows, not what a reader sees); it is dropped with that request as
+//! the reason.
 
 use std::sync::Mutex;
 
@@ -37,6 +38,22 @@ pub(crate) struct DetectedChart {
     /// The library holds no data row for the chart (every input dataset empty).
     #[serde(default, rename = "noData")]
     pub no_data: bool,
+    /// The marks of a live Vega view that are not guides: what each drew and the data
+    /// files upstream of it (empty for a library without a scenegraph to read).
+    #[serde(default, rename = "dataMarks")]
+    pub data_marks: Vec<DataMark>,
+}
+
+/// One mark of a Vega view (its instances in every group of a facet summed).
+#[derive(Deserialize, Debug, Clone)]
+pub(crate) struct DataMark {
+    /// Absolute URLs of the data files its rows come from (directly, through derived
+    /// datasets, joined by a lookup, or split by a facet).
+    #[serde(default)]
+    pub urls: Vec<String>,
+    /// The items it drew.
+    #[serde(default)]
+    pub items: u64,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -49,22 +66,41 @@ pub(crate) struct DetectedSeries {
 }
 
 impl DetectedChart {
-    /// Why the chart is drawn without its data: the refused requests for data files
-    /// its configuration names, when it holds no data row. None when it holds data,
-    /// names no data file, or none of its files was refused (an empty dataset the
-    /// page really loaded is the report's own chart).
+    /// Why the chart is drawn without its data, or None when it is drawn with it.
+    ///
+    /// Two ways to tell, either enough: the marks that read a refused data file (through
+    /// any dataset derived from it) all drew nothing, whatever marks fed by inline rows
+    /// drew around them (a threshold rule, a note); or, where the marks cannot be read,
+    /// the view holds no data row at all while a file its configuration names was
+    /// refused. A chart is kept when every dataset is inline or was served, when the
+    /// refused file feeds no mark, when a mark reading it still drew (a lookup that
+    /// found nothing leaves the inline rows drawn), or when an empty dataset was really
+    /// loaded (the report's own empty chart). The reason names each refused file once.
     pub fn data_refused(&self, requests: &[RequestRecord]) -> Option<String> {
-        if !self.no_data {
+        let refused: Vec<(&str, &str)> = requests
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                RequestOutcome::Refused { reason } => Some((r.url.as_str(), reason.as_str())),
+                _ => None,
+            })
+            .collect();
+        let is_refused = |u: &String| refused.iter().any(|(url, _)| same_address(u, url));
+        let fed: Vec<&DataMark> = self
+            .data_marks
+            .iter()
+            .filter(|m| m.urls.iter().any(is_refused))
+            .collect();
+        let named: Vec<&String> = if !fed.is_empty() && fed.iter().all(|m| m.items == 0) {
+            fed.iter().flat_map(|m| m.urls.iter()).collect()
+        } else if self.no_data {
+            self.data_urls.iter().collect()
+        } else {
             return None;
-        }
+        };
         let mut why: Vec<String> = Vec::new();
-        for r in requests {
-            let RequestOutcome::Refused { reason } = &r.outcome else {
-                continue;
-            };
-            let same = |u: &String| u == &r.url || u.split('#').next() == Some(r.url.as_str());
-            let line = format!("{} ({reason})", r.url);
-            if self.data_urls.iter().any(same) && !why.contains(&line) {
+        for (url, reason) in &refused {
+            let line = format!("{url} ({reason})");
+            if named.iter().any(|u| same_address(u, url)) && !why.contains(&line) {
                 why.push(line);
             }
         }
@@ -75,6 +111,12 @@ impl DetectedChart {
             )
         })
     }
+}
+
+/// A data file's address as the chart names it and a request's address are the same
+/// file (the request carries no fragment).
+fn same_address(named: &str, requested: &str) -> bool {
+    named == requested || named.split('#').next() == Some(requested)
 }
 
 /// The page's script errors with each muted one (a cross-origin script's "Script
@@ -151,6 +193,41 @@ mod tests {
         let why = c.data_refused(&reqs).expect("refused data is the reason");
         assert_eq!(why.matches("a.csv").count(), 1, "{why}");
         assert!(!why.contains("f.css"), "{why}");
+    }
+
+    fn with_marks(marks: &[(&[&str], u64)]) -> DetectedChart {
+        let mut c = chart(&["https://data.example.org/a.csv"], false);
+        c.data_marks = marks
+            .iter()
+            .map(|(urls, items)| DataMark {
+                urls: urls.iter().map(|u| u.to_string()).collect(),
+                items: *items,
+            })
+            .collect();
+        c
+    }
+
+    #[test]
+    fn marks_reading_a_refused_file_that_drew_nothing_drop_the_chart_whatever_inline_rows_drew() {
+        let a = "https://data.example.org/a.csv";
+        let b = "https://data.example.org/b.json";
+        let refused = [req(a, true), req(b, true)];
+        // points and bars from the file drew nothing; two rules from inline rows drew
+        let c = with_marks(&[(&[a], 0), (&[], 1), (&[], 1), (&[a], 0)]);
+        let why = c.data_refused(&refused).expect("dropped");
+        assert!(why.contains(a) && !why.contains(b), "{why}");
+        // a mark joining inline rows to the refused file still drew: kept
+        assert!(with_marks(&[(&[a], 4)]).data_refused(&refused).is_none());
+        assert!(with_marks(&[(&[a], 0), (&[a, b], 3)])
+            .data_refused(&refused)
+            .is_none());
+        // the refused file feeds no mark: kept
+        assert!(with_marks(&[(&[], 4)]).data_refused(&refused).is_none());
+        // the file was served (its dataset really empty): kept
+        let served = [req(a, false)];
+        assert!(with_marks(&[(&[a], 0), (&[], 1)])
+            .data_refused(&served)
+            .is_none());
     }
 
     #[test]

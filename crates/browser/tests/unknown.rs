@@ -91,3 +91,61 @@ async fn a_chart_drawn_without_its_refused_data_file_is_dropped_naming_the_file(
         d.reason
     );
 }
+
+/// The same class when inline rows are mixed in (a threshold rule, a note, a lookup
+/// table, a dataset no mark reads): whether a chart was drawn is decided by the marks
+/// that read the refused file, not by whether the view holds any row. Layered,
+/// concatenated, repeated and faceted charts, Vega-Lite and plain Vega, and inline rows
+/// filtered by what a lookup to the refused file found are dropped naming that file,
+/// since the marks reading it drew nothing; charts whose marks drew from inline rows
+/// (all inline, a lookup to the refused file that found nothing, a refused file no
+/// mark reads) are captured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_whose_file_fed_marks_drew_nothing_is_dropped_though_inline_rows_drew() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let r = render(&browser, &libs, "p-data-refused-mixed.html").await;
+    browser.close().await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let id = |s: &str| s.split(' ').next().unwrap_or("").to_string();
+    let mut captured: Vec<String> = r.charts.iter().map(|c| id(&c.selector)).collect();
+    captured.sort();
+    assert_eq!(
+        captured,
+        ["#inline-layers", "#lookup-missing", "#vega-unused-file"],
+        "dropped: {:?} notes: {:?}",
+        r.dropped,
+        r.notes
+    );
+    for c in &r.charts {
+        assert!(!is_blank(&c.png), "{} blank", c.selector);
+    }
+    let file = "https://data.example.org/harbour-arrivals.csv";
+    for (chart, named) in [
+        ("#layer-threshold", file),
+        ("#lookup-notes", file),
+        ("#repeat-rule", file),
+        ("#vega-facet", "https://data.example.org/tides.json"),
+        (
+            "#lookup-filtered",
+            "https://data.example.org/harbour-names.csv",
+        ),
+    ] {
+        let d = r
+            .dropped
+            .iter()
+            .find(|d| id(&d.selector) == chart)
+            .unwrap_or_else(|| panic!("no drop for {chart}: {:?} {:?}", r.dropped, r.notes));
+        assert_eq!(d.library, "vega");
+        assert!(
+            d.reason.starts_with("drawn without its data")
+                && d.reason.contains(named)
+                && d.reason.matches("data.example.org").count() == 1,
+            "{chart}: {}",
+            d.reason
+        );
+    }
+    assert_eq!(r.dropped.len(), 5, "{:?}", r.dropped);
+}

@@ -50,7 +50,7 @@
   }
 
   trap('Chart', function (Chart) {
-    if (!Chart.defaults) return;
+    if (!Chart.defaults) return false;
     if (Chart.defaults.global) {               // Chart.js 2.x
       Chart.defaults.global.animation = Chart.defaults.global.animation || {};
       Chart.defaults.global.animation.duration = 0;
@@ -78,14 +78,13 @@
   });
 
   trap('Highcharts', function (Highcharts) {
-    if (typeof Highcharts.setOptions === 'function') {
-      Highcharts.setOptions({ chart: { animation: false }, plotOptions: { series: { animation: false } } });
-    }
+    if (typeof Highcharts.setOptions !== 'function') return false;
+    Highcharts.setOptions({ chart: { animation: false }, plotOptions: { series: { animation: false } } });
   });
 
   trap('ApexCharts', function (ApexCharts) {
     var proto = ApexCharts && ApexCharts.prototype;
-    if (!proto || typeof proto.render !== 'function') return;
+    if (!proto || typeof proto.render !== 'function') return false;
     var render = proto.render;
     proto.render = function () {
       var self = this;

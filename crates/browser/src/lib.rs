@@ -53,6 +53,11 @@ pub struct Viewport {
     pub scale: f64,
 }
 
+/// Fingerprint of this crate's code, its Rust and its page scripts (made by
+/// `build.rs`): what a page shows depends on it as much as on the page, so render
+/// caches key by it.
+pub const CODE_FINGERPRINT: &str = env!("TVIR_BROWSER_CODE");
+
 /// The one fixed viewport: 1280×900 CSS px at scale 1. A chart sized by the viewport
 /// (`height: 60vh`, a responsive canvas) therefore has the same size on every run and
 /// machine. The window keeps this size while charts are captured: each chart is

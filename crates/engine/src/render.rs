@@ -36,7 +36,7 @@ use crate::render_requests::{
 };
 use tvir_browser::{
     Browser, BrowserConfig, ChartData, DroppedChart, PageRequest, RequestOutcome, RequestRecord,
-    Resource, ResourceKind, ResourceProvider, ScriptError, SlotProbe, Viewport,
+    Resource, ResourceKind, ResourceProvider, ScriptError, SlotProbe,
 };
 use tvir_report::render::{Candidate, RenderMap, RenderPlan, RenderedFigure};
 use tvir_report::Report;
@@ -333,7 +333,7 @@ impl Renderer {
 
     /// [`page_key`] with this build's browser-stage code.
     fn page_key(&self, plan: &RenderPlan, version: Option<&str>) -> String {
-        page_key(plan, version, tvir_browser::CODE_FINGERPRINT)
+        crate::render_key::page_key(plan, version, tvir_browser::CODE_FINGERPRINT)
     }
 
     /// The render key: the page key plus the current content of what it used.
@@ -925,31 +925,6 @@ pub(crate) fn render_record(report: &Report, r: &RenderResult) -> crate::record:
     }
 }
 
-/// The key of the served page: its bytes and entry, the browser and the browser
-/// stage's code (`code`), the viewport. `version` None: the key of any browser's
-/// render of the page by any version of the suite (what a run without a browser
-/// looks up: the latest render stored).
-fn page_key(plan: &RenderPlan, version: Option<&str>, code: &str) -> String {
-    let v: Viewport = tvir_browser::VIEWPORT;
-    let mut h = Sha256::new();
-    match version {
-        // The browser and this suite's own detection and capture code: a render made
-        // by either's other version is made again when a browser is at hand.
-        Some(version) => {
-            h.update(b"tvir-render 1\n");
-            h.update(version.as_bytes());
-            h.update(b"\n");
-            h.update(code.as_bytes());
-        }
-        None => h.update(b"tvir-render any browser 1\n"),
-    }
-    h.update(format!("\n{}x{}@{}\n", v.width, v.height, v.scale).as_bytes());
-    h.update(plan.entry.as_bytes());
-    h.update(b"\n");
-    h.update(plan.html.as_bytes());
-    hex::encode(h.finalize())
-}
-
 #[cfg(test)]
 mod page_library_tests {
     use super::*;
@@ -991,22 +966,5 @@ mod page_library_tests {
             reason: "captured blank".into(),
         });
         assert_eq!(page_library(&two).as_deref(), Some("plotly"));
-    }
-
-    #[test]
-    fn a_render_by_other_browser_stage_code_is_not_this_codes_render() {
-        let plan = RenderPlan {
-            entry: "report.html".into(),
-            html: "<canvas id=\"c\"></canvas>".into(),
-            candidates: Vec::new(),
-            probes: Vec::new(),
-        };
-        let v = Some("Chromium 156");
-        assert_ne!(page_key(&plan, v, "0a"), page_key(&plan, v, "0b"));
-        assert_eq!(page_key(&plan, v, "0a"), page_key(&plan, v, "0a"));
-        // Without a browser, any version's render of the page answers.
-        assert_eq!(page_key(&plan, None, "0a"), page_key(&plan, None, "0b"));
-        assert_ne!(page_key(&plan, None, "0a"), page_key(&plan, v, "0a"));
-        assert_eq!(tvir_browser::CODE_FINGERPRINT.len(), 16);
     }
 }

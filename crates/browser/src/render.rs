@@ -97,13 +97,22 @@ fn record(log: &SharedLog, url: &str, rtype: &str, outcome: RequestOutcome) {
     }
 }
 
-/// A chart of the live page that gave no picture: noted and listed with why.
+/// A chart of the live page that gave no picture because of the page (blank, hidden,
+/// gone, its data refused, its scripts busy): noted and listed with why.
 fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
+    dropped_as(log, c, how, reason, false);
+}
+
+/// A chart that gave no picture, no longer waiting; `transient`: lost to this render
+/// (its time limit, the browser failing), not to the page (see [`DroppedChart`]).
+fn dropped_as(log: &SharedLog, c: &DetectedChart, how: &str, reason: String, transient: bool) {
     note(
         log,
         format!("{} chart {}{how}: {reason}", c.library, c.selector),
     );
     if let Ok(mut l) = log.lock() {
+        l.waiting
+            .retain(|w| !(w.selector == c.selector && w.frame == c.frame));
         if l.dropped.len() < MAX_CHARTS_PER_PAGE {
             l.dropped.push(DroppedChart {
                 library: c.library.clone(),
@@ -111,6 +120,7 @@ fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
                 frame: c.frame.clone(),
                 selector: c.selector.clone(),
                 reason,
+                transient,
             });
         }
     }
@@ -379,7 +389,7 @@ async fn run(
             l.script_errors = errors;
             l.slots = detected.probes.clone();
         }
-        shoot(page, log, detected.charts, vp, deadline).await
+        shoot(page, log, detected.charts, settings.budget, deadline).await
     };
     tokio::select! {
         r = work => r,
@@ -699,10 +709,9 @@ async fn shoot(
     page: &Page,
     log: &SharedLog,
     charts: Vec<DetectedChart>,
-    vp: Viewport,
+    budget: Duration,
     deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
-    let _ = vp;
     let total = charts.len();
     let charts: Vec<DetectedChart> = charts.into_iter().take(MAX_CHARTS_PER_PAGE).collect();
     let step = |v: serde_json::Value| eval(page, capture::op(v), true, Duration::from_secs(10));
@@ -737,14 +746,16 @@ async fn shoot(
         }
     }
     let mut out = Vec::new();
+    // A chart leaves the waiting list when it is kept or dropped: one the attempt
+    // fails on (the page crashes while it is shot) is still waiting, and the failure
+    // names it.
     for c in visible {
-        done(log, &c);
         let refused = log.lock().ok().and_then(|l| c.data_refused(&l.requests));
         if let Some(why) = refused {
             dropped(log, &c, "", why);
             continue;
         }
-        if out_of_time(log, &c, deadline) {
+        if out_of_time(log, &c, budget, deadline) {
             continue;
         }
         if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
@@ -753,8 +764,7 @@ async fn shoot(
         }
     }
     for c in hidden {
-        done(log, &c);
-        if out_of_time(log, &c, deadline) {
+        if out_of_time(log, &c, budget, deadline) {
             continue;
         }
         let shown =
@@ -792,35 +802,33 @@ async fn shoot(
     Ok(out)
 }
 
-/// The chart is no longer waiting (it is being captured or dropped now).
-fn done(log: &SharedLog, c: &DetectedChart) {
-    if let Ok(mut l) = log.lock() {
-        l.waiting
-            .retain(|w| !(w.selector == c.selector && w.frame == c.frame));
-    }
-}
-
 /// A captured chart, kept in the log so that a later failure of the attempt (the
-/// page hangs) does not lose it.
+/// page hangs) does not lose it; it is no longer waiting.
 fn kept(log: &SharedLog, r: &RenderedChart) {
     if let Ok(mut l) = log.lock() {
+        l.waiting
+            .retain(|w| !(w.selector == r.selector && w.frame == r.frame));
         l.captured.push(r.clone());
     }
 }
 
 /// The page's time limit is over: the chart is dropped with that reason rather than
-/// captured late (a page whose scripts keep it busy makes every step slow; the charts
-/// already captured are kept).
-fn out_of_time(log: &SharedLog, c: &DetectedChart, deadline: Instant) -> bool {
+/// captured late (a page whose scripts keep it busy, or a loaded machine, makes every
+/// step slow; the charts already captured are kept). Lost to this render, not to the
+/// page: another render with more time, or on a quieter machine, may capture it.
+fn out_of_time(log: &SharedLog, c: &DetectedChart, budget: Duration, deadline: Instant) -> bool {
     if Instant::now() < deadline {
         return false;
     }
-    dropped(
+    dropped_as(
         log,
         c,
         "",
-        "not captured: the page's time limit ran out before its turn (the page's scripts kept it busy)"
-            .into(),
+        format!(
+            "not captured: the page's time limit ({} s) ran out before its turn (its scripts kept it busy, or the machine was slow)",
+            budget.as_secs_f64()
+        ),
+        true,
     );
     true
 }
@@ -855,7 +863,10 @@ async fn shoot_one(
         let placed = match step("place").await {
             Ok(v) => serde_json::from_value::<capture::Placed>(v).unwrap_or_default(),
             Err(e) => {
-                dropped(log, &c, how, format!("not placed: {e}"));
+                // The browser failing under the page is this render's loss; a script
+                // that kept the page busy is the page's.
+                let ours = e.starts_with("browser protocol");
+                dropped_as(log, &c, how, format!("not placed: {e}"), ours);
                 return Ok(None);
             }
         };

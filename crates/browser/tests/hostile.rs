@@ -230,6 +230,15 @@ async fn charts_captured_before_a_page_hangs_are_kept() {
             "{}",
             d.reason
         );
+        // Lost to the time limit: this render's loss, another may capture it. Lost
+        // to the page's own busy script or hang: the page's.
+        assert_eq!(
+            d.transient,
+            d.reason.contains("time limit"),
+            "{}: transient {}",
+            d.reason,
+            d.transient
+        );
     }
     assert!(
         !r.notes

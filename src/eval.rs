@@ -375,19 +375,7 @@ pub(crate) fn render_line(renderer: &tvir_engine::Renderer) -> String {
             "charts drawn by script: {charts} rendered ({pages} pages rendered, {hits} from the render cache, {starts} browser start(s))\n"
         ));
     }
-    let rerendered = c.rerendered.load(Relaxed);
-    if rerendered > 0 {
-        out.push_str(&format!(
-            "note: {rerendered} page(s) rendered again: their stored render was incomplete\n"
-        ));
-    }
-    let incomplete = c.incomplete_reports.load(Relaxed);
-    if incomplete > 0 {
-        out.push_str(&format!(
-            "note: {} chart(s) drawn by script in {incomplete} report(s) lost to the page's time limit or a browser failure, not to the page: each is a failed unit saying so; the render is kept as incomplete and the next run with a browser renders the page again\n",
-            c.lost_charts.load(Relaxed)
-        ));
-    }
+    out.push_str(&renderer.incomplete_lines());
     let skipped = c.skipped_charts.load(Relaxed);
     if skipped > 0 {
         let reason = renderer

@@ -195,6 +195,13 @@ async fn charts_lost_to_the_time_limit_are_rendered_again_and_a_complete_render_
     }
     assert!(why.contains("time limit"), "{why}");
     assert_eq!(c1.counters.incomplete_reports.load(Ordering::Relaxed), 1);
+    let line = c1.incomplete_lines();
+    assert!(
+        line.contains(&format!(
+            "note: {lost} chart(s) drawn by script in 1 report(s) lost to the page's time limit"
+        )),
+        "{line}"
+    );
 
     // 2. No browser: the stored incomplete render is used, its lost charts say so.
     let none = BrowserChoice::Unavailable("no Chromium found".into());
@@ -223,6 +230,10 @@ async fn charts_lost_to_the_time_limit_are_rendered_again_and_a_complete_render_
     .await;
     assert_eq!(rendered(&c3), 1, "an incomplete render is rendered again");
     assert_eq!(c3.counters.rerendered.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        c3.incomplete_lines(),
+        "note: 1 page(s) rendered again: their stored render was incomplete\n"
+    );
     assert_eq!(r3.status, "rendered");
     assert_eq!(r3.pngs.len(), 4, "{:?} {:?}", r3.unrendered, r3.notes);
     assert!(r3.unrendered.is_empty(), "{:?}", r3.unrendered);
@@ -245,6 +256,7 @@ async fn charts_lost_to_the_time_limit_are_rendered_again_and_a_complete_render_
     assert_eq!(c4.counters.browser_starts.load(Ordering::Relaxed), 0);
     assert_eq!((r4.status.as_str(), r4.pngs.len()), ("cached", 4));
     assert_eq!(r4.pngs, r3.pngs);
+    assert_eq!(c4.incomplete_lines(), "");
     let (r5, c5) = run(&report, &store, &pages, none, Duration::from_secs(2)).await;
     assert_eq!(
         (rendered(&c5), r5.status.as_str(), r5.pngs.len()),

@@ -238,6 +238,28 @@ impl Renderer {
         )
     }
 
+    /// The run's lines on incomplete renders (empty when there were none): pages
+    /// rendered again because their stored render was incomplete, and charts lost to
+    /// the page's time limit or a browser failure in the renders used.
+    pub fn incomplete_lines(&self) -> String {
+        let c = &self.counters;
+        let mut out = String::new();
+        let again = c.rerendered.load(Ordering::Relaxed);
+        if again > 0 {
+            out.push_str(&format!(
+                "note: {again} page(s) rendered again: their stored render was incomplete\n"
+            ));
+        }
+        let reports = c.incomplete_reports.load(Ordering::Relaxed);
+        if reports > 0 {
+            out.push_str(&format!(
+                "note: {} chart(s) drawn by script in {reports} report(s) lost to the page's time limit or a browser failure, not to the page: each is a failed unit saying so; the render is kept as incomplete and the next run with a browser renders the page again\n",
+                c.lost_charts.load(Ordering::Relaxed)
+            ));
+        }
+        out
+    }
+
     /// Count the charts `stored` lost to its render, for the run's closing line.
     pub(super) fn count_lost(&self, stored: &StoredRender) {
         let lost = stored.dropped.iter().filter(|d| lost_to_render(d)).count();

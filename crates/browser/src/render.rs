@@ -38,6 +38,9 @@ use futures::StreamExt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+mod losses;
+use losses::{busy_stopped, dropped, dropped_as, kept, out_of_time};
+
 use crate::capture;
 use crate::detected::{Detected, DetectedChart};
 use crate::serve::{self, Route};
@@ -69,6 +72,8 @@ pub(crate) struct Log {
     pub captured: Vec<RenderedChart>,
     /// Charts found in the live page and not yet captured or dropped.
     pub waiting: Vec<DetectedChart>,
+    /// A script of the page kept it busy until it was stopped (`terminateExecution`).
+    stopped: bool,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -92,35 +97,6 @@ fn record(log: &SharedLog, url: &str, rtype: &str, outcome: RequestOutcome) {
                 url,
                 outcome,
                 resource_type,
-            });
-        }
-    }
-}
-
-/// A chart of the live page that gave no picture because of the page (blank, hidden,
-/// gone, its data refused, its scripts busy): noted and listed with why.
-fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
-    dropped_as(log, c, how, reason, false);
-}
-
-/// A chart that gave no picture, no longer waiting; `transient`: lost to this render
-/// (its time limit, the browser failing), not to the page (see [`DroppedChart`]).
-fn dropped_as(log: &SharedLog, c: &DetectedChart, how: &str, reason: String, transient: bool) {
-    note(
-        log,
-        format!("{} chart {}{how}: {reason}", c.library, c.selector),
-    );
-    if let Ok(mut l) = log.lock() {
-        l.waiting
-            .retain(|w| !(w.selector == c.selector && w.frame == c.frame));
-        if l.dropped.len() < MAX_CHARTS_PER_PAGE {
-            l.dropped.push(DroppedChart {
-                library: c.library.clone(),
-                anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
-                frame: c.frame.clone(),
-                selector: c.selector.clone(),
-                reason,
-                transient,
             });
         }
     }
@@ -632,6 +608,7 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
                     return Err("page hung: its scripts never let the page be read".into());
                 }
                 stopped = true;
+                busy_stopped(log);
                 note(
                     log,
                     "a script kept the page busy after load: stopped".into(),
@@ -689,6 +666,7 @@ async fn detect(
     let v = match eval(page, expr.clone(), false, limit).await {
         Ok(v) => v,
         Err(e) if e.starts_with("busy") => {
+            busy_stopped(log);
             note(log, "a script kept the page busy: stopped".into());
             eval(page, expr, false, limit)
                 .await
@@ -802,37 +780,6 @@ async fn shoot(
     Ok(out)
 }
 
-/// A captured chart, kept in the log so that a later failure of the attempt (the
-/// page hangs) does not lose it; it is no longer waiting.
-fn kept(log: &SharedLog, r: &RenderedChart) {
-    if let Ok(mut l) = log.lock() {
-        l.waiting
-            .retain(|w| !(w.selector == r.selector && w.frame == r.frame));
-        l.captured.push(r.clone());
-    }
-}
-
-/// The page's time limit is over: the chart is dropped with that reason rather than
-/// captured late (a page whose scripts keep it busy, or a loaded machine, makes every
-/// step slow; the charts already captured are kept). Lost to this render, not to the
-/// page: another render with more time, or on a quieter machine, may capture it.
-fn out_of_time(log: &SharedLog, c: &DetectedChart, budget: Duration, deadline: Instant) -> bool {
-    if Instant::now() < deadline {
-        return false;
-    }
-    dropped_as(
-        log,
-        c,
-        "",
-        format!(
-            "not captured: the page's time limit ({} s) ran out before its turn (its scripts kept it busy, or the machine was slow)",
-            budget.as_secs_f64()
-        ),
-        true,
-    );
-    true
-}
-
 /// Place and shoot one chart; a blank shot is redrawn and taken once more. Ok(None)
 /// when it cannot be captured (noted); Err when the browser fails.
 async fn shoot_one(
@@ -866,6 +813,9 @@ async fn shoot_one(
                 // The browser failing under the page is this render's loss; a script
                 // that kept the page busy is the page's.
                 let ours = e.starts_with("browser protocol");
+                if e.starts_with("busy") {
+                    busy_stopped(log);
+                }
                 dropped_as(log, &c, how, format!("not placed: {e}"), ours);
                 return Ok(None);
             }

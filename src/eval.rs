@@ -375,6 +375,7 @@ pub(crate) fn render_line(renderer: &tvir_engine::Renderer) -> String {
             "charts drawn by script: {charts} rendered ({pages} pages rendered, {hits} from the render cache, {starts} browser start(s))\n"
         ));
     }
+    out.push_str(&renderer.incomplete_lines());
     let skipped = c.skipped_charts.load(Relaxed);
     if skipped > 0 {
         let reason = renderer

@@ -322,6 +322,14 @@ pub struct DroppedChart {
     pub frame: Option<String>,
     pub selector: String,
     pub reason: String,
+    /// Lost to this render rather than to the page: the page's time limit ran out
+    /// before the chart's turn (a busy page or a loaded machine), or the browser
+    /// failed under the page (a crash, a lost connection) after other charts were
+    /// captured. Another render of the same page may capture it, so a render holding
+    /// one is incomplete. False for what the page itself does (a blank or hidden
+    /// chart, its data refused, a script that keeps the page busy, a hang).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
 }
 
 /// An error a script of the page threw.
@@ -537,6 +545,9 @@ impl Browser {
             // and the page is not rendered again (it would hang again).
             let r = match r {
                 Err(reason) if !captured.is_empty() => {
+                    // A hang is the page's doing (the same page hangs again); a crash
+                    // or the browser failing is this render's.
+                    let transient = !reason.starts_with("page hung");
                     for c in &waiting {
                         dropped.push(DroppedChart {
                             library: c.library.clone(),
@@ -544,6 +555,7 @@ impl Browser {
                             frame: c.frame.clone(),
                             selector: c.selector.clone(),
                             reason: format!("not captured: {reason}"),
+                            transient,
                         });
                     }
                     out.notes.push(format!(

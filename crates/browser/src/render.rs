@@ -38,6 +38,9 @@ use futures::StreamExt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+mod losses;
+use losses::{busy_stopped, dropped, dropped_as, kept, out_of_time};
+
 use crate::capture;
 use crate::detected::{Detected, DetectedChart};
 use crate::serve::{self, Route};
@@ -69,6 +72,8 @@ pub(crate) struct Log {
     pub captured: Vec<RenderedChart>,
     /// Charts found in the live page and not yet captured or dropped.
     pub waiting: Vec<DetectedChart>,
+    /// A script of the page kept it busy until it was stopped (`terminateExecution`).
+    stopped: bool,
     static_html: BTreeMap<String, String>,
     static_len: usize,
 }
@@ -92,25 +97,6 @@ fn record(log: &SharedLog, url: &str, rtype: &str, outcome: RequestOutcome) {
                 url,
                 outcome,
                 resource_type,
-            });
-        }
-    }
-}
-
-/// A chart of the live page that gave no picture: noted and listed with why.
-fn dropped(log: &SharedLog, c: &DetectedChart, how: &str, reason: String) {
-    note(
-        log,
-        format!("{} chart {}{how}: {reason}", c.library, c.selector),
-    );
-    if let Ok(mut l) = log.lock() {
-        if l.dropped.len() < MAX_CHARTS_PER_PAGE {
-            l.dropped.push(DroppedChart {
-                library: c.library.clone(),
-                anchor: c.anchor.filter(|a| *a >= 0.0).map(|a| a as usize),
-                frame: c.frame.clone(),
-                selector: c.selector.clone(),
-                reason,
             });
         }
     }
@@ -379,7 +365,7 @@ async fn run(
             l.script_errors = errors;
             l.slots = detected.probes.clone();
         }
-        shoot(page, log, detected.charts, vp, deadline).await
+        shoot(page, log, detected.charts, settings.budget, deadline).await
     };
     tokio::select! {
         r = work => r,
@@ -622,6 +608,7 @@ async fn finish_animations(page: &Page, log: &SharedLog, deadline: Instant) -> R
                     return Err("page hung: its scripts never let the page be read".into());
                 }
                 stopped = true;
+                busy_stopped(log);
                 note(
                     log,
                     "a script kept the page busy after load: stopped".into(),
@@ -679,6 +666,7 @@ async fn detect(
     let v = match eval(page, expr.clone(), false, limit).await {
         Ok(v) => v,
         Err(e) if e.starts_with("busy") => {
+            busy_stopped(log);
             note(log, "a script kept the page busy: stopped".into());
             eval(page, expr, false, limit)
                 .await
@@ -699,10 +687,9 @@ async fn shoot(
     page: &Page,
     log: &SharedLog,
     charts: Vec<DetectedChart>,
-    vp: Viewport,
+    budget: Duration,
     deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
-    let _ = vp;
     let total = charts.len();
     let charts: Vec<DetectedChart> = charts.into_iter().take(MAX_CHARTS_PER_PAGE).collect();
     let step = |v: serde_json::Value| eval(page, capture::op(v), true, Duration::from_secs(10));
@@ -737,14 +724,16 @@ async fn shoot(
         }
     }
     let mut out = Vec::new();
+    // A chart leaves the waiting list when it is kept or dropped: one the attempt
+    // fails on (the page crashes while it is shot) is still waiting, and the failure
+    // names it.
     for c in visible {
-        done(log, &c);
         let refused = log.lock().ok().and_then(|l| c.data_refused(&l.requests));
         if let Some(why) = refused {
             dropped(log, &c, "", why);
             continue;
         }
-        if out_of_time(log, &c, deadline) {
+        if out_of_time(log, &c, budget, deadline) {
             continue;
         }
         if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
@@ -753,8 +742,7 @@ async fn shoot(
         }
     }
     for c in hidden {
-        done(log, &c);
-        if out_of_time(log, &c, deadline) {
+        if out_of_time(log, &c, budget, deadline) {
             continue;
         }
         let shown =
@@ -792,39 +780,6 @@ async fn shoot(
     Ok(out)
 }
 
-/// The chart is no longer waiting (it is being captured or dropped now).
-fn done(log: &SharedLog, c: &DetectedChart) {
-    if let Ok(mut l) = log.lock() {
-        l.waiting
-            .retain(|w| !(w.selector == c.selector && w.frame == c.frame));
-    }
-}
-
-/// A captured chart, kept in the log so that a later failure of the attempt (the
-/// page hangs) does not lose it.
-fn kept(log: &SharedLog, r: &RenderedChart) {
-    if let Ok(mut l) = log.lock() {
-        l.captured.push(r.clone());
-    }
-}
-
-/// The page's time limit is over: the chart is dropped with that reason rather than
-/// captured late (a page whose scripts keep it busy makes every step slow; the charts
-/// already captured are kept).
-fn out_of_time(log: &SharedLog, c: &DetectedChart, deadline: Instant) -> bool {
-    if Instant::now() < deadline {
-        return false;
-    }
-    dropped(
-        log,
-        c,
-        "",
-        "not captured: the page's time limit ran out before its turn (the page's scripts kept it busy)"
-            .into(),
-    );
-    true
-}
-
 /// Place and shoot one chart; a blank shot is redrawn and taken once more. Ok(None)
 /// when it cannot be captured (noted); Err when the browser fails.
 async fn shoot_one(
@@ -855,7 +810,13 @@ async fn shoot_one(
         let placed = match step("place").await {
             Ok(v) => serde_json::from_value::<capture::Placed>(v).unwrap_or_default(),
             Err(e) => {
-                dropped(log, &c, how, format!("not placed: {e}"));
+                // The browser failing under the page is this render's loss; a script
+                // that kept the page busy is the page's.
+                let ours = e.starts_with("browser protocol");
+                if e.starts_with("busy") {
+                    busy_stopped(log);
+                }
+                dropped_as(log, &c, how, format!("not placed: {e}"), ours);
                 return Ok(None);
             }
         };

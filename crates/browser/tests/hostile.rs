@@ -230,6 +230,17 @@ async fn charts_captured_before_a_page_hangs_are_kept() {
             "{}",
             d.reason
         );
+        // A script of this page had to be stopped: even a chart whose turn came after
+        // the time limit was lost to the page (it takes the time again), not to this
+        // render.
+        assert!(!d.transient, "{}", d.reason);
+        if d.reason.contains("time limit") {
+            assert!(
+                d.reason.contains("kept it busy and was stopped"),
+                "{}",
+                d.reason
+            );
+        }
     }
     assert!(
         !r.notes

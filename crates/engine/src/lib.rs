@@ -53,7 +53,6 @@ pub mod pages;
 pub mod plan;
 pub mod record;
 pub mod render;
-mod render_key;
 mod render_requests;
 pub mod run;
 pub mod score;

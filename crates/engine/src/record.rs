@@ -211,6 +211,11 @@ pub struct RenderRecord {
     pub browser: Option<String>,
     /// Each rendered chart, in figure order.
     pub charts: Vec<RenderedChartRecord>,
+    /// Why the render is incomplete: charts it lost to the page's time limit or a
+    /// browser failure rather than to the page (each also a failed unit saying so).
+    /// Absent when the render is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     /// Charts expected that no figure stands for (`line`, `what`, `reason`).
     pub unrendered: Vec<serde_json::Value>,
     /// Notes of the render (timeouts, dialogs, refused or missing resources).

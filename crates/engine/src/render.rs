@@ -8,7 +8,9 @@
 //!   served page, the browser version and the viewport, plus the bytes of every
 //!   file and resource the page used. The browser version is remembered by
 //!   executable path, size and modification time, so a warm re-run starts no
-//!   browser and spawns no `--version`.
+//!   browser and spawns no `--version`. A render that lost charts to itself (the
+//!   page's time limit, a browser failure) is stored marked incomplete and rendered
+//!   again by the next run with a browser ([`cache`]).
 //! - **One browser per run**, started on the first cache miss, shared by every
 //!   report (the browser bounds the pages rendered at once), ended by
 //!   [`Renderer::close`] when the run ends (and by the browser crate's own guards
@@ -41,6 +43,11 @@ use tvir_browser::{
 use tvir_report::render::{Candidate, RenderMap, RenderPlan, RenderedFigure};
 use tvir_report::Report;
 use tvir_store::Store;
+
+#[cfg(test)]
+mod browser_tests;
+mod cache;
+mod key;
 
 /// Prefix of the unit name of a chart drawn by script that was not rendered
 /// (`script_chart:K`, K counting those charts in the report).
@@ -99,6 +106,10 @@ pub struct StoredRender {
     /// they were recorded has none: its undrawn candidates all count as chart places).
     #[serde(default)]
     pub slots: Vec<SlotProbe>,
+    /// Why the render is incomplete: charts it lost to itself (the page's time limit,
+    /// the browser failing), not to the page. None: complete. See [`cache`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,6 +143,9 @@ pub struct RenderResult {
     pub unrendered: Vec<Unrendered>,
     pub requests: Vec<RequestRecord>,
     pub notes: Vec<String>,
+    /// Why the render used is incomplete (charts lost to the page's time limit or a
+    /// browser failure, which another render may capture), None when complete.
+    pub incomplete: Option<String>,
 }
 
 /// A chart the report was expected to show that was not rendered.
@@ -157,6 +171,11 @@ pub struct RenderCounters {
     /// Charts not rendered for want of a browser, and the reports holding them.
     pub skipped_charts: AtomicUsize,
     pub skipped_reports: AtomicUsize,
+    /// Pages rendered again because their stored render was incomplete.
+    pub rerendered: AtomicUsize,
+    /// Renders used that were incomplete, and the charts they lost to themselves.
+    pub incomplete_reports: AtomicUsize,
+    pub lost_charts: AtomicUsize,
 }
 
 enum BrowserState {
@@ -230,12 +249,16 @@ impl Renderer {
             Err(e) => return Some(self.without_browser(report, &plan, &e).await),
         };
         let (stored, from_cache) = match self.cached(report, &plan, &version).await {
-            Some(hit) => {
+            Some(hit) if hit.incomplete.is_none() => {
                 self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
                 (hit, true)
             }
-            None => match self.render_fresh(report, &plan, &version, &exe).await {
-                Ok(r) => (r, false),
+            // Nothing stored, or a render that lost charts to itself.
+            stale => match self
+                .render_again(report, &plan, &version, &exe, stale)
+                .await
+            {
+                Ok(r) => r,
                 Err(e) => return Some((report.clone(), self.skipped(&plan, &e))),
             },
         };
@@ -333,7 +356,7 @@ impl Renderer {
 
     /// [`page_key`] with this build's browser-stage code.
     fn page_key(&self, plan: &RenderPlan, version: Option<&str>) -> String {
-        crate::render_key::page_key(plan, version, tvir_browser::CODE_FINGERPRINT)
+        key::page_key(plan, version, tvir_browser::CODE_FINGERPRINT)
     }
 
     /// The render key: the page key plus the current content of what it used.
@@ -372,16 +395,28 @@ impl Renderer {
         plan: &RenderPlan,
         version: &str,
     ) -> Option<StoredRender> {
-        self.cached_under(report, self.page_key(plan, Some(version)))
-            .await
+        self.cached_under(
+            report,
+            self.page_key(plan, Some(version)),
+            plan.candidates.len(),
+        )
+        .await
     }
 
     /// The newest render of the page by any browser version.
     async fn cached_any_version(&self, report: &Report, plan: &RenderPlan) -> Option<StoredRender> {
-        self.cached_under(report, self.page_key(plan, None)).await
+        self.cached_under(report, self.page_key(plan, None), plan.candidates.len())
+            .await
     }
 
-    async fn cached_under(&self, report: &Report, page_key: String) -> Option<StoredRender> {
+    /// The render stored under `page_key` for the files and resources as they are
+    /// now; `expected`: the charts the render plan expects.
+    async fn cached_under(
+        &self,
+        report: &Report,
+        page_key: String,
+        expected: usize,
+    ) -> Option<StoredRender> {
         let store = self.store.as_ref()?;
         let used = store
             .with_conn(|c| tvir_store::renders::get_used(c, &page_key))
@@ -391,7 +426,12 @@ impl Renderer {
         let json = store
             .with_conn(|c| tvir_store::renders::get_render(c, &key))
             .ok()??;
-        serde_json::from_str(&json).ok()
+        let mut stored: StoredRender = serde_json::from_str(&json).ok()?;
+        // A render stored before incomplete ones were marked says so in its reasons.
+        if stored.incomplete.is_none() {
+            stored.incomplete = cache::incompleteness(&stored, expected);
+        }
+        Some(stored)
     }
 
     async fn browser(&self, exe: &Path) -> Result<Arc<Browser>, String> {
@@ -464,6 +504,7 @@ impl Renderer {
             script_errors: render.script_errors,
             slots: render.slots,
             browser: Some(version.to_string()),
+            incomplete: None,
         };
         let failures = resources
             .failures
@@ -479,68 +520,8 @@ impl Renderer {
                 stored.notes.push(f.reason().to_string());
             }
         }
-        // Only a complete render is kept: a page that failed, or whose resources
-        // failed for reasons of this run (a network error), is rendered again next
-        // time. A resource missing from the cache offline is part of what the page
-        // was rendered with (real pages load fonts and icon sheets nobody seeds): the
-        // render is kept under a key that says it was absent, so it answers while it
-        // stays absent and no longer once it is seeded.
-        let transient = failures
-            .iter()
-            .any(|(_, f)| !matches!(f, ResourceFailure::Refused(_) | ResourceFailure::Missing(_)));
-        // A page that hung is kept too: its failure comes from the page itself, and the
-        // same page bytes, resources and viewport (the key) hang again; rendering it
-        // again on every run would pay the whole time limit twice for nothing.
-        let keep = stored
-            .failure
-            .as_deref()
-            .is_none_or(|f| f.starts_with("page hung"));
-        if let (Some(store), true, false) = (&self.store, keep, transient) {
-            let mut used: Vec<Used> = stored
-                .requests
-                .iter()
-                .filter_map(|r| match &r.outcome {
-                    RequestOutcome::ServedFromFolder => Some(Used {
-                        url: r.url.clone(),
-                        kind: "folder".into(),
-                    }),
-                    RequestOutcome::Provided { .. } => Some(Used {
-                        url: r.url.clone(),
-                        kind: "resource".into(),
-                    }),
-                    RequestOutcome::Refused { .. } => None,
-                })
-                .collect();
-            let mut absent: Vec<&String> = failures
-                .iter()
-                .filter(|(_, f)| matches!(f, ResourceFailure::Missing(_)))
-                .map(|(url, _)| url)
-                .collect();
-            absent.sort();
-            absent.dedup();
-            used.extend(absent.into_iter().map(|url| Used {
-                url: url.clone(),
-                kind: "absent".into(),
-            }));
-            // Under this browser's key, and under the key any browser's render of the
-            // page answers (a later run without a browser).
-            for page_key in [
-                self.page_key(plan, Some(version)),
-                self.page_key(plan, None),
-            ] {
-                if let Some(key) = self.render_key(&page_key, &report.root, &used).await {
-                    if let (Ok(used), Ok(json)) =
-                        (serde_json::to_string(&used), serde_json::to_string(&stored))
-                    {
-                        if let Err(e) = store.with_conn(|c| {
-                            tvir_store::renders::put(c, &page_key, &used, &key, &json)
-                        }) {
-                            tracing::warn!("render cache: {e}");
-                        }
-                    }
-                }
-            }
-        }
+        stored.incomplete = cache::incompleteness(&stored, plan.candidates.len());
+        self.keep(report, plan, version, &stored, &failures).await;
         Ok(stored)
     }
 
@@ -560,8 +541,10 @@ impl Renderer {
             browser: Some(version),
             requests: stored.requests.clone(),
             notes: stored.notes.clone(),
+            incomplete: stored.incomplete.clone(),
             ..RenderResult::default()
         };
+        self.count_lost(&stored);
         let mut seen = std::collections::HashSet::new();
         for c in &stored.charts {
             let Some(at) = c.anchor else {
@@ -667,12 +650,20 @@ impl Renderer {
             } else {
                 String::new()
             };
+            // A chart lost to the render (its time limit, the browser failing) says
+            // the render is incomplete and what comes of it.
+            let incomplete = if cache::lost_to_render(d) {
+                "; the render is incomplete (the chart was lost to the render, not to the page): the next run with a browser renders the page again"
+            } else {
+                ""
+            };
+            let why = d.reason.strip_prefix("not captured: ").unwrap_or(&d.reason);
             dropped_units.push(Unrendered {
                 candidate,
                 skipped: false,
                 reason: format!(
-                    "{} chart {} drawn but not captured: {}{cause}",
-                    d.library, d.selector, d.reason
+                    "{} chart {} drawn but not captured: {why}{cause}{incomplete}",
+                    d.library, d.selector
                 ),
                 library: Some(d.library.clone()),
             });
@@ -751,7 +742,11 @@ impl Renderer {
                     errors.join("; ")
                 ))
             } else {
-                None
+                // No cause in the page, in a render that ran short of time: the
+                // charts missing were lost to the render.
+                stored.incomplete.as_ref().map(|why| {
+                    format!("chart not drawn: the render is incomplete ({why}): the next run with a browser renders the page again")
+                })
             };
             // A chart file the page could not draw says why on its own, unless it is
             // the library missing or refused, which the cause above names with its
@@ -914,6 +909,7 @@ pub(crate) fn render_record(report: &Report, r: &RenderResult) -> crate::record:
         reason: r.reason.clone(),
         browser: r.browser.clone(),
         charts,
+        incomplete: r.incomplete.clone(),
         unrendered: r
             .unrendered
             .iter()
@@ -964,6 +960,7 @@ mod page_library_tests {
             frame: None,
             selector: "#p".into(),
             reason: "captured blank".into(),
+            transient: false,
         });
         assert_eq!(page_library(&two).as_deref(), Some("plotly"));
     }

@@ -110,6 +110,16 @@ pub struct StoredRender {
     /// the browser failing), not to the page. None: complete. See [`cache`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Renders of the page in a row that ended incomplete, this one included (0: a
+    /// complete render, or one stored before they were counted). At
+    /// [`cache::MAX_INCOMPLETE_RENDERS`] the render is served as it is: a page that
+    /// loses charts to every render is not made again on every run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -249,8 +259,14 @@ impl Renderer {
             Err(e) => return Some(self.without_browser(report, &plan, &e).await),
         };
         let (stored, from_cache) = match self.cached(report, &plan, &version).await {
-            Some(hit) if hit.incomplete.is_none() => {
+            Some(mut hit) if cache::settled(&hit) => {
                 self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                if hit.incomplete.is_some() {
+                    hit.notes.push(format!(
+                        "the stored render is incomplete after {} renders in a row that lost charts to themselves: it is used, not made again",
+                        hit.attempts
+                    ));
+                }
                 (hit, true)
             }
             // Nothing stored, or a render that lost charts to itself.
@@ -465,6 +481,7 @@ impl Renderer {
         plan: &RenderPlan,
         version: &str,
         exe: &Path,
+        prior_attempts: u32,
     ) -> Result<StoredRender, String> {
         let browser = self.browser(exe).await?;
         let resources = Arc::new(PageResources {
@@ -505,6 +522,7 @@ impl Renderer {
             slots: render.slots,
             browser: Some(version.to_string()),
             incomplete: None,
+            attempts: 0,
         };
         let failures = resources
             .failures
@@ -521,6 +539,9 @@ impl Renderer {
             }
         }
         stored.incomplete = cache::incompleteness(&stored, plan.candidates.len());
+        if stored.incomplete.is_some() {
+            stored.attempts = prior_attempts + 1;
+        }
         self.keep(report, plan, version, &stored, &failures).await;
         Ok(stored)
     }

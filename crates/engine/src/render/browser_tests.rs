@@ -264,3 +264,51 @@ async fn charts_lost_to_the_time_limit_are_rendered_again_and_a_complete_render_
     );
     assert_eq!(r5.incomplete, None);
 }
+
+/// A page that loses charts to every render (here a 2 s limit on a page busy for
+/// 2.8 s) is made again at most `MAX_INCOMPLETE_RENDERS` times in a row; the run after
+/// that serves the last render as it is, says why, and renders nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_loses_charts_to_every_render_is_not_rendered_on_every_run() {
+    let Some((exe, libs)) = browser_and_libraries() else {
+        return;
+    };
+    let pages: Arc<dyn Pages> = Arc::new(libs);
+    let folder = Folder::new("always-busy", &busy_page());
+    let report = tvir_report::load(&folder.0.join("report.html")).expect("report loads");
+    let store = Store::in_memory().unwrap();
+    let limit = Duration::from_secs(2);
+    let max = super::cache::MAX_INCOMPLETE_RENDERS as usize;
+    for k in 1..=max {
+        let (r, c) = run(
+            &report,
+            &store,
+            &pages,
+            BrowserChoice::Executable(exe.clone()),
+            limit,
+        )
+        .await;
+        assert_eq!(rendered(&c), 1, "run {k} renders the page");
+        assert!(r.incomplete.is_some(), "run {k}: {:?}", r.notes);
+    }
+    let (r, c) = run(
+        &report,
+        &store,
+        &pages,
+        BrowserChoice::Executable(exe.clone()),
+        limit,
+    )
+    .await;
+    assert_eq!(rendered(&c), 0, "after {max} incomplete renders in a row");
+    assert_eq!(c.counters.browser_starts.load(Ordering::Relaxed), 0);
+    assert_eq!(r.status, "cached");
+    assert!(r.incomplete.is_some());
+    assert!(!r.unrendered.is_empty());
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains(&format!("incomplete after {max} renders in a row"))),
+        "{:?}",
+        r.notes
+    );
+}

@@ -13,7 +13,10 @@
 //!   the new render only if it is at least as complete (a complete render is never
 //!   replaced by a less complete one, under this browser's key or any browser's);
 //! - a run without a browser serves it, and the charts it lost become failed units
-//!   that say the render was incomplete and why.
+//!   that say the render was incomplete and why;
+//! - after [`MAX_INCOMPLETE_RENDERS`] renders in a row that all lost charts (a page
+//!   busy on every render), the last one is served like a complete one: the retries
+//!   undo a loaded machine's losses, not a page's own steady ones.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -107,6 +110,16 @@ fn rank(s: &StoredRender) -> (bool, bool, usize) {
         complete,
         if complete { 0 } else { s.charts.len() },
     )
+}
+
+/// Renders of a page in a row that may end incomplete before the last one is served
+/// as it is.
+pub(crate) const MAX_INCOMPLETE_RENDERS: u32 = 3;
+
+/// Whether a stored render answers a run with a browser: complete, or incomplete
+/// [`MAX_INCOMPLETE_RENDERS`] times in a row.
+pub(crate) fn settled(s: &StoredRender) -> bool {
+    s.incomplete.is_none() || s.attempts >= MAX_INCOMPLETE_RENDERS
 }
 
 /// Whether `a` is strictly more complete than `b`.
@@ -216,8 +229,13 @@ impl Renderer {
         if stale.is_some() {
             self.counters.rerendered.fetch_add(1, Ordering::Relaxed);
         }
+        // A render stored before renders were counted is the first of the row.
+        let prior = stale.as_ref().map_or(0, |s| s.attempts.max(1));
         Ok(
-            match (self.render_fresh(report, plan, version, exe).await, stale) {
+            match (
+                self.render_fresh(report, plan, version, exe, prior).await,
+                stale,
+            ) {
                 (Ok(fresh), Some(mut old)) if more_complete(&old, &fresh) => {
                     old.notes.push(format!(
                         "rendered again because the stored render was incomplete: the new render captured {} chart(s), the stored one {}, which is used",

@@ -152,3 +152,35 @@ async fn each_chart_gets_the_title_of_its_own_card_and_no_library_ui() {
         );
     }
 }
+
+const STANDINS: &str = "p-chrome-standins.html";
+
+/// The UI rules of Google Charts and amCharts (open tooltips, export menus), whose
+/// libraries are not on npm under the addresses pages load, checked on elements of
+/// our own carrying their class names over a Chart.js chart: none of their colour
+/// is in the picture, which matches the chart drawn without them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui_of_libraries_not_on_npm_is_hidden_by_its_class_names() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let with_ui = render(&browser, &libs, STANDINS).await;
+    let html = read(&pages_dir().join(STANDINS));
+    let start = html.find("<!--UI-->").expect("marked UI");
+    let end = html.find("<!--/UI-->").expect("marked UI end");
+    let bare = format!("{}{}", &html[..start], &html[end..]);
+    let mut req = request(&libs, STANDINS);
+    req.entry_override = Some(bare.into_bytes());
+    let without = browser.render(req).await;
+    browser.close().await;
+    no_blank(STANDINS, &with_ui);
+    no_blank("(without the stand-ins)", &without);
+    let (a, b) = (in_box(&with_ui, "#ferries"), in_box(&without, "#ferries"));
+    let magenta = pixels(&a.png)
+        .pixels()
+        .filter(|p| p[0] > 230 && p[1] < 40 && p[2] > 230)
+        .count();
+    assert_eq!(magenta, 0, "stand-in UI painted over the chart");
+    assert_eq!(pixels(&a.png), pixels(&b.png), "{:?}", with_ui.notes);
+}

@@ -43,6 +43,10 @@
 //! Run: `scripts/batch_cost.sh` (or `cargo bench --bench batch_cost`);
 //! `BATCH_COST_PARTS=3` runs part 3 alone.
 
+// The checkout's one skip rule (`TVIR_REQUIRE_ALL_TESTS=1` turns a skip into a failure).
+#[path = "../tests/common/skip.rs"]
+mod skip_rule;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -340,7 +344,7 @@ fn break_even(
 
 fn part1(rt: &tokio::runtime::Runtime) {
     let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("part 1 skipped: TVIR_CORPUS_DIR not set");
+        skip_rule::skip("part 1: TVIR_CORPUS_DIR not set");
         return;
     };
     let baseline_dir = std::env::var_os("TVIR_BASELINE_PROMPTS").map(PathBuf::from);
@@ -421,7 +425,7 @@ fn part1(rt: &tokio::runtime::Runtime) {
 fn part3(rt: &tokio::runtime::Runtime) {
     use tvir_engine::ImageSize;
     let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("part 3 skipped: TVIR_CORPUS_DIR not set");
+        skip_rule::skip("part 3: TVIR_CORPUS_DIR not set");
         return;
     };
     let prices = PriceTable::shipped();

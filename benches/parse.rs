@@ -1,6 +1,10 @@
 //! Parsing speed on the largest corpus report (and the TVIR sample). The corpus is
 //! read through `TVIR_CORPUS_DIR`; without it the bench says so and measures nothing.
 
+// The checkout's one skip rule (`TVIR_REQUIRE_ALL_TESTS=1` turns a skip into a failure).
+#[path = "../tests/common/skip.rs"]
+mod skip_rule;
+
 use std::path::{Path, PathBuf};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -29,7 +33,7 @@ fn corpus_reports(dir: &Path) -> Vec<PathBuf> {
 
 fn bench_parse(c: &mut Criterion) {
     let Some(dir) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+        skip_rule::skip("TVIR_CORPUS_DIR not set");
         return;
     };
     let mut reports = corpus_reports(&dir);

@@ -29,6 +29,10 @@
 //! summarizes a tree holding each system of that output K times (hard links): the
 //! 1,000-report output with K = 10 is the 10,000-report summary figure.
 
+// The checkout's one skip rule (`TVIR_REQUIRE_ALL_TESTS=1` turns a skip into a failure).
+#[path = "../tests/common/skip.rs"]
+mod skip_rule;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -371,11 +375,11 @@ fn summarize_all(out: &Path, tasks: &Path, scratch: &Path) {
 fn main() {
     // `cargo bench` passes --bench; this bench takes its settings from the environment.
     let Some(corpus) = std::env::var_os("TVIR_CORPUS_DIR").map(PathBuf::from) else {
-        eprintln!("skipped: TVIR_CORPUS_DIR not set");
+        skip_rule::skip("TVIR_CORPUS_DIR not set");
         return;
     };
     if !corpus.join("tvir-query.json").is_file() {
-        eprintln!("skipped: corpus not found at {}", corpus.display());
+        skip_rule::skip(&format!("corpus not found at {}", corpus.display()));
         return;
     }
     let n = env_num("SCALE_REPORTS", 100) as usize;

@@ -334,3 +334,77 @@ async fn cut_fact_is_completed(quote: Quote) {
     );
     mock.shutdown().await;
 }
+
+/// A report the grammar reads cleanly (one `[N]` sentence a paragraph, a numbered
+/// list with addresses): its self-check says `ok`.
+const CLEAN: &str = "# Heat pumps in cold climates
+
+In colder regions, heat pumps now heat most new homes [1].
+
+Across the survey, owners rated their comfort above that of gas boilers [2].
+
+For installers, training remains the main bottleneck [3].
+
+## References
+
+[1] Cold Climate Heating Review. https://heating.example.org/review
+[2] Owner Survey. https://survey.example.com/owners
+[3] Installer Notes. https://install.example.net/notes
+";
+
+/// `--extraction judge` (the reference's way) hands every report to the judge
+/// extractor, even one the grammar reads cleanly, and Citation Support judges the
+/// judge's facts; `--extraction auto` (ours, with a judge) keeps the grammar's facts
+/// for that report and never asks the extractor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extraction_judge_extracts_a_clean_report_with_the_judge_and_auto_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, sources) = setup(dir.path(), CLEAN);
+    let grammar: BTreeSet<String> = [
+        "In colder regions, heat pumps now heat most new homes.",
+        "Across the survey, owners rated their comfort above that of gas boilers.",
+        "For installers, training remains the main bottleneck.",
+    ]
+    .map(String::from)
+    .into();
+
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let mock = MockJudge::start(MockConfig {
+        responder: Some(responder(sent.clone(), Quote::Clauses)),
+        ..MockConfig::default()
+    })
+    .await;
+    let rec = eval(dir.path(), &reports, &sources, &mock, "judge").await;
+    let e = &rec["extraction"];
+    assert_eq!(e["verdict"], "ok", "{e}");
+    assert_eq!(e["method"], "judge", "{e}");
+    assert!(mock.metric_count("extract_facts") >= 1);
+    let judge_facts: BTreeSet<String> = sent
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["facts"].as_array().unwrap().clone())
+        .map(|f| cleaned(f["fact"].as_str().unwrap()))
+        .collect();
+    assert_eq!(judge_facts.len(), 3, "{judge_facts:?}");
+    let judged: BTreeSet<String> = cs_facts(&rec).into_iter().collect();
+    assert_eq!(judged, judge_facts);
+    assert!(judged.is_disjoint(&grammar), "{judged:?}");
+    mock.shutdown().await;
+
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let mock = MockJudge::start(MockConfig {
+        responder: Some(responder(sent.clone(), Quote::Clauses)),
+        ..MockConfig::default()
+    })
+    .await;
+    let rec = eval(dir.path(), &reports, &sources, &mock, "auto").await;
+    let e = &rec["extraction"];
+    assert_eq!(e["verdict"], "ok", "{e}");
+    assert_eq!(e["method"], "rules", "{e}");
+    assert_eq!(mock.metric_count("extract_facts"), 0);
+    assert!(sent.lock().unwrap().is_empty());
+    let judged: BTreeSet<String> = cs_facts(&rec).into_iter().collect();
+    assert_eq!(judged, grammar);
+    mock.shutdown().await;
+}

@@ -318,15 +318,39 @@ fn a_system_with_no_figure_anywhere_is_not_evaluated_on_va_and_overall_in_every_
         assert!(text.contains("not evaluated"), "{format}:\n{text}");
         assert!(text.contains(why), "{format}:\n{text}");
     }
+    // CSV: the text-only system's row carries the reason in its `not_evaluated`
+    // column, naming both levels; the visual system's column is empty.
     let csv = formats("csv");
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "not_evaluated").unwrap();
-    let row = csv
-        .lines()
-        .find(|l| l.contains(",textual,") && l.contains(why))
-        .unwrap_or_else(|| panic!("{csv}"));
-    assert!(row.contains("VA") || row.contains("va"), "{row}");
-    assert!(header.len() > col);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} column: {header:?}"))
+    };
+    let (system_col, reason_col) = (column("system"), column("not_evaluated"));
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let cell = |system: &str| -> String {
+        let row = rows
+            .iter()
+            .find(|r| &r[system_col] == system)
+            .unwrap_or_else(|| panic!("no {system} row:\n{csv}"));
+        row[reason_col].to_string()
+    };
+    let textual_reason = cell("textual");
+    assert!(textual_reason.contains(why), "{textual_reason}\n{csv}");
+    let words: Vec<String> = textual_reason
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    for level in ["va", "overall"] {
+        assert!(
+            words.iter().any(|w| w == level),
+            "{level} not named: {textual_reason}"
+        );
+    }
+    assert_eq!(cell("visual"), "", "{csv}");
     let html = common::cli::summary_pages(&formats("html"));
     assert!(html.contains(why), "html lacks the reason");
 
@@ -416,32 +440,34 @@ async fn a_remote_figure_that_times_out_fails_alone() {
     )
     .unwrap();
     let mock = MockJudge::start(MockConfig::default()).await;
+    let eval = |out: &Path| {
+        let mut cmd = tvir_command();
+        cmd.args(["eval", "--reports"])
+            .arg(dir.path().join("reports"))
+            .arg("--tasks")
+            .arg(&tasks)
+            .arg("--out")
+            .arg(out)
+            .arg("--cache")
+            .arg(dir.path().join("cache.sqlite"))
+            .args([
+                "--base-url",
+                &mock.base_url(),
+                "--judge-model",
+                "mock-model",
+            ])
+            .args([
+                "--assume-vision",
+                "--quiet",
+                "--no-browser",
+                "--allow-private",
+            ])
+            .args(["--fetch-timeout", "1", "--connect-timeout", "1"])
+            .args(["--fetch-attempts", "1"]);
+        output_async(cmd)
+    };
     let out = dir.path().join("out");
-    let mut cmd = tvir_command();
-    cmd.args(["eval", "--reports"])
-        .arg(dir.path().join("reports"))
-        .arg("--tasks")
-        .arg(&tasks)
-        .arg("--out")
-        .arg(&out)
-        .arg("--cache")
-        .arg(dir.path().join("cache.sqlite"))
-        .args([
-            "--base-url",
-            &mock.base_url(),
-            "--judge-model",
-            "mock-model",
-        ])
-        .args([
-            "--assume-vision",
-            "--quiet",
-            "--no-browser",
-            "--allow-private",
-        ])
-        .args(["--fetch-timeout", "1", "--connect-timeout", "1"])
-        .args(["--fetch-attempts", "1"]);
-    let run = output_async(cmd).await;
-    server.abort();
+    let run = eval(&out).await;
     assert!(
         run.status.code().is_some_and(|c| c <= 1),
         "{}",
@@ -457,8 +483,12 @@ async fn a_remote_figure_that_times_out_fails_alone() {
     assert_eq!(units.len(), 3, "{}", r["units"]);
     let remote: Vec<&&Value> = units.iter().filter(|u| u["status"] != "scored").collect();
     assert_eq!(remote.len(), 1, "only the remote figure: {units:?}");
+    // Left out (skipped: not fetched in this run) for the time-out, and says so
+    // naming the figure's address.
+    assert_eq!(remote[0]["status"], "skipped", "{}", remote[0]);
     let reason = remote[0]["reason"].as_str().unwrap_or_default();
-    assert!(!reason.is_empty(), "{}", remote[0]);
+    assert!(reason.contains("timed out"), "{}", remote[0]);
+    assert!(reason.contains(&addr.to_string()), "{}", remote[0]);
     // The mock judge answers every dimension 10: each scored figure 30/30 = 1,
     // FCQ = mean of the two scored = 1 (the former rule: not evaluated).
     let fcq = &r["metrics"]["figure_caption_quality"];
@@ -476,5 +506,7 @@ async fn a_remote_figure_that_times_out_fails_alone() {
         r["metrics"]
     );
     assert!(r["va"].is_number(), "{}", r["va"]);
+
+    server.abort();
     mock.shutdown().await;
 }

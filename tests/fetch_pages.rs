@@ -559,7 +559,7 @@ async fn names_resolving_to_private_addresses_are_refused_at_connect_time() {
     let host = match std::fs::read_to_string("/etc/hostname") {
         Ok(h) if !h.trim().is_empty() => h.trim().to_string(),
         _ => {
-            eprintln!("skipped: no host name");
+            crate::common::skip("no host name");
             return;
         }
     };
@@ -573,7 +573,9 @@ async fn names_resolving_to_private_addresses_are_refused_at_connect_time() {
             .iter()
             .all(|a| tvir_sources::address::classify_ip(a.ip()).is_some());
     if !all_forbidden || host.eq_ignore_ascii_case("localhost") {
-        eprintln!("skipped: host name {host} does not resolve only to private addresses");
+        crate::common::skip(&format!(
+            "host name {host} does not resolve only to private addresses"
+        ));
         return;
     }
     let f = fetcher(FetchConfig {

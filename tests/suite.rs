@@ -58,6 +58,7 @@ mod prompt_layout;
 mod reporef_fixtures;
 mod reporef_props;
 mod selfcheck_mutation;
+mod skip_rule;
 mod summarize_corpus;
 mod summarize_evidence;
 mod summarize_runs;

@@ -516,6 +516,20 @@ fn text_csv_and_html_carry_intervals_groups_and_the_matrix() {
 /// Small runs (issue 35, requirement 5): one system's per-metric charts each draw its
 /// bar; an interval over a single task reads `n/a (1 task)`, never `[x, x]`; and
 /// when no pair can be tested at any level, the page says so once.
+/// The bar charts of a one-system summary: Overall, TA, VA and Citation Support.
+const BAR_CHARTS: usize = 4;
+
+/// Every interval `[a, b]` of `text` with `a == b`.
+fn zero_width_intervals(text: &str) -> Vec<String> {
+    let interval =
+        regex::Regex::new(r"\[(-?[0-9]+(?:\.[0-9]+)?), (-?[0-9]+(?:\.[0-9]+)?)\]").unwrap();
+    interval
+        .captures_iter(text)
+        .filter(|c| c[1] == c[2])
+        .map(|c| c[0].to_string())
+        .collect()
+}
+
 #[test]
 fn small_runs_show_bars_no_zero_width_intervals_and_untestable_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -525,18 +539,39 @@ fn small_runs_show_bars_no_zero_width_intervals_and_untestable_once() {
     let (code, index, err) = tvir(&["summarize", out, "--format", "html", "--bootstrap", "200"]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(index.trim()).unwrap();
-    // Charts: the bar colour once per bar chart, one chart per level with a mean.
-    let charts = html.matches("<figure class=\"chart\"><svg").count();
-    let bars = html.matches("fill=\"#3465A4\"").count();
-    assert!(bars >= 4, "{bars} bars in {charts} charts");
-    assert!(html.contains("n/a (1 task)"), "no n/a interval");
-    assert!(
-        !html.contains("[75.00, 75.00]"),
-        "a zero-width interval is shown"
+    // Charts: every bar chart shows the one system's bar, one chart per level with
+    // a mean (Overall, TA, VA and the one metric, CS).
+    let bar = "fill=\"#3465A4\"";
+    let bar_charts: Vec<&str> = html
+        .split("<figure class=\"chart\">")
+        .skip(1)
+        .filter(|c| c.contains(bar))
+        .collect();
+    for chart in &bar_charts {
+        let chart = &chart[..chart.find("</figure>").unwrap_or(chart.len())];
+        assert_eq!(
+            chart.matches(bar).count(),
+            1,
+            "one system, one bar: {chart}"
+        );
+    }
+    assert_eq!(
+        bar_charts.len(),
+        BAR_CHARTS,
+        "{} bar charts",
+        bar_charts.len()
     );
+    // Intervals: none of zero width at any level, and the one-task `n/a` at each
+    // level with a mean, in the page and in the table.
     let (_, table, _) = tvir(&["summarize", out, "--bootstrap", "200"]);
-    assert!(table.contains("n/a (1 task)"), "{table}");
-    assert!(!table.contains("[75.00, 75.00]"), "{table}");
+    for (what, text) in [("html", &html), ("table", &table)] {
+        let zero_width = zero_width_intervals(text);
+        assert!(zero_width.is_empty(), "{what}: {zero_width:?}");
+        assert!(
+            text.matches("n/a (1 task)").count() >= 3,
+            "{what}: Overall, TA and VA each say n/a:\n{text}"
+        );
+    }
 
     // Two systems sharing one task: no pair testable anywhere, said once.
     let two = dir.path().join("two");

@@ -8,7 +8,8 @@
 //! - [`judge`]: the in-process engine and `JudgeClient` against the mock judge;
 //! - [`outputs`]: reading what a run wrote (JSON files, `report.json` without its
 //!   timing, the journal's calls per metric);
-//! - [`report`]: views of a parsed report.
+//! - [`report`]: views of a parsed report;
+//! - [`rust_source`]: our own sources as tokens (string literals, a function's body).
 
 // Each test file includes `common`; not every one uses every helper.
 #![allow(dead_code)]
@@ -19,6 +20,7 @@ pub mod client;
 pub mod judge;
 pub mod outputs;
 pub mod report;
+pub mod rust_source;
 
 use std::path::PathBuf;
 

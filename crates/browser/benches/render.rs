@@ -6,6 +6,9 @@
 //!
 //! `cargo bench -p tvir-browser --bench render`
 
+// The checkout's one skip rule (`TVIR_REQUIRE_ALL_TESTS=1` turns a skip into a failure).
+#[path = "../../../tests/common/skip.rs"]
+mod skip_rule;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,7 +59,7 @@ fn bench(c: &mut Criterion) {
             .as_deref(),
     ) {
         Ok(e) => e,
-        Err(e) => return println!("skipped: no Chromium ({e})"),
+        Err(e) => return skip_rule::skip(&format!("no Chromium ({e})")),
     };
     let libs_dir = std::env::var_os("TVIR_CHART_LIBS")
         .map(PathBuf::from)
@@ -66,9 +69,9 @@ fn bench(c: &mut Criterion) {
     let libs = match LocalLibraries::open(&libs_dir) {
         Ok(l) => Arc::new(l),
         Err(e) => {
-            return println!(
-                "skipped: chart libraries missing (run scripts/fetch_chart_libs.sh): {e}"
-            )
+            return skip_rule::skip(&format!(
+                "chart libraries missing (run scripts/fetch_chart_libs.sh): {e}"
+            ))
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -80,6 +80,10 @@ fn sources() -> Vec<(PathBuf, TokenStream)> {
 /// transitively (the shared runs of a test file are where the flags are passed).
 struct Exercise {
     literals: Vec<String>,
+    /// Flags passed with a variable as value, in the test or a helper it calls.
+    flags_with_variable: Vec<String>,
+    /// The string literals of the test's own body (the values it hands its helpers).
+    own_literals: Vec<String>,
     identifiers: Vec<String>,
     asserts: bool,
 }
@@ -98,8 +102,15 @@ fn exercise(file: &TokenStream, body: &TokenStream) -> Exercise {
             }
         }
     }
+    let text = |ls: Vec<String>| -> Vec<String> {
+        ls.iter()
+            .map(|l| rust_source::literal_text(l).to_string())
+            .collect()
+    };
     let mut e = Exercise {
         literals: Vec::new(),
+        flags_with_variable: Vec::new(),
+        own_literals: text(rust_source::string_literals(body)),
         identifiers: Vec::new(),
         asserts: false,
     };
@@ -110,6 +121,8 @@ fn exercise(file: &TokenStream, body: &TokenStream) -> Exercise {
                 .map(|l| rust_source::literal_text(l).to_string()),
         );
         e.identifiers.extend(rust_source::identifiers(b));
+        e.flags_with_variable
+            .extend(text(rust_source::literals_before_a_variable(b)));
     }
     let body_calls = rust_source::calls(body);
     // The test itself asserts (a helper's checks are not an outcome of this test).
@@ -165,9 +178,12 @@ fn runs_setting(e: &Exercise, flag: &str, value: Option<&str>) -> bool {
         .iter()
         .enumerate()
         .any(|(i, l)| l == "--protocol" && after(i) == Some("reference"));
+    // A helper that takes the flag's value as a parameter, handed the value by the test.
+    let through_helper = e.flags_with_variable.iter().any(|l| l == flag)
+        && value.is_none_or(|v| e.own_literals.iter().any(|l| l == v));
     let name = folded(value.unwrap_or(flag));
     let in_process = e.identifiers.iter().any(|id| folded(id) == name);
-    passed || (protocol && !overridden) || in_process
+    passed || through_helper || (protocol && !overridden) || in_process
 }
 
 /// The scoring-path rows of `docs/fidelity.md`: each flag exists with the default
@@ -236,8 +252,8 @@ fn every_scoring_path_row_names_a_real_flag_and_test() {
 
 /// The check of the rows rejects a test that only reads the recorded settings of a
 /// run that overrides the row's flag, one that never passes it, and one that asserts
-/// nothing; it accepts the flag passed with its value, the protocol, and the setting
-/// in process.
+/// nothing; it accepts the flag passed with its value (also through a helper the test
+/// hands the value), the protocol, and the setting in process.
 #[test]
 fn the_row_check_rejects_a_test_that_does_not_run_the_setting() {
     let file: TokenStream = r#"
@@ -256,6 +272,11 @@ fn the_row_check_rejects_a_test_that_does_not_run_the_setting() {
         fn silent() { eval(&["--extraction", "judge"]); }
         #[test]
         fn elsewhere() { let r = eval(&["--dedup", "off"]); assert!(r.ok); }
+        fn with_mode(mode: &str) -> Runs { eval(&["--dedup", mode]) }
+        #[test]
+        fn through_helper() { let r = with_mode("judge-all"); assert!(r.ok); }
+        #[test]
+        fn helper_other_value() { let r = with_mode("prefilter"); assert!(r.ok); }
     "#
     .parse()
     .unwrap();
@@ -271,6 +292,9 @@ fn the_row_check_rejects_a_test_that_does_not_run_the_setting() {
     assert!(check("in_process", "--fetcher", Some("serper")));
     assert!(!check("silent", "--extraction", Some("judge")));
     assert!(!check("elsewhere", "--dedup", Some("judge-all")));
+    // A helper taking the value as a parameter counts only with the row's value handed in.
+    assert!(check("through_helper", "--dedup", Some("judge-all")));
+    assert!(!check("helper_other_value", "--dedup", Some("judge-all")));
     assert_eq!(
         switch_value(
             "`--aggregates present` (and `--rounding reference`)",

@@ -513,9 +513,6 @@ fn text_csv_and_html_carry_intervals_groups_and_the_matrix() {
     assert!(!html.contains("<script"));
 }
 
-/// Small runs (issue 35, requirement 5): one system's per-metric charts each draw its
-/// bar; an interval over a single task reads `n/a (1 task)`, never `[x, x]`; and
-/// when no pair can be tested at any level, the page says so once.
 /// The bar charts of a one-system summary: Overall, TA, VA and Citation Support.
 const BAR_CHARTS: usize = 4;
 
@@ -530,6 +527,9 @@ fn zero_width_intervals(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Small runs: one system's per-metric charts each draw its
+/// bar; an interval over a single task reads `n/a (1 task)`, never `[x, x]`; and
+/// when no pair can be tested at any level, the page says so once.
 #[test]
 fn small_runs_show_bars_no_zero_width_intervals_and_untestable_once() {
     let dir = tempfile::tempdir().unwrap();

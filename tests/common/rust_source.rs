@@ -137,6 +137,38 @@ fn collect_calls(ts: &TokenStream, out: &mut BTreeSet<String>) {
     }
 }
 
+/// The string literals of `ts` directly followed by `,` and a variable (an identifier
+/// not called): a flag whose value a helper takes as a parameter (`"--dedup", mode`).
+pub fn literals_before_a_variable(ts: &TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_before_variable(ts, &mut out);
+    out
+}
+
+fn collect_before_variable(ts: &TokenStream, out: &mut Vec<String>) {
+    let trees: Vec<TokenTree> = ts.clone().into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) => collect_before_variable(&g.stream(), out),
+            TokenTree::Literal(l) => {
+                let comma =
+                    matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ',');
+                // The identifier ends the argument: a plain variable, not a call or a path.
+                let variable = matches!(trees.get(i + 2), Some(TokenTree::Ident(_)))
+                    && match trees.get(i + 3) {
+                        None => true,
+                        Some(TokenTree::Punct(p)) => p.as_char() == ',',
+                        _ => false,
+                    };
+                if comma && variable {
+                    out.push(l.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Every identifier of `ts`, at any depth.
 pub fn identifiers(ts: &TokenStream) -> Vec<String> {
     let mut out = Vec::new();

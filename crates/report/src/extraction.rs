@@ -41,6 +41,10 @@ pub(crate) struct CheckInput<'a> {
     pub errors: &'a StructuralErrors,
     /// The parse read `claim 2.` numerals as citations (the report's dialect).
     pub spaced_dialect: bool,
+    /// Citations by name that named an entry.
+    pub names_resolved: usize,
+    /// Author-date shapes that named no entry, as written.
+    pub names_unresolved: &'a [String],
 }
 
 /// Thresholds of the verdict (calibrated on the corpus and `tests/fixtures/reports/check-*`;
@@ -57,6 +61,13 @@ const HEAVY_CITING_UNITS: usize = 10;
 const UNCITED_QUANT_MIN: usize = 10;
 const UNCITED_QUANT_RATIO: f64 = 1.0;
 const LONG_BODY_CHARS: usize = 3000;
+// A list of two entries or more with no cited unit, or a list of five or more of
+// which at most two units cite under a fifth, is not cited.
+const MIN_UNCITED_LIST: usize = 2;
+const NEARLY_NO_UNITS: usize = 2;
+// Author-date shapes naming no entry: two or more, over a fifth of those seen.
+const MIN_NAMES_UNRESOLVED: usize = 2;
+const NAMES_UNRESOLVED_SHARE: f64 = 0.2;
 const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
@@ -199,6 +210,8 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .count();
 
     counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
+    counts.names_resolved = input.names_resolved;
+    counts.names_unresolved = input.names_unresolved.len();
     let sections = source_sections(text, &skipped);
     let in_section = |pos: usize| sections.iter().find(|(r, _)| r.contains(&pos));
     let mut first_section = None;
@@ -296,6 +309,38 @@ fn reasons(
                 c.list_entries
             ));
         }
+    }
+    // A list that (nearly) nothing cites, whatever the citation style: the report
+    // may cite in a way no rule reads, and only a reader can tell.
+    let cited_entries = c.list_entries - c.entries_never_cited;
+    let barely_cited = c.cited_units == 0
+        || (c.list_entries >= MIN_LIST_FOR_CITED_SHARE
+            && c.cited_units <= NEARLY_NO_UNITS
+            && share(cited_entries, c.list_entries) < CITED_ENTRY_SHARE);
+    if c.list_entries >= MIN_UNCITED_LIST
+        && barely_cited
+        && !out.iter().any(|r| r.starts_with("a reference list"))
+    {
+        out.push(format!(
+            "a reference list of {} entries exists but {} cited units cite only {cited_entries} of them",
+            c.list_entries, c.cited_units
+        ));
+    }
+    if c.names_unresolved >= MIN_NAMES_UNRESOLVED
+        && share(c.names_unresolved, c.names_unresolved + c.names_resolved) > NAMES_UNRESOLVED_SHARE
+    {
+        let examples: Vec<&str> = input
+            .names_unresolved
+            .iter()
+            .take(3)
+            .map(String::as_str)
+            .collect();
+        out.push(format!(
+            "{} of {} author-date citations name no entry of the reference list (e.g. {})",
+            c.names_unresolved,
+            c.names_unresolved + c.names_resolved,
+            examples.join("; ")
+        ));
     }
     let long = body_chars >= LONG_BODY_CHARS;
     if c.list_entries >= 3 && numbered && residue_seen && c.cited_units == 0 && long {

@@ -901,6 +901,8 @@ mod tests {
             figures,
             errors,
             spaced_dialect: false,
+            names_resolved: 0,
+            names_unresolved: &[],
         }
     }
 
@@ -948,7 +950,7 @@ mod tests {
                 c.markers_seen = 0;
                 c.markers_resolved = 0;
             },
-            "has no cited sentence",
+            "0 cited units cite only 0 of them",
         );
         case(&|c| c.img_tags = 3, "<img> tags");
         case(&|c| c.units_without_text = 4, "no text of their own");
@@ -965,19 +967,50 @@ mod tests {
             "{:?}",
             reasons(&c, &input, 5000, true)
         );
-        // An unnumbered bibliography in a report that writes no marker is fine.
+        // A list nothing cites is suspect, numbered or not, with or without
+        // residue: the report may cite in a way no rule reads (by name).
         let mut c = base.clone();
         c.markers_seen = 0;
         c.markers_resolved = 0;
         c.cited_units = 0;
         c.entries_never_cited = 10;
-        assert!(reasons(&c, &input, 5000, false).is_empty());
-        // A numbered one is expected to be cited when there is residue.
-        assert!(reasons(&c, &input, 5000, true).is_empty());
+        for numbered in [false, true] {
+            assert!(reasons(&c, &input, 5000, numbered)
+                .iter()
+                .any(|r| r.contains("0 cited units cite only 0 of them")));
+        }
         c.residue.numerals = 1;
         assert!(reasons(&c, &input, 5000, true)
             .iter()
             .any(|r| r.contains("only 0 of them")));
+        // Nearly no unit: two units citing one entry of ten.
+        c.residue.numerals = 0;
+        c.cited_units = 2;
+        c.entries_never_cited = 9;
+        assert!(reasons(&c, &input, 5000, false)
+            .iter()
+            .any(|r| r.contains("2 cited units cite only 1 of them")));
+        // A one-entry list is too small to call uncited.
+        let mut c = ExtractionCounts {
+            list_entries: 1,
+            entries_never_cited: 1,
+            ..Default::default()
+        };
+        assert!(reasons(&c, &input, 5000, false).is_empty());
+        // Author-date shapes naming no entry: 2 of 5 is suspect, 1 of 5 is not.
+        let unresolved = ["(Smith, 2020)".to_string(), "Lee (2019)".to_string()];
+        let mut named = input_with(true, &[], &errors);
+        named.names_unresolved = &unresolved;
+        c.list_entries = 0;
+        c.entries_never_cited = 0;
+        c.names_unresolved = 2;
+        c.names_resolved = 3;
+        assert!(reasons(&c, &named, 5000, false)
+            .iter()
+            .any(|r| r.contains("2 of 5 author-date citations name no entry")));
+        c.names_unresolved = 1;
+        c.names_resolved = 4;
+        assert!(reasons(&c, &named, 5000, false).is_empty());
         // Without residue, uncited entries, lines and quantities are no reasons.
         let mut c = base.clone();
         c.entries_never_cited = 9;

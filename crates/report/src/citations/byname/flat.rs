@@ -71,8 +71,7 @@ pub(crate) fn mark_names(flat: &mut Flat, index: &NameIndex) -> Named {
             let piece_end = flat
                 .map
                 .iter()
-                .filter(|(f, _, _)| *f <= after)
-                .last()
+                .rfind(|(f, _, _)| *f <= after)
                 .map_or(0, |m| m.2);
             extra_map.push((text.len(), flat.src(after), piece_end));
         }

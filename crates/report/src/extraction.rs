@@ -43,7 +43,8 @@ pub(crate) struct CheckInput<'a> {
     pub spaced_dialect: bool,
     /// Citations by name that named an entry.
     pub names_resolved: usize,
-    /// Author-date shapes that named no entry, as written.
+    /// Citation shapes by name (author-date, key, labelled source) that named no
+    /// entry, as written.
     pub names_unresolved: &'a [String],
 }
 
@@ -313,9 +314,14 @@ fn reasons(
     // A list that (nearly) nothing cites, whatever the citation style: the report
     // may cite in a way no rule reads, and only a reader can tell.
     let cited_entries = c.list_entries - c.entries_never_cited;
+    // An HTML page citing by inline links beside an unnumbered further-reading
+    // list is read right: only a list nothing cites is a sign there.
+    let links_only_page =
+        input.format == SourceFormat::Html && c.markers_seen == 0 && c.cited_units > 0;
     let barely_cited = c.cited_units == 0
         || (c.list_entries >= MIN_LIST_FOR_CITED_SHARE
             && c.cited_units <= NEARLY_NO_UNITS
+            && !links_only_page
             && share(cited_entries, c.list_entries) < CITED_ENTRY_SHARE);
     if c.list_entries >= MIN_UNCITED_LIST
         && barely_cited
@@ -335,8 +341,13 @@ fn reasons(
             .take(3)
             .map(String::as_str)
             .collect();
+        let list = if input.has_list {
+            "name no entry of the reference list"
+        } else {
+            "point nowhere: no reference list was found"
+        };
         out.push(format!(
-            "{} of {} author-date citations name no entry of the reference list (e.g. {})",
+            "{} of {} citations by name (author-date, key or source) {list} (e.g. {})",
             c.names_unresolved,
             c.names_unresolved + c.names_resolved,
             examples.join("; ")
@@ -1007,7 +1018,8 @@ mod tests {
         c.names_resolved = 3;
         assert!(reasons(&c, &named, 5000, false)
             .iter()
-            .any(|r| r.contains("2 of 5 author-date citations name no entry")));
+            .any(|r| r
+                .contains("2 of 5 citations by name (author-date, key or source) name no entry")));
         c.names_unresolved = 1;
         c.names_resolved = 4;
         assert!(reasons(&c, &named, 5000, false).is_empty());

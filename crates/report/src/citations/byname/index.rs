@@ -47,6 +47,9 @@ pub(crate) struct EntryNames {
     pub year: Option<String>,
     /// Folded key (`smith-fanconi-2019`).
     pub key: Option<String>,
+    /// Folded key with the locator the list gave it (`smith2019 pages 3-5`): a list
+    /// of passages has one entry per passage of the same key.
+    pub passage: Option<String>,
     /// Folded source names (outlet, link text, name in parentheses, domain label).
     pub names: Vec<String>,
 }
@@ -55,10 +58,17 @@ static LEAD_LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:>\s*)*(?:[-*+•]\s+)?(?:\\?\[\^?\d{1,4}\\?\]:?|\d{1,4}[.)、．]|【\d{1,4}】|\(\d{1,4}\))?\s*").unwrap()
 });
 /// A key label opening an entry: `[smith2019]`, `[@smith2019]:`, `**smith2019**:`,
-/// `smith2019:`, `@article{smith2019,`.
+/// `smith2019:`, `@article{smith2019,`, and a passage label `(smith2019 pages 3-5):`.
 static KEY_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:\[@?([^\[\]\s]{2,80})\]:?|\*\*@?([A-Za-z][\w.:\-]{1,80})\*\*\s*:|@?([A-Za-z][\w.\-]*(?:\d|[-_])[\w.\-]*)\s*:\s|@[a-z]+\{([^,\s]{1,80}),)\s*").unwrap()
+    Regex::new(r"^(?:\[@?([^\[\]\s]{2,80})\]:?|\*\*@?([A-Za-z][\w.:\-]{1,80})\*\*\s*:|@?([A-Za-z][\w.\-]*(?:\d|[-_])[\w.\-]*)\s*:\s|@[a-z]+\{([^,\s]{1,80}),|\(([A-Za-z][\w.\-]*\d[\w.\-]*)((?:\s+[A-Za-z.§]{1,12}\s*[\w\-–]{1,20}){0,2})\)\s*:)\s*").unwrap()
 });
+/// A year standing alone in an entry (`Lancet 2021.`, `2023;14:7`, `Sep 2010.`) when
+/// no author-date year pattern matched.
+static LOOSE_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[\s,.;:(（])((?:19|20)\d{2}[a-z]?)(?:$|[\s,.;:)）])").unwrap()
+});
+static URL_OR_DOI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+").unwrap());
 /// The year of an author-date entry: `(2015a)`, `（2023）`, `, 2019.`, `(n.d.)`.
 static ENTRY_YEAR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[(（]\s*((?:19|20)\d{2}[a-z]?|n\.\s?d\.|in press|forthcoming)\s*(?:[,，][^)）]{0,30})?[)）]|(?:^|[,.，。]\s*)((?:19|20)\d{2}[a-z]?)\s*[.,，。]").unwrap()
@@ -90,7 +100,7 @@ impl EntryNames {
         let rest = LEAD_LABEL.find(line).map_or(line, |m| &line[m.end()..]);
         let mut body = rest;
         if let Some(c) = KEY_LABEL.captures(rest) {
-            let key = (1..=4)
+            let key = (1..=5)
                 .find_map(|i| c.get(i))
                 .map(|m| m.as_str())
                 .unwrap_or("");
@@ -98,6 +108,9 @@ impl EntryNames {
             let is_link = rest[c.get(0).unwrap().end()..].starts_with('(');
             if !is_link && !key.chars().all(|ch| ch.is_ascii_digit()) {
                 e.key = Some(fold(key));
+                if let Some(loc) = c.get(6).filter(|m| !m.as_str().trim().is_empty()) {
+                    e.passage = Some(fold(&format!("{key} {}", loc.as_str().trim())));
+                }
                 body = &rest[c.get(0).unwrap().end()..];
             }
         }
@@ -110,6 +123,24 @@ impl EntryNames {
             // An author part is short: a long lead is a title with a year in it.
             if !authors.is_empty() && authors.chars().count() <= 300 {
                 e.read_authors(authors);
+            }
+        } else {
+            // Vancouver and similar styles put the year after the journal; the
+            // authors still open the entry, up to the first full stop after them.
+            let bare = URL_OR_DOI.replace_all(&plain, " ");
+            if let Some(m) = LOOSE_YEAR.captures(&bare).and_then(|c| c.get(1)) {
+                e.year = Some(fold(m.as_str()));
+                let lead = &bare[..m.start()];
+                let authors = lead
+                    .match_indices(". ")
+                    .map(|(i, _)| &lead[..i])
+                    // `A. Smith, B. Lee.` opens with a dotted initial: go past it.
+                    .find(|a| !INITIALS.is_match(a.trim()))
+                    .unwrap_or(lead)
+                    .trim();
+                if !authors.is_empty() && authors.chars().count() <= 300 {
+                    e.read_authors(authors);
+                }
             }
         }
         for c in LINK_TEXT.captures_iter(body) {

@@ -73,10 +73,24 @@ static NARRATIVE_YEAR: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A key with an optional locator: `smith2019 pages 3-5`, `@smith2019, p. 3`.
 static KEY_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^-?@?([^\s,;，；]{2,80})(?:[\s,，]+(?:pages?|pp?\.|p\.|chap\.|chapter|sec\.|§)\s*[\w\-–]+(?:\s*[-–]\s*\w+)?)?$").unwrap()
+    Regex::new(r"(?i)^-?@?([^\s,;，；]{2,80})(?:[\s,，]+(?:pages?|pp?\.|p\.|chap\.|chapter|sec\.|§|media|figs?\.?|figure|table|para\.?)\s*[\w\-–]+(?:\s*[-–]\s*\w+)?)?$").unwrap()
 });
 static SOURCE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(?:sources?|via|来源|資料來源|资料来源|数据来源|出处|引自)\s*[:：]?\s*")
+        .unwrap()
+});
+/// An explicit source label, `Source:` or `来源：`: what follows is a citation.
+static SOURCE_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:sources?|来源|資料來源|资料来源|数据来源|出处|引自)\s*[:：]\s*\S")
+        .unwrap()
+});
+/// A Pandoc citation `[@key]`, `[see @key, p. 3; @other]`: a citation whatever it names.
+static PANDOC_CITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[(?:[^\[\]\n]{0,40}?[\s;])?-?@[A-Za-z_][^\[\]\n]{0,300}\]").unwrap()
+});
+/// A key slug with a digit and a passage locator: `smith2019twolysm pages 3-5`.
+static KEY_WITH_LOCATOR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^[a-z][\w\-]*\d[\w\-]*\s+(?:pages?|pp?\.|media|chap\.|sec\.)\s*[\w\-–]+$")
         .unwrap()
 });
 static ITEM_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s*[;；]\s*").unwrap());
@@ -105,7 +119,19 @@ impl NameIndex {
         NameIndex { entries }
     }
 
-    fn by_key(&self, key: &str) -> Vec<String> {
+    /// Entries listed under a key; a key with the locator a list entry carries
+    /// (`smith2019 pages 3-5`) names that passage's entry alone.
+    fn by_key(&self, item: &str, key: &str) -> Vec<String> {
+        let passage = fold(item.trim().trim_start_matches(['-', '@']));
+        let exact: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| e.passage.as_deref() == Some(passage.as_str()))
+            .map(|e| e.idx.clone())
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
         let k = fold(key.trim_start_matches('@'));
         self.entries
             .iter()
@@ -154,6 +180,14 @@ impl NameIndex {
     pub fn scan(&self, text: &str) -> NameScan {
         let mut scan = NameScan::default();
         if self.entries.is_empty() {
+            // No list to resolve against: shapes that are citations whatever they
+            // name are still counted, so that the self-check can say so.
+            for m in LATEX_CITE
+                .find_iter(text)
+                .chain(PANDOC_CITE.find_iter(text))
+            {
+                scan.unresolved.push(m.as_str().to_string());
+            }
             return scan;
         }
         let mut taken: Vec<Range<usize>> = Vec::new();
@@ -172,9 +206,11 @@ impl NameIndex {
         for c in LATEX_CITE.captures_iter(text) {
             let idxs: Vec<String> = c[1]
                 .split(',')
-                .flat_map(|k| self.by_key(k.trim()))
+                .flat_map(|k| self.by_key(k, k.trim()))
                 .collect();
-            if !idxs.is_empty() {
+            if idxs.is_empty() {
+                scan.unresolved.push(c[0].to_string());
+            } else {
                 push(&mut scan, &mut taken, c.get(0).unwrap().range(), idxs, text);
             }
         }
@@ -218,12 +254,20 @@ impl NameIndex {
             .map(|it| {
                 KEY_ITEM
                     .captures(it)
-                    .map(|c| self.by_key(&c[1]))
+                    .map(|c| self.by_key(it, &c[1]))
                     .unwrap_or_default()
             })
             .collect();
         if keyed.iter().all(|k| !k.is_empty()) {
             return Some(keyed.into_iter().flatten().collect());
+        }
+        // `[@key]` is a citation whatever it names: one naming nothing is lost.
+        if items
+            .iter()
+            .any(|it| it.trim_start().trim_start_matches('-').starts_with('@'))
+        {
+            unresolved.push(format!("[{inner}]"));
+            return None;
         }
         // Author-date items.
         let mut all_dated = true;
@@ -253,11 +297,33 @@ impl NameIndex {
         for p in parts {
             let found = self.by_name(p.trim());
             if found.is_empty() {
+                // `[Source: X]` is a citation even when X names no entry.
+                if SOURCE_LABEL.is_match(inner) {
+                    unresolved.push(format!("[{inner}]"));
+                }
                 return None;
             }
             named.extend(found);
         }
         Some(named)
+    }
+
+    /// `(来源：新华社)`, `(Source: Reuters, Bloomberg)`: names after an explicit label.
+    fn labelled_names(&self, inner: &str, unresolved: &mut Vec<String>) -> Option<Vec<String>> {
+        if !SOURCE_LABEL.is_match(inner) {
+            return None;
+        }
+        let names = SOURCE_PREFIX.replace(inner, "");
+        let mut named = Vec::new();
+        for p in NAME_SPLIT.split(&names).filter(|p| !p.trim().is_empty()) {
+            let found = self.by_name(p.trim());
+            if found.is_empty() {
+                unresolved.push(format!("({})", inner.trim()));
+                return None;
+            }
+            named.extend(found);
+        }
+        (!named.is_empty()).then_some(named)
     }
 
     /// `(Author, Year; Author, Year)`, `(key pages 3-5, key2 page 7)`, or the year
@@ -271,6 +337,9 @@ impl NameIndex {
     ) -> Option<Vec<String>> {
         if let Some(y) = NARRATIVE_YEAR.captures(inner) {
             return self.narrative(&text[..whole.start], &y[1], unresolved);
+        }
+        if SOURCE_LABEL.is_match(inner) {
+            return self.labelled_names(inner, unresolved);
         }
         let items: Vec<&str> = ITEM_SPLIT.split(inner.trim()).collect();
         let mut idxs = Vec::new();
@@ -292,19 +361,34 @@ impl NameIndex {
             return Some(idxs);
         }
         // Keys with page locators, separated by commas or semicolons.
-        let keys: Vec<Vec<String>> = inner
+        let parts: Vec<&str> = inner
             .split([',', ';', '，', '；'])
             .map(str::trim)
             .filter(|k| !k.is_empty())
+            .collect();
+        let keys: Vec<Vec<String>> = parts
+            .iter()
             .map(|k| {
                 KEY_ITEM
                     .captures(k)
-                    .map(|c| self.by_key(&c[1]))
+                    .map(|c| self.by_key(k, &c[1]))
                     .unwrap_or_default()
             })
             .collect();
         if !keys.is_empty() && keys.iter().all(|k| !k.is_empty()) {
             return Some(keys.into_iter().flatten().collect());
+        }
+        // `(smith2019 pages 3-5, lee2021 page 7)` is a citation by its shape (a
+        // slug with a digit and a locator): the keys found are kept, the others
+        // are reported lost.
+        if !parts.is_empty() && parts.iter().all(|k| KEY_WITH_LOCATOR.is_match(k)) {
+            for (k, found) in parts.iter().zip(&keys) {
+                if found.is_empty() {
+                    unresolved.push(format!("({k})"));
+                }
+            }
+            let found: Vec<String> = keys.into_iter().flatten().collect();
+            return (!found.is_empty()).then_some(found);
         }
         None
     }
@@ -365,6 +449,16 @@ fn narrative_candidates(tail: &str) -> Vec<String> {
         let core = han.trim_end_matches("等人").trim_end_matches('等');
         let n = core.chars().count();
         let mut out = Vec::new();
+        // `张三与李四（2023）`: two names joined; the first is the first author.
+        if let Some((a, b)) = core.rsplit_once(['与', '和']) {
+            let na = a.chars().count();
+            if (2..=4).contains(&b.chars().count()) {
+                for k in (2..=4.min(na)).rev() {
+                    let first: String = a.chars().skip(na - k).collect();
+                    out.push(format!("{first}与{b}"));
+                }
+            }
+        }
         for k in (2..=4.min(n)).rev() {
             let s: String = core.chars().skip(n - k).collect();
             out.push(s);
@@ -386,6 +480,15 @@ fn latin_candidates(tail: &str) -> Vec<String> {
     const JOINERS: [&str; 12] = [
         "&", "and", "of", "for", "the", "de", "van", "von", "der", "la", "et", "al.",
     ];
+    // Latin names inside CJK prose (`……被Samat等人（2017）`, `Lai与Fyfe（2000）`):
+    // the names start after the last Han character or CJK punctuation mark.
+    let joiner = |c: char| matches!(c, '与' | '和' | '及');
+    let cut = tail
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| (is_han(c) && !joiner(c)) || is_cjk_punctuation(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let tail = tail[cut..].replace(joiner, " and ");
     let words: Vec<&str> = tail.split_whitespace().collect();
     let mut start = words.len();
     while start > 0 {
@@ -415,6 +518,10 @@ fn overlaps(taken: &[Range<usize>], r: &Range<usize>) -> bool {
 /// CJK text before a year is too often ordinary prose to count as a lost citation.
 fn is_han_text(s: &str) -> bool {
     s.chars().any(is_han)
+}
+
+fn is_cjk_punctuation(c: char) -> bool {
+    ('\u{3000}'..='\u{303f}').contains(&c) || ('\u{ff00}'..='\u{ffef}').contains(&c)
 }
 
 fn is_han(c: char) -> bool {

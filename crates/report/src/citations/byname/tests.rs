@@ -164,3 +164,87 @@ fn source_names_match_outlets_in_both_scripts() {
     assert_eq!(cited(&ix, "Data out [Xinhua]."), vec![v(&["4"])]);
     assert!(cited(&ix, "Stocks rose [citation needed].").is_empty());
 }
+
+#[test]
+fn passage_lists_resolve_each_passage_and_report_lost_keys() {
+    let ix = index(&[
+        "1. (okafor2019coldchain pages 1-2): Ada Okafor and Ben Lund. Cold chains for vaccines. Logistics Review, 4:1-9, Mar 2019. URL: https://doi.org/10.1/x.",
+        "2. (okafor2019coldchain pages 5-6): Ada Okafor and Ben Lund. Cold chains for vaccines. Logistics Review, 4:1-9, Mar 2019. URL: https://doi.org/10.1/x.",
+        "3. (tanaka2021drones media 3f9a): Rei Tanaka. Drone drops. Air Notes, Jan 2021. URL: https://doi.org/10.1/y.",
+    ]);
+    assert_eq!(
+        cited(
+            &ix,
+            "Fridges fail (okafor2019coldchain pages 5-6, tanaka2021drones media 3f9a)."
+        ),
+        vec![v(&["2", "3"])]
+    );
+    // A passage the list does not give falls back to its key's entries.
+    assert_eq!(
+        cited(&ix, "Fridges fail (okafor2019coldchain pages 8-9)."),
+        vec![v(&["1", "2"])]
+    );
+    // Keys the list does not hold are reported, the others kept.
+    let scan = ix.scan("Costs fell (okafor2019coldchain pages 1-2, lindqvist2020 pages 3-4).");
+    assert_eq!(scan.cites.len(), 1);
+    assert_eq!(scan.unresolved, v(&["(lindqvist2020 pages 3-4)"]));
+    // Surname and year read from a list giving the year after the journal.
+    assert_eq!(
+        cited(&ix, "Chains break (Okafor & Lund, 2019)."),
+        vec![v(&["1", "2"])]
+    );
+}
+
+#[test]
+fn vancouver_years_and_names_inside_cjk_prose() {
+    let ix = index(&[
+        "1. Dalbeth N, et al. *Lancet* 2021. doi:10.1016/S0140-6736(21)00569-9",
+        "2. Dai Y, Lee CH. *Cell Res* 2024. doi:10.1038/s41422-024-01023-1",
+        "3. Lai P L, Fyfe C. Kernel analysis[J]. Neural Systems, 2000, 10(5): 365-377.",
+        "4. 林聃, 李秋岑, 陈志奎, 等. 遥感图像分类研究[J]. 自然资源遥感, 2024, 36(2): 10-20.",
+        "5. Samat A, Persello C. Multi-view ensemble[J]. Remote Sensing, 2017, 9(4): 337.",
+    ]);
+    assert_eq!(
+        cited(&ix, "发作频繁（Dalbeth 等，2021）。"),
+        vec![v(&["1"])]
+    );
+    assert_eq!(
+        cited(&ix, "靶点明确（Dai 与 Lee，2024）。"),
+        vec![v(&["2"])]
+    );
+    assert_eq!(
+        cited(&ix, "为此引入核方法。Lai与Fyfe（2000）的KCCA很有效。"),
+        vec![v(&["3"])]
+    );
+    assert_eq!(
+        cited(&ix, "该方法被Samat等人（2017）扩展。"),
+        vec![v(&["5"])]
+    );
+    assert_eq!(cited(&ix, "如林聃等（2024）指出的问题。"), vec![v(&["4"])]);
+}
+
+#[test]
+fn labelled_sources_and_citations_without_a_list() {
+    let ix = index(&[
+        "- 路透社：油价收于高位 https://www.reuters.com/a",
+        "- Bloomberg: Chip stocks slide https://www.bloomberg.com/b",
+    ]);
+    assert_eq!(cited(&ix, "油价上涨。（来源：路透社）"), vec![v(&["1"])]);
+    assert_eq!(
+        cited(&ix, "Chips fell (Source: Bloomberg)."),
+        vec![v(&["2"])]
+    );
+    let scan = ix.scan("Rates held (Source: Kyodo News). Rates held [来源：共同社].");
+    assert!(scan.cites.is_empty());
+    assert_eq!(scan.unresolved.len(), 2);
+    // Parentheses that merely start with a word like "via" are prose.
+    assert!(ix.scan("Sent (via the API) daily.").unresolved.is_empty());
+    // Pandoc and LaTeX citations are citations even with no list to resolve to.
+    let none = NameIndex::default();
+    let scan = none.scan(r"Agents plan [@yao2022react; @shinn2023]. Tools help \cite{schick2023}.");
+    assert_eq!(scan.unresolved.len(), 2);
+    assert!(none
+        .scan("Mail me at [me@example.org] or (2020).")
+        .unresolved
+        .is_empty());
+}

@@ -297,7 +297,10 @@ const STYLES: &[Style] = &[
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{}, {}", surname(x), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}, {}", surname(x), year(x)))
+                .collect();
             format!("({})", items.join("; "))
         },
         entry: Some(author_year_entry),
@@ -314,7 +317,10 @@ const STYLES: &[Style] = &[
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{} {}", surname(x), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{} {}", surname(x), year(x)))
+                .collect();
             format!("[{}]", items.join("; "))
         },
         entry: Some(author_year_entry),
@@ -324,11 +330,18 @@ const STYLES: &[Style] = &[
         known: false,
         glued: true,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{}，{}", han_name(x), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}，{}", han_name(x), year(x)))
+                .collect();
             format!("（{}）", items.join("；"))
         },
         entry: Some(|n, url| {
-            format!("{n}. {}. 样本研究第{n}号[J]. 测试学报, {}, 3(1): 1-9. {url}", han_name(n), year(n))
+            format!(
+                "{n}. {}. 样本研究第{n}号[J]. 测试学报, {}, 3(1): 1-9. {url}",
+                han_name(n),
+                year(n)
+            )
         }),
     },
     Style {
@@ -336,37 +349,73 @@ const STYLES: &[Style] = &[
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
             format!("[{}]", items.join("; "))
         },
-        entry: Some(|n, url| format!("- [{}{}] {}, A. Study {n}. {url}", surname(n).to_lowercase(), year(n), surname(n))),
+        entry: Some(|n, url| {
+            format!(
+                "- [{}{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
     },
     Style {
         name: "stacked keys [k1][k2]",
         known: false,
         glued: true,
-        render: |n, _| n.iter().map(|x| format!("[{}-{}]", surname(x).to_lowercase(), year(x))).collect(),
-        entry: Some(|n, url| format!("- [{}-{}] {}, A. Study {n}. {url}", surname(n).to_lowercase(), year(n), surname(n))),
+        render: |n, _| {
+            n.iter()
+                .map(|x| format!("[{}-{}]", surname(x).to_lowercase(), year(x)))
+                .collect()
+        },
+        entry: Some(|n, url| {
+            format!(
+                "- [{}-{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
     },
     Style {
         name: "passage keys (key pages 3-4)",
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{}{}study pages 3-4", surname(x).to_lowercase(), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}{}study pages 3-4", surname(x).to_lowercase(), year(x)))
+                .collect();
             format!("({})", items.join(", "))
         },
-        entry: Some(|n, url| format!("{n}. ({}{}study pages 3-4): A. {}. Study {n}. Journal of Tests, 3:1-9, May {}. URL: {url}.", surname(n).to_lowercase(), year(n), surname(n), year(n))),
+        entry: Some(|n, url| {
+            format!("{n}. ({}{}study pages 3-4): A. {}. Study {n}. Journal of Tests, 3:1-9, May {}. URL: {url}.", surname(n).to_lowercase(), year(n), surname(n), year(n))
+        }),
     },
     Style {
         name: "LaTeX \\cite{key}",
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{}{}", surname(x).to_lowercase(), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
             format!("\\cite{{{}}}", items.join(","))
         },
-        entry: Some(|n, url| format!("- [{}{}] {}, A. Study {n}. {url}", surname(n).to_lowercase(), year(n), surname(n))),
+        entry: Some(|n, url| {
+            format!(
+                "- [{}{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
     },
     Style {
         name: "source names [Outlet]",
@@ -393,7 +442,10 @@ const STYLES: &[Style] = &[
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("{}, {}", surname(x), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}, {}", surname(x), year(x)))
+                .collect();
             format!("({})", items.join("; "))
         },
         entry: None,
@@ -403,7 +455,10 @@ const STYLES: &[Style] = &[
         known: false,
         glued: false,
         render: |n, _| {
-            let items: Vec<String> = n.iter().map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x))).collect();
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
             format!("[{}]", items.join("; "))
         },
         entry: None,

@@ -66,7 +66,7 @@ const LONG_BODY_CHARS: usize = 3000;
 // which at most two units cite under a fifth, is not cited.
 const MIN_UNCITED_LIST: usize = 2;
 const NEARLY_NO_UNITS: usize = 2;
-// Author-date shapes naming no entry: two or more, over a fifth of those seen.
+// Citations by name naming no entry: two or more, a fifth of those seen or more.
 const MIN_NAMES_UNRESOLVED: usize = 2;
 const NAMES_UNRESOLVED_SHARE: f64 = 0.2;
 const MIN_UNITS_WITHOUT_TEXT: usize = 3;
@@ -333,7 +333,8 @@ fn reasons(
         ));
     }
     if c.names_unresolved >= MIN_NAMES_UNRESOLVED
-        && share(c.names_unresolved, c.names_unresolved + c.names_resolved) > NAMES_UNRESOLVED_SHARE
+        && share(c.names_unresolved, c.names_unresolved + c.names_resolved)
+            >= NAMES_UNRESOLVED_SHARE
     {
         let examples: Vec<&str> = input
             .names_unresolved

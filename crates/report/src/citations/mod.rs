@@ -103,7 +103,7 @@ fn flatten_unit(input: &FactInput<'_>, b: &Block, glued: Glued, scan: &mut FactS
     let line = input.lines.line_of(b.span.start);
     for c in &named.cites {
         scan.names_resolved += 1;
-        if c.idxs.len() > 1 {
+        if c.ambiguous {
             scan.consistency.push(StructuralError {
                 code: "ambiguous_citation".into(),
                 line: Some(line),

@@ -234,9 +234,12 @@ impl EntryNames {
         let first_ok =
             self.first_author.iter().any(|w| w == first) || first_name_is_name(first, self);
         first_ok
-            && surnames[1..]
-                .iter()
-                .all(|s| self.author_words.contains(s) || self.names.contains(s))
+            && surnames[1..].iter().all(|s| {
+                self.author_words.contains(s)
+                        || self.names.contains(s)
+                        // `Harbor & Finch Partners`: a corporate name split at `&`.
+                        || s.split(' ').all(|w| self.author_words.iter().any(|a| a == w))
+            })
     }
 }
 

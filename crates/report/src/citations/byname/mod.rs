@@ -32,6 +32,9 @@ pub(crate) struct NameCite {
     pub span: Range<usize>,
     /// The entries it names (more than one: ambiguous, all candidates kept).
     pub idxs: Vec<String>,
+    /// One name in it matched several entries (two `Smith, 2020`): the
+    /// candidates are all in `idxs` and none was picked.
+    pub ambiguous: bool,
     /// The citation as written.
     pub written: String,
 }
@@ -42,6 +45,20 @@ pub(crate) struct NameScan {
     pub cites: Vec<NameCite>,
     /// Author-date shapes (an author-like name and a year) that name no entry.
     pub unresolved: Vec<String>,
+}
+
+thread_local! {
+    /// Set when a lookup of one name finds several entries; read and cleared
+    /// per citation (scans run on one thread each).
+    static AMBIGUOUS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A lookup's result, noting whether it matched more than one entry.
+fn noted(found: Vec<String>) -> Vec<String> {
+    if found.len() > 1 {
+        AMBIGUOUS.with(|a| a.set(true));
+    }
+    found
 }
 
 const YEAR: &str = r"(?:1[89]|20)\d{2}[a-z]?|n\.\s?d\.|in press|forthcoming";
@@ -93,6 +110,11 @@ static KEY_WITH_LOCATOR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[a-z][\w\-]*\d[\w\-]*\s+(?:pages?|pp?\.|media|chap\.|sec\.)\s*[\w\-–]+$")
         .unwrap()
 });
+/// Bracket text shaped like a citation by name: a key slug with a year
+/// (`lee-2021`, `smith_2019a`) or one to four capitalised names, comma-separated.
+static LOST_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[a-z][a-z]+[-_]?(?:19|20)\d{2}[a-z]?|\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}(?:\s*,\s*\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}){0,3})$").unwrap()
+});
 static ITEM_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s*[;；]\s*").unwrap());
 static NAME_SPLIT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\s*(?:[,;，；、/]|\s和\s)\s*").unwrap());
@@ -130,14 +152,16 @@ impl NameIndex {
             .map(|e| e.idx.clone())
             .collect();
         if !exact.is_empty() {
-            return exact;
+            return noted(exact);
         }
         let k = fold(key.trim_start_matches('@'));
-        self.entries
-            .iter()
-            .filter(|e| e.key.as_deref() == Some(k.as_str()))
-            .map(|e| e.idx.clone())
-            .collect()
+        noted(
+            self.entries
+                .iter()
+                .filter(|e| e.key.as_deref() == Some(k.as_str()))
+                .map(|e| e.idx.clone())
+                .collect(),
+        )
     }
 
     fn by_name(&self, name: &str) -> Vec<String> {
@@ -145,19 +169,23 @@ impl NameIndex {
         if n.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
             return Vec::new();
         }
-        self.entries
-            .iter()
-            .filter(|e| e.has_name(&n))
-            .map(|e| e.idx.clone())
-            .collect()
+        noted(
+            self.entries
+                .iter()
+                .filter(|e| e.has_name(&n))
+                .map(|e| e.idx.clone())
+                .collect(),
+        )
     }
 
     fn by_author_year(&self, surnames: &[String], year: &str) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter(|e| e.matches_author_year(surnames, year))
-            .map(|e| e.idx.clone())
-            .collect()
+        noted(
+            self.entries
+                .iter()
+                .filter(|e| e.matches_author_year(surnames, year))
+                .map(|e| e.idx.clone())
+                .collect(),
+        )
     }
 
     /// Author-date lookup of an author text and a list of years; `None` when the
@@ -197,13 +225,21 @@ impl NameIndex {
                     idxs: Vec<String>,
                     text: &str| {
             taken.push(span.clone());
+            let mut unique: Vec<String> = Vec::with_capacity(idxs.len());
+            for i in idxs {
+                if !unique.contains(&i) {
+                    unique.push(i);
+                }
+            }
             scan.cites.push(NameCite {
                 written: text[span.clone()].to_string(),
                 span,
-                idxs,
+                idxs: unique,
+                ambiguous: AMBIGUOUS.with(|a| a.replace(false)),
             });
         };
         for c in LATEX_CITE.captures_iter(text) {
+            AMBIGUOUS.with(|a| a.set(false));
             let idxs: Vec<String> = c[1]
                 .split(',')
                 .flat_map(|k| self.by_key(k, k.trim()))
@@ -219,6 +255,7 @@ impl NameIndex {
             if overlaps(&taken, &whole.range()) {
                 continue;
             }
+            AMBIGUOUS.with(|a| a.set(false));
             if let Some(idxs) = self.parenthetical(text, whole.range(), &c[1], &mut scan.unresolved)
             {
                 push(&mut scan, &mut taken, whole.range(), idxs, text);
@@ -234,8 +271,13 @@ impl NameIndex {
             if after.starts_with('(') || after.starts_with(':') || c[1].starts_with('^') {
                 continue;
             }
+            AMBIGUOUS.with(|a| a.set(false));
             if let Some(idxs) = self.bracketed(&c[1], &mut scan.unresolved) {
                 push(&mut scan, &mut taken, whole.range(), idxs, text);
+            } else if at_citation_position(after) && LOST_NAME.is_match(c[1].trim()) {
+                // A key slug (`[lee-2021]`) or a run of capitalised names at the end
+                // of a sentence (`[Velano Daily]`) that names nothing was a citation.
+                scan.unresolved.push(c[0].to_string());
             }
         }
         scan.cites.sort_by_key(|c| c.span.start);
@@ -509,6 +551,13 @@ fn latin_candidates(tail: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The text after a bracket ends a sentence or clause there: the place of a
+/// citation, not of a bracketed word inside the prose.
+fn at_citation_position(after: &str) -> bool {
+    let a = after.trim_start_matches([' ', '*', '_']);
+    a.is_empty() || a.starts_with(['.', '。', ',', '，', ';', '；', ':', '!', '?', '\n', '['])
 }
 
 fn overlaps(taken: &[Range<usize>], r: &Range<usize>) -> bool {

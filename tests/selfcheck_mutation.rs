@@ -306,13 +306,6 @@ const STYLES: &[Style] = &[
         entry: Some(author_year_entry),
     },
     Style {
-        name: "narrative Name (Year)",
-        known: false,
-        glued: true,
-        render: |n, _| format!(", as {} ({}) notes", surname(&n[0]), year(&n[0])),
-        entry: Some(author_year_entry),
-    },
-    Style {
         name: "bracketed [Name Year]",
         known: false,
         glued: false,

@@ -35,6 +35,37 @@ struct Style {
     /// Glued to the word before it (the space before the marker goes).
     glued: bool,
     render: fn(&[String], &[String]) -> String,
+    /// Citations by name: how the list entry of number `n` with URL `url` is
+    /// rewritten so that it carries the name the citation uses. `None`: the list
+    /// is kept as the report wrote it.
+    entry: Option<fn(&str, &str) -> String>,
+}
+
+/// A surname of our own for entry `n` (distinct for every n under 48).
+fn surname(n: &str) -> String {
+    let n: usize = n.parse().unwrap_or(0);
+    const HEAD: [&str; 8] = ["Vel", "Kor", "Dan", "Mir", "Sol", "Tav", "Ren", "Lud"];
+    const TAIL: [&str; 6] = ["ano", "etti", "strom", "ova", "ard", "ez"];
+    format!("{}{}", HEAD[n % 8], TAIL[n / 8 % 6])
+}
+
+fn han_name(n: &str) -> String {
+    let n: usize = n.parse().unwrap_or(0);
+    const FAMILY: [&str; 8] = ["王", "李", "张", "刘", "陈", "杨", "赵", "黄"];
+    const GIVEN: [&str; 6] = ["建国", "晓明", "丽华", "伟强", "芳芳", "志远"];
+    format!("{}{}", FAMILY[n % 8], GIVEN[n / 8 % 6])
+}
+
+fn year(n: &str) -> u32 {
+    2000 + n.parse::<u32>().unwrap_or(0) % 25
+}
+
+fn author_year_entry(n: &str, url: &str) -> String {
+    format!(
+        "- {}, A. ({}). Study number {n} of the sample. *Journal of Tests*, 3, 1-9. {url}",
+        surname(n),
+        year(n)
+    )
 }
 
 fn sup(n: &str) -> String {
@@ -70,24 +101,28 @@ const STYLES: &[Style] = &[
         known: true,
         glued: false,
         render: |n, _| format!("[{}]", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "footnote [^N]",
         known: true,
         glued: true,
         render: |n, _| n.iter().map(|x| format!("[^{x}]")).collect(),
+        entry: None,
     },
     Style {
         name: "lenticular 【N】",
         known: true,
         glued: true,
         render: |n, _| format!("【{}】", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "html <sup>N</sup>",
         known: true,
         glued: true,
         render: |n, _| format!("<sup>{}</sup>", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "numbered link [N](url)",
@@ -100,54 +135,63 @@ const STYLES: &[Style] = &[
                 .collect::<Vec<_>>()
                 .join(" ")
         },
+        entry: None,
     },
     Style {
         name: "numeral before full stop, spaced",
         known: false,
         glued: false,
         render: |n, _| n.join(", "),
+        entry: None,
     },
     Style {
         name: "numeral before full stop, glued",
         known: false,
         glued: true,
         render: |n, _| n.join(","),
+        entry: None,
     },
     Style {
         name: "superscript ³",
         known: false,
         glued: true,
         render: |n, _| n.iter().map(|x| sup(x)).collect::<Vec<_>>().join("˒"),
+        entry: None,
     },
     Style {
         name: "parenthesised superscript ⁽³⁾",
         known: false,
         glued: true,
         render: |n, _| n.iter().map(|x| format!("⁽{}⁾", sup(x))).collect(),
+        entry: None,
     },
     Style {
         name: "braces {N}",
         known: false,
         glued: false,
         render: |n, _| format!("{{{}}}", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "angle <N>",
         known: false,
         glued: false,
         render: |n, _| format!("<{}>", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "parenthesised (N)",
         known: false,
         glued: false,
         render: |n, _| format!("({})", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "caret ^N",
         known: false,
         glued: true,
         render: |n, _| n.iter().map(|x| format!("^{x}")).collect(),
+        entry: None,
     },
     Style {
         name: "[ref N]",
@@ -159,12 +203,14 @@ const STYLES: &[Style] = &[
                 .collect::<Vec<_>>()
                 .join(" ")
         },
+        entry: None,
     },
     Style {
         name: "(Source N)",
         known: false,
         glued: false,
         render: |n, _| format!("(Source {})", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "empty-text link ([](url))",
@@ -176,6 +222,7 @@ const STYLES: &[Style] = &[
                 .collect::<Vec<_>>()
                 .join(" ")
         },
+        entry: None,
     },
     Style {
         name: "domain link ([site](url))",
@@ -187,54 +234,237 @@ const STYLES: &[Style] = &[
                 .collect::<Vec<_>>()
                 .join(" ")
         },
+        entry: None,
     },
     Style {
         name: "footnote caret [^N^]",
         known: false,
         glued: true,
         render: |n, _| n.iter().map(|x| format!("[^{x}^]")).collect(),
+        entry: None,
     },
     Style {
         name: "footnote (fn N)",
         known: false,
         glued: false,
         render: |n, _| format!("(fn {})", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "dagger †N",
         known: false,
         glued: true,
         render: |n, _| n.iter().map(|x| format!("†{x}")).collect(),
+        entry: None,
     },
     Style {
         name: "(ref. N)",
         known: false,
         glued: false,
         render: |n, _| format!("(ref. {})", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "fullwidth （N）",
         known: false,
         glued: true,
         render: |n, _| format!("（{}）", n.join("、")),
+        entry: None,
     },
     Style {
         name: "tortoise shell 〔N〕",
         known: false,
         glued: true,
         render: |n, _| format!("〔{}〕", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "angle ⟨N⟩",
         known: false,
         glued: false,
         render: |n, _| format!("⟨{}⟩", n.join(", ")),
+        entry: None,
     },
     Style {
         name: "double angle 《N》",
         known: false,
         glued: true,
         render: |n, _| format!("《{}》", n.join(", ")),
+        entry: None,
+    },
+    Style {
+        name: "author-date (Name, Year)",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}, {}", surname(x), year(x)))
+                .collect();
+            format!("({})", items.join("; "))
+        },
+        entry: Some(author_year_entry),
+    },
+    Style {
+        name: "bracketed [Name Year]",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{} {}", surname(x), year(x)))
+                .collect();
+            format!("[{}]", items.join("; "))
+        },
+        entry: Some(author_year_entry),
+    },
+    Style {
+        name: "CJK author-date （名，年）",
+        known: false,
+        glued: true,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}，{}", han_name(x), year(x)))
+                .collect();
+            format!("（{}）", items.join("；"))
+        },
+        entry: Some(|n, url| {
+            format!(
+                "{n}. {}. 样本研究第{n}号[J]. 测试学报, {}, 3(1): 1-9. {url}",
+                han_name(n),
+                year(n)
+            )
+        }),
+    },
+    Style {
+        name: "Pandoc key [@key]",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
+            format!("[{}]", items.join("; "))
+        },
+        entry: Some(|n, url| {
+            format!(
+                "- [{}{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
+    },
+    Style {
+        name: "stacked keys [k1][k2]",
+        known: false,
+        glued: true,
+        render: |n, _| {
+            n.iter()
+                .map(|x| format!("[{}-{}]", surname(x).to_lowercase(), year(x)))
+                .collect()
+        },
+        entry: Some(|n, url| {
+            format!(
+                "- [{}-{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
+    },
+    Style {
+        name: "passage keys (key pages 3-4)",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}{}study pages 3-4", surname(x).to_lowercase(), year(x)))
+                .collect();
+            format!("({})", items.join(", "))
+        },
+        entry: Some(|n, url| {
+            format!("{n}. ({}{}study pages 3-4): A. {}. Study {n}. Journal of Tests, 3:1-9, May {}. URL: {url}.", surname(n).to_lowercase(), year(n), surname(n), year(n))
+        }),
+    },
+    Style {
+        name: "LaTeX \\cite{key}",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
+            format!("\\cite{{{}}}", items.join(","))
+        },
+        entry: Some(|n, url| {
+            format!(
+                "- [{}{}] {}, A. Study {n}. {url}",
+                surname(n).to_lowercase(),
+                year(n),
+                surname(n)
+            )
+        }),
+    },
+    Style {
+        name: "source names [Outlet]",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n.iter().map(|x| format!("{} Daily", surname(x))).collect();
+            format!("[{}]", items.join(", "))
+        },
+        entry: Some(|n, url| format!("- [{} Daily]({url}) - Story number {n}", surname(n))),
+    },
+    Style {
+        name: "labelled source （来源：名）",
+        known: false,
+        glued: true,
+        render: |n, _| {
+            let items: Vec<String> = n.iter().map(|x| format!("{}日报", han_name(x))).collect();
+            format!("（来源：{}）", items.join("、"))
+        },
+        entry: Some(|n, url| format!("- {}日报：第{n}号报道 {url}", han_name(n))),
+    },
+    Style {
+        name: "author-date naming no entry (list unchanged)",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("{}, {}", surname(x), year(x)))
+                .collect();
+            format!("({})", items.join("; "))
+        },
+        entry: None,
+    },
+    Style {
+        name: "Pandoc keys naming no entry (list unchanged)",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n
+                .iter()
+                .map(|x| format!("@{}{}", surname(x).to_lowercase(), year(x)))
+                .collect();
+            format!("[{}]", items.join("; "))
+        },
+        entry: None,
+    },
+    Style {
+        name: "source names naming no entry (list unchanged)",
+        known: false,
+        glued: false,
+        render: |n, _| {
+            let items: Vec<String> = n.iter().map(|x| format!("{} Daily", surname(x))).collect();
+            format!("[{}]", items.join(", "))
+        },
+        entry: None,
     },
 ];
 
@@ -317,6 +547,25 @@ fn mutate(r: &Report, style: &Style) -> Option<String> {
             &c["post"]
         )
     });
+    let tail = match style.entry {
+        None => tail.to_string(),
+        Some(entry) => {
+            // Rewrite each entry line so that it carries the name cited.
+            let by_line: BTreeMap<usize, (&str, &str)> = r
+                .references
+                .iter()
+                .filter_map(|x| x.url.as_deref().map(|u| (x.line, (x.idx.as_str(), u))))
+                .collect();
+            let first = first_entry.saturating_sub(1);
+            tail.split_inclusive('\n')
+                .enumerate()
+                .map(|(i, l)| match by_line.get(&(first + i + 1)) {
+                    Some((n, u)) => format!("{}\n", entry(n, u)),
+                    None => l.to_string(),
+                })
+                .collect()
+        }
+    };
     (sites >= 5).then(|| format!("{out}{tail}"))
 }
 

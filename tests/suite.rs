@@ -47,6 +47,7 @@ mod judge_client_limits;
 mod judge_real_servers;
 mod judge_unreachable;
 mod page_mutation;
+mod parse_byname;
 mod parse_cli;
 mod parse_corpus;
 mod parse_export_dialects;

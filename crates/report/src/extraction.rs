@@ -41,6 +41,11 @@ pub(crate) struct CheckInput<'a> {
     pub errors: &'a StructuralErrors,
     /// The parse read `claim 2.` numerals as citations (the report's dialect).
     pub spaced_dialect: bool,
+    /// Citations by name that named an entry.
+    pub names_resolved: usize,
+    /// Citation shapes by name (author-date, key, labelled source) that named no
+    /// entry, as written.
+    pub names_unresolved: &'a [String],
 }
 
 /// Thresholds of the verdict (calibrated on the corpus and `tests/fixtures/reports/check-*`;
@@ -57,6 +62,13 @@ const HEAVY_CITING_UNITS: usize = 10;
 const UNCITED_QUANT_MIN: usize = 10;
 const UNCITED_QUANT_RATIO: f64 = 1.0;
 const LONG_BODY_CHARS: usize = 3000;
+// A list of two entries or more with no cited unit, or a list of five or more of
+// which at most two units cite under a fifth, is not cited.
+const MIN_UNCITED_LIST: usize = 2;
+const NEARLY_NO_UNITS: usize = 2;
+// Citations by name naming no entry: two or more, a fifth of those seen or more.
+const MIN_NAMES_UNRESOLVED: usize = 2;
+const NAMES_UNRESOLVED_SHARE: f64 = 0.2;
 const MIN_UNITS_WITHOUT_TEXT: usize = 3;
 // Lead-in labels with a marker ("BTA [4]:") are legitimate units; a parse is wrong
 // when many units are bare markers, so the share matches the 20 % a parse may be off.
@@ -199,6 +211,8 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         .count();
 
     counts.units_without_text = input.facts.iter().filter(|f| without_text(&f.fact)).count();
+    counts.names_resolved = input.names_resolved;
+    counts.names_unresolved = input.names_unresolved.len();
     let sections = source_sections(text, &skipped);
     let in_section = |pos: usize| sections.iter().find(|(r, _)| r.contains(&pos));
     let mut first_section = None;
@@ -296,6 +310,49 @@ fn reasons(
                 c.list_entries
             ));
         }
+    }
+    // A list that (nearly) nothing cites, whatever the citation style: the report
+    // may cite in a way no rule reads, and only a reader can tell.
+    let cited_entries = c.list_entries - c.entries_never_cited;
+    // An HTML page citing by inline links beside an unnumbered further-reading
+    // list is read right: only a list nothing cites is a sign there.
+    let links_only_page =
+        input.format == SourceFormat::Html && c.markers_seen == 0 && c.cited_units > 0;
+    let barely_cited = c.cited_units == 0
+        || (c.list_entries >= MIN_LIST_FOR_CITED_SHARE
+            && c.cited_units <= NEARLY_NO_UNITS
+            && !links_only_page
+            && share(cited_entries, c.list_entries) < CITED_ENTRY_SHARE);
+    if c.list_entries >= MIN_UNCITED_LIST
+        && barely_cited
+        && !out.iter().any(|r| r.starts_with("a reference list"))
+    {
+        out.push(format!(
+            "a reference list of {} entries exists but {} cited units cite only {cited_entries} of them",
+            c.list_entries, c.cited_units
+        ));
+    }
+    if c.names_unresolved >= MIN_NAMES_UNRESOLVED
+        && share(c.names_unresolved, c.names_unresolved + c.names_resolved)
+            >= NAMES_UNRESOLVED_SHARE
+    {
+        let examples: Vec<&str> = input
+            .names_unresolved
+            .iter()
+            .take(3)
+            .map(String::as_str)
+            .collect();
+        let list = if input.has_list {
+            "name no entry of the reference list"
+        } else {
+            "point nowhere: no reference list was found"
+        };
+        out.push(format!(
+            "{} of {} citations by name (author-date, key or source) {list} (e.g. {})",
+            c.names_unresolved,
+            c.names_unresolved + c.names_resolved,
+            examples.join("; ")
+        ));
     }
     let long = body_chars >= LONG_BODY_CHARS;
     if c.list_entries >= 3 && numbered && residue_seen && c.cited_units == 0 && long {
@@ -856,6 +913,8 @@ mod tests {
             figures,
             errors,
             spaced_dialect: false,
+            names_resolved: 0,
+            names_unresolved: &[],
         }
     }
 
@@ -903,7 +962,7 @@ mod tests {
                 c.markers_seen = 0;
                 c.markers_resolved = 0;
             },
-            "has no cited sentence",
+            "0 cited units cite only 0 of them",
         );
         case(&|c| c.img_tags = 3, "<img> tags");
         case(&|c| c.units_without_text = 4, "no text of their own");
@@ -920,19 +979,51 @@ mod tests {
             "{:?}",
             reasons(&c, &input, 5000, true)
         );
-        // An unnumbered bibliography in a report that writes no marker is fine.
+        // A list nothing cites is suspect, numbered or not, with or without
+        // residue: the report may cite in a way no rule reads (by name).
         let mut c = base.clone();
         c.markers_seen = 0;
         c.markers_resolved = 0;
         c.cited_units = 0;
         c.entries_never_cited = 10;
-        assert!(reasons(&c, &input, 5000, false).is_empty());
-        // A numbered one is expected to be cited when there is residue.
-        assert!(reasons(&c, &input, 5000, true).is_empty());
+        for numbered in [false, true] {
+            assert!(reasons(&c, &input, 5000, numbered)
+                .iter()
+                .any(|r| r.contains("0 cited units cite only 0 of them")));
+        }
         c.residue.numerals = 1;
         assert!(reasons(&c, &input, 5000, true)
             .iter()
             .any(|r| r.contains("only 0 of them")));
+        // Nearly no unit: two units citing one entry of ten.
+        c.residue.numerals = 0;
+        c.cited_units = 2;
+        c.entries_never_cited = 9;
+        assert!(reasons(&c, &input, 5000, false)
+            .iter()
+            .any(|r| r.contains("2 cited units cite only 1 of them")));
+        // A one-entry list is too small to call uncited.
+        let mut c = ExtractionCounts {
+            list_entries: 1,
+            entries_never_cited: 1,
+            ..Default::default()
+        };
+        assert!(reasons(&c, &input, 5000, false).is_empty());
+        // Author-date shapes naming no entry: 2 of 5 is suspect, 1 of 5 is not.
+        let unresolved = ["(Smith, 2020)".to_string(), "Lee (2019)".to_string()];
+        let mut named = input_with(true, &[], &errors);
+        named.names_unresolved = &unresolved;
+        c.list_entries = 0;
+        c.entries_never_cited = 0;
+        c.names_unresolved = 2;
+        c.names_resolved = 3;
+        assert!(reasons(&c, &named, 5000, false)
+            .iter()
+            .any(|r| r
+                .contains("2 of 5 citations by name (author-date, key or source) name no entry")));
+        c.names_unresolved = 1;
+        c.names_resolved = 4;
+        assert!(reasons(&c, &named, 5000, false).is_empty());
         // Without residue, uncited entries, lines and quantities are no reasons.
         let mut c = base.clone();
         c.entries_never_cited = 9;

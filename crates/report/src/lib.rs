@@ -67,7 +67,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use blocks::{Block, BlockKind, Inline, LineIndex};
-use citations::{flatten, FactInput, Glued, RawCite, Resolved, Resolver};
+use citations::{flatten, FactInput, Glued, NameIndex, RawCite, Resolved, Resolver};
 
 /// Errors that stop a report from being parsed at all (anything softer is a warning
 /// or a structural error inside the [`Report`]).
@@ -162,7 +162,10 @@ fn parse_inner(
     let body_texts: Vec<String> = body.iter().map(|&i| blocks[i].plain_text()).collect();
     let titles = refscan.references.iter().filter_map(|r| r.title.as_deref());
     let names = citations::named_numbers(body_texts.iter().map(String::as_str), titles);
-    let resolver = Resolver::new(&refscan.references, has_list).with_names(names);
+    let mut resolver = Resolver::new(&refscan.references, has_list).with_names(names);
+    if has_list {
+        resolver = resolver.with_name_index(NameIndex::new(&refscan.references, text));
+    }
     // Bare numerals glued to sentence ends count only in reports that use no
     // explicit marker that resolves (Gemini's style); elsewhere they are numbers.
     // A report whose math or tables were mangled may carry a few explicit markers
@@ -271,6 +274,8 @@ fn parse_inner(
         figures: &figscan.figures,
         errors: &errors,
         spaced_dialect: allow_glued == Glued::Spaced,
+        names_resolved: factscan.names_resolved,
+        names_unresolved: &factscan.names_unresolved,
     });
     Report {
         path: path.to_path_buf(),

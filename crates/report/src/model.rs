@@ -209,6 +209,12 @@ pub struct ExtractionCounts {
     /// as "Sources:".
     #[serde(default)]
     pub units_without_text: usize,
+    /// Citations by name (author-date, key, source name) that named an entry.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub names_resolved: usize,
+    /// Author-date shapes (a capitalised name and a year) that named no entry.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub names_unresolved: usize,
     /// Citation-shaped text that no reference entry, marker or link citation
     /// consumed, counted by shape, independently of the grammar (absent when none).
     #[serde(default, skip_serializing_if = "ResidueCounts::is_empty")]

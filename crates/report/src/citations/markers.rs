@@ -42,6 +42,9 @@ pub(crate) enum RawCite {
     /// `Weak` citation unless the report writes that word with that number again
     /// (`Veo 3`, a name).
     AfterName(String, String),
+    /// A citation by name (author-date, key, source name) resolved to this entry;
+    /// an ambiguous one carries one per candidate.
+    Named(String),
 }
 
 /// One flattened unit.

@@ -6,6 +6,7 @@
 //! This module owns the attachment of markers to facts; the grammar, the
 //! resolution and the sentence splitting are its submodules.
 
+mod byname;
 mod markers;
 mod resolve;
 mod sentences;
@@ -20,10 +21,11 @@ use regex::Regex;
 use crate::blocks::{Block, BlockKind, LineIndex};
 use crate::model::{Fact, StructuralError};
 
-use markers::{cell_citations, cell_end_numerals, is_citation_column};
+use markers::{cell_citations, cell_end_numerals, is_citation_column, Flat};
 use sentences::{clean_fact_text, split_sentences};
 
 // What the parser root and the figure stage use.
+pub(crate) use byname::NameIndex;
 pub(crate) use markers::{
     flatten, spaced_numerals, takes_spaced_marker, urls_in_order, Glued, RawCite, LABEL_NOUNS,
 };
@@ -45,6 +47,10 @@ pub(crate) struct FactInput<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct FactScan {
     pub facts: Vec<Fact>,
+    /// Citations by name that named an entry.
+    pub names_resolved: usize,
+    /// Author-date shapes (a name and a year) that named no entry, as written.
+    pub names_unresolved: Vec<String>,
     pub traceability: Vec<StructuralError>,
     pub consistency: Vec<StructuralError>,
 }
@@ -84,6 +90,34 @@ fn resolve_all(
         }
     }
     out
+}
+
+/// Flatten a unit and turn its citations by name into markers; ambiguous ones
+/// are reported with every candidate, unresolved author-date shapes counted.
+fn flatten_unit(input: &FactInput<'_>, b: &Block, glued: Glued, scan: &mut FactScan) -> Flat {
+    let mut flat = flatten(&b.inlines, glued);
+    let named = byname::mark_names(&mut flat, input.resolver.name_index());
+    if named.cites.is_empty() && named.unresolved.is_empty() {
+        return flat;
+    }
+    let line = input.lines.line_of(b.span.start);
+    for c in &named.cites {
+        scan.names_resolved += 1;
+        if c.ambiguous {
+            scan.consistency.push(StructuralError {
+                code: "ambiguous_citation".into(),
+                line: Some(line),
+                reason: format!(
+                    "citation {} matches {} entries ([{}]); all of them are kept as candidates",
+                    c.written,
+                    c.idxs.len(),
+                    c.idxs.join("], [")
+                ),
+            });
+        }
+    }
+    scan.names_unresolved.extend(named.unresolved);
+    flat
 }
 
 fn table_caption_like(b: &Block) -> bool {
@@ -135,7 +169,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
             }
             BlockKind::Heading(_) => {
                 prev = None;
-                let flat = flatten(&b.inlines, input.allow_glued);
+                let flat = flatten_unit(input, b, input.allow_glued, &mut scan);
                 let line = input.lines.line_of(b.span.start);
                 let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
                 let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
@@ -160,7 +194,7 @@ pub(crate) fn extract_facts(input: &FactInput<'_>) -> FactScan {
                     i += 1;
                     continue;
                 }
-                let flat = flatten(&b.inlines, input.allow_glued);
+                let flat = flatten_unit(input, b, input.allow_glued, &mut scan);
                 let sentences = split_sentences(&flat);
                 let is_item = matches!(b.kind, BlockKind::ListItem { .. });
                 let after_item = i > 0
@@ -432,7 +466,7 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
         if input.excluded.contains(&adj) || !table_caption_like(b) {
             continue;
         }
-        let flat = flatten(&b.inlines, input.allow_glued);
+        let flat = flatten_unit(input, b, input.allow_glued, scan);
         let cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
         let line = input.lines.line_of(table_span.start);
         let idxs = resolve_all(input.resolver, &cites, line, &mut scan.consistency);
@@ -449,7 +483,8 @@ fn table_facts(input: &FactInput<'_>, rows: Range<usize>, scan: &mut FactScan) {
         let is_header = matches!(b.kind, BlockKind::TableRow { header: true, .. });
         // Spaced numerals (`…可能 7。`) cite in cells too, in reports written so.
         let spaced = input.allow_glued == Glued::Spaced;
-        let flat = flatten(&b.inlines, if spaced { Glued::Spaced } else { Glued::No });
+        let glued = if spaced { Glued::Spaced } else { Glued::No };
+        let flat = flatten_unit(input, b, glued, scan);
         let mut cites: Vec<RawCite> = flat.cites.iter().flatten().cloned().collect();
         let mut text = clean_fact_text(&flat.text);
         if spaced && !is_header {

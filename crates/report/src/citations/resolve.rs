@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use crate::model::Reference;
 use crate::urls::url_key;
 
+use super::byname::NameIndex;
 use super::markers::RawCite;
 
 /// Checks raw markers against the reference list.
@@ -17,6 +18,8 @@ pub(crate) struct Resolver {
     /// Latin `word N` pairs the report writes more than once: names, so a
     /// [`RawCite::AfterName`] with one of them is no citation.
     names: HashSet<(String, String)>,
+    /// The entries as citable by name (author-date, key, source name).
+    name_index: NameIndex,
 }
 
 /// Outcome of resolving one raw marker.
@@ -47,6 +50,7 @@ impl Resolver {
                 .max()
                 .unwrap_or(0),
             names: HashSet::new(),
+            name_index: NameIndex::default(),
         }
     }
 
@@ -54,6 +58,16 @@ impl Resolver {
     pub fn with_names(mut self, names: HashSet<(String, String)>) -> Self {
         self.names = names;
         self
+    }
+
+    /// The entries as citable by name, read from the list's source lines.
+    pub fn with_name_index(mut self, index: NameIndex) -> Self {
+        self.name_index = index;
+        self
+    }
+
+    pub fn name_index(&self) -> &NameIndex {
+        &self.name_index
     }
 
     pub fn resolve(&self, c: &RawCite) -> Resolved {
@@ -77,6 +91,7 @@ impl Resolver {
                 }
             }
             RawCite::Input(_) => Resolved::NotACitation,
+            RawCite::Named(i) => Resolved::Ref(i.clone()),
             RawCite::Weak(n) => {
                 if self.has_list && self.idxs.contains(n) {
                     Resolved::Ref(n.clone())

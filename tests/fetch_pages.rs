@@ -546,7 +546,10 @@ async fn reader_backends_go_through_the_service() {
     let page = keyless.page("https://example.invalid/other").await;
     assert_eq!(page.status, PageStatus::Failed, "{page:?}");
     assert!(
-        page.reason.as_deref().unwrap_or("").contains("SERPER_API_KEY"),
+        page.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("SERPER_API_KEY"),
         "{page:?}"
     );
     assert_eq!(server.hits_for("/serper"), 1, "no request without the key");

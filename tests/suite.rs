@@ -28,6 +28,7 @@ mod eval_pipeline;
 mod eval_prompt_order;
 mod eval_prompt_preview;
 mod eval_protocol;
+mod eval_reference_real_run;
 mod eval_reference_rules;
 mod eval_scale;
 mod example_embedded;

@@ -269,8 +269,12 @@ impl Engine {
             // it could not download as an invalid figure (0, counted), whatever the
             // cause; the download error stays on its units.
             return match got {
-                Err(FigureFailure::Unavailable(why)) if self.settings.unread == Unread::Reference => {
-                    Err(FigureFailure::Broken(format!("could not be downloaded: {why}")))
+                Err(FigureFailure::Unavailable(why))
+                    if self.settings.unread == Unread::Reference =>
+                {
+                    Err(FigureFailure::Broken(format!(
+                        "could not be downloaded: {why}"
+                    )))
                 }
                 other => other,
             };

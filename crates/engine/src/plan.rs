@@ -35,7 +35,7 @@ use crate::fit::{SourceCut, UnitLabel};
 use crate::input::Task;
 use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
 use crate::record::{UnitRecord, UsageRecord};
-use crate::settings::{Unread, Settle, UnreadableSources};
+use crate::settings::{Settle, Unread, UnreadableSources};
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
@@ -546,9 +546,7 @@ impl Engine {
             }
             // `--csc-unreadable judge` (the default, as the reference): every cited
             // page that gave no text is shown with why it could not be read.
-            let sources = if ctx.ev.sources.is_some()
-                && self.settings.unread == Unread::Reference
-            {
+            let sources = if ctx.ev.sources.is_some() && self.settings.unread == Unread::Reference {
                 reference_unreads(sources, &ctx.ev.fetch)
             } else if settle && ctx.ev.sources.is_some() {
                 with_fetch_errors(sources, &ctx.ev.fetch)

@@ -650,12 +650,18 @@ impl Fetcher {
             }
         }
         match reader.text(key).await {
+            // Nothing was asked: the page is not available in this run (never
+            // cached, not taken for a network outage), and its units fail naming
+            // the key; a run with the key fetches it.
+            Err(e @ backends::BackendError::MissingKey { .. }) => (
+                PageOutcome::without_text(key, PageStatus::Unavailable, e.to_string()),
+                String::new(),
+                None,
+            ),
             Err(e) => {
                 let mut outcome = PageOutcome::without_text(key, PageStatus::Failed, e.to_string());
                 match &e {
-                    // Nothing was asked: never cached, so a run with the key fetches it.
-                    backends::BackendError::Request { .. }
-                    | backends::BackendError::MissingKey { .. } => outcome.no_response = true,
+                    backends::BackendError::Request { .. } => outcome.no_response = true,
                     backends::BackendError::Status { status, .. } => {
                         outcome.http_status = Some(*status)
                     }

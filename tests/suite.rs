@@ -12,6 +12,7 @@ mod ablate_variants;
 mod agree_independent;
 mod architecture;
 mod batch_reattach;
+mod chart_files_whole;
 mod charts_render;
 mod ci_budget;
 mod eval_batch;

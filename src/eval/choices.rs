@@ -3,7 +3,7 @@
 
 use tvir_engine::{
     Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, JudgeMode,
-    Unread, RevisionScope, Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    RevisionScope, Rounding, Settle, Unread, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 use tvir_rubric::PromptOrder;
 

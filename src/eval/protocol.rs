@@ -11,8 +11,8 @@ use crate::eval::EvalOptions;
 use tvir_sources::Backend;
 
 use crate::eval::choices::{
-    AggregatesArg, AnswersArg, CscUnreadableArg, UnreadArg, DedupArg, ExtractionArg, FigureKindsArg,
-    McBandArg, PromptOrderArg, ProtocolArg, RoundingArg, SettleArg,
+    AggregatesArg, AnswersArg, CscUnreadableArg, DedupArg, ExtractionArg, FigureKindsArg,
+    McBandArg, PromptOrderArg, ProtocolArg, RoundingArg, SettleArg, UnreadArg,
 };
 
 /// The flags a protocol sets (each None unless given on the command line).

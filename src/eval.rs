@@ -155,6 +155,13 @@ pub struct EvalOptions {
     /// evaluator and METRICS.md) or zero (settled at 0, no call). [default: judge]
     #[arg(long, value_enum)]
     pub csc_unreadable: Option<CscUnreadableArg>,
+    /// Pages that gave no text and remote figures that could not be downloaded:
+    /// ours (a page shown to CS/CSC with why it could not be read, a figure not
+    /// fetched skipped) or reference (the page text the reference's pipeline gives:
+    /// empty for an empty page, its error line for a failed fetch; such a figure
+    /// scores 0 and counts). [default: ours]
+    #[arg(long, value_enum)]
+    pub unread: Option<UnreadArg>,
     /// How a figure's kind is decided: content (its path, then file name, alt text
     /// and caption; ours) or path (path prefix alone: images/ or an address is an
     /// image, charts/ a chart, else unknown; the reference). [default: content]
@@ -399,6 +406,7 @@ fn settings_json(settings: &EvalSettings, runs: u32) -> serde_json::Value {
         "extraction": settings.extraction, "image_size": settings.image_size,
         "source_chars": settings.source_chars.unwrap_or(0),
         "csc_unreadable": settings.csc_unreadable,
+        "unread": settings.unread,
         "figure_kinds": settings.figure_kinds, "settle": settings.settle,
         "protocol": settings.protocol,
     })
@@ -693,6 +701,7 @@ fn eval_settings(
             .csc_unreadable
             .unwrap_or(CscUnreadableArg::Judge)
             .into(),
+        unread: args.unread.unwrap_or(UnreadArg::Ours).into(),
         extraction,
         figure_kinds: args.figure_kinds.unwrap_or(FigureKindsArg::Content).into(),
         settle: args.settle.unwrap_or(SettleArg::Certain).into(),

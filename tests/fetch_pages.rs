@@ -536,15 +536,23 @@ async fn reader_backends_go_through_the_service() {
     let page = jina.page("https://example.invalid/captcha").await;
     assert_eq!(page.status, PageStatus::Blocked, "{page:?}");
 
-    let err = Fetcher::new(
-        FetchConfig {
-            backend: Backend::Serper,
-            ..local_config()
-        },
-        None,
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("SERPER_API_KEY"), "{err}");
+    // No key: the fetcher still starts; only a page really to be fetched fails,
+    // naming the key, and it is not cached (a later run with the key fetches it).
+    let keyless = fetcher(FetchConfig {
+        backend: Backend::Serper,
+        serper_base_url: Some(server.url("/serper")),
+        ..local_config()
+    });
+    let page = keyless.page("https://example.invalid/other").await;
+    assert_eq!(page.status, PageStatus::Failed, "{page:?}");
+    assert!(
+        page.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("SERPER_API_KEY"),
+        "{page:?}"
+    );
+    assert_eq!(server.hits_for("/serper"), 1, "no request without the key");
     // The key never shows in debug output.
     assert!(!format!("{serper:?}").contains("test-key"));
 }

@@ -3,7 +3,7 @@
 
 use tvir_engine::{
     Aggregates, DedupKeep, DedupMode, ExtractionMode, FigureKinds, ImageSize, JudgeMode,
-    RevisionScope, Rounding, Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    RevisionScope, Rounding, Settle, Unread, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 use tvir_rubric::PromptOrder;
 
@@ -45,6 +45,27 @@ impl From<DedupKeepArg> for DedupKeep {
         match a {
             DedupKeepArg::Reference => DedupKeep::Reference,
             DedupKeepArg::FirstKept => DedupKeep::FirstKept,
+        }
+    }
+}
+
+/// `--unread`: [`Unread`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnreadArg {
+    /// A page that gave no text is shown with why it could not be read; a remote
+    /// figure not fetched leaves its units skipped (ours).
+    Ours,
+    /// The page text the reference's pipeline gives the judge (empty for an empty
+    /// or missing page, its error line for a failed fetch); a remote figure that
+    /// could not be downloaded scores 0.
+    Reference,
+}
+
+impl From<UnreadArg> for Unread {
+    fn from(a: UnreadArg) -> Self {
+        match a {
+            UnreadArg::Ours => Unread::Ours,
+            UnreadArg::Reference => Unread::Reference,
         }
     }
 }

@@ -12,7 +12,7 @@ use tvir_sources::Backend;
 
 use crate::eval::choices::{
     AggregatesArg, AnswersArg, CscUnreadableArg, DedupArg, ExtractionArg, FigureKindsArg,
-    McBandArg, PromptOrderArg, ProtocolArg, RoundingArg, SettleArg,
+    McBandArg, PromptOrderArg, ProtocolArg, RoundingArg, SettleArg, UnreadArg,
 };
 
 /// The flags a protocol sets (each None unless given on the command line).
@@ -26,6 +26,7 @@ pub(crate) struct Flags<'a> {
     pub rounding: &'a mut Option<RoundingArg>,
     pub settle: &'a mut Option<SettleArg>,
     pub csc_unreadable: &'a mut Option<CscUnreadableArg>,
+    pub unread: &'a mut Option<UnreadArg>,
     pub answers: &'a mut Option<AnswersArg>,
     pub mc_band: &'a mut Option<McBandArg>,
     pub prompt_order: &'a mut Option<PromptOrderArg>,
@@ -53,6 +54,7 @@ pub(crate) fn protocol_and_rubrics(
         rounding: &mut args.rounding,
         settle: &mut args.settle,
         csc_unreadable: &mut args.csc_unreadable,
+        unread: &mut args.unread,
         answers: &mut args.answers,
         mc_band: &mut args.mc_band,
         prompt_order: &mut args.prompt_order,
@@ -94,6 +96,7 @@ pub(crate) fn resolve_protocol(args: Flags<'_>) -> Protocol {
             "csc-unreadable",
             CscUnreadableArg::Judge
         );
+        imply!(args.unread, "unread", UnreadArg::Reference);
         imply!(args.answers, "answers", AnswersArg::Json);
         imply!(args.mc_band, "mc-band", McBandArg::Judge);
         imply!(args.prompt_order, "prompt-order", PromptOrderArg::Reference);
@@ -124,6 +127,7 @@ impl Protocol {
         settings.insert("rounding".into(), j(&s.score.rounding));
         settings.insert("settle".into(), j(&s.settle));
         settings.insert("csc-unreadable".into(), j(&s.csc_unreadable));
+        settings.insert("unread".into(), j(&s.unread));
         settings.insert(
             "answers".into(),
             match answers.unwrap_or(AnswersArg::Schema) {

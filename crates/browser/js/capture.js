@@ -11,6 +11,8 @@
 //   {op:'redraw', frame, selector}        ask the chart's library to draw it again (blank shot)
 //   {op:'reveal', frame, selector}        show the display:none ancestors of a chart (tab panels)
 //   {op:'unreveal'}                       put them back
+//   {op:'whole', frame, anchor, key, grow} the element showing a chart file: the file's title;
+//                                         grow: mark it `data-tvir-whole=key`, grown to the file's height
 //   {op:'scrollPass'}                     scroll the page top to bottom one viewport at a time, as a
 //                                         reader does (lazy charts are created, reveal observers fire),
 //                                         then back to the top
@@ -309,6 +311,37 @@
         Math.round(r.top + r.height + window.scrollY) + ') the page does not scroll to show all of it';
     return { found: true, unclipped: unclipped, cutWhy: cutWhy, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
              scrollX: window.scrollX, scrollY: window.scrollY, vw: vw, vh: vh, hid: T.hidden.length, forced: forced };
+  }
+  if (op.op === 'whole') {
+    // A chart file shown by one element of the top document (op.frame, under op.anchor):
+    // the file's own title, and with op.grow that element marked and grown to the file's
+    // height (at most the viewport's), so one shot shows the file whole.
+    var ds = docs(), host = null, win = null;
+    for (var i = 0; i < ds.length; i++) {
+      var d = ds[i];
+      if (d.win === window || !d.host || d.host.ownerDocument !== document || framePath(d.win) !== op.frame) continue;
+      var a = d.host.closest('[data-tvir-at]');
+      if (op.anchor != null && (!a || Number(a.getAttribute('data-tvir-at')) !== op.anchor)) continue;
+      if (host) return { found: false }; // shown twice under one anchor: not one figure
+      host = d.host; win = d.win;
+    }
+    if (!host) return { found: false };
+    var doc = win.document, clean = function (t) { return String(t || '').replace(/\s+/g, ' ').trim().slice(0, 300); };
+    var title = clean(doc.title);
+    if (!title && doc.body) {
+      var heads = doc.body.querySelectorAll('h1, h2, h3, h4, [class*="title" i]');
+      for (var j = 0; j < heads.length && !title; j++) title = clean(heads[j].textContent);
+    }
+    var sel = null;
+    if (op.grow) {
+      host.setAttribute('data-tvir-whole', op.key);
+      sel = '[data-tvir-whole="' + op.key + '"]';
+      var se = doc.scrollingElement || doc.documentElement;
+      var want = Math.min(Math.max(se.scrollHeight, doc.body ? doc.body.scrollHeight : 0), window.innerHeight);
+      var box = host.getBoundingClientRect();
+      if (want > box.height + 1) { host.style.setProperty('height', want + 'px', 'important'); await frames(); await sleep(100); await frames(); }
+    }
+    return { found: true, title: title || null, selector: sel };
   }
   if (op.op === 'restore') {
     reclip();

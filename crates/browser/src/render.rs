@@ -39,6 +39,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 mod losses;
+mod whole;
 use losses::{busy_stopped, dropped, dropped_as, kept, out_of_time};
 
 use crate::capture;
@@ -690,6 +691,15 @@ async fn shoot(
     budget: Duration,
     deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
+    let (charts, files) = whole::chart_files_whole(page, log, charts).await;
+    // A chart file shot whole is named by its file, as its content.
+    let as_file = |mut r: RenderedChart| {
+        if let Some(file) = files.get(&r.selector) {
+            r.frame = Some(file.clone());
+            r.selector = ":root".into();
+        }
+        r
+    };
     let total = charts.len();
     let charts: Vec<DetectedChart> = charts.into_iter().take(MAX_CHARTS_PER_PAGE).collect();
     let step = |v: serde_json::Value| eval(page, capture::op(v), true, Duration::from_secs(10));
@@ -738,7 +748,7 @@ async fn shoot(
         }
         if let Some(r) = shoot_one(page, log, c, "", deadline).await? {
             kept(log, &r);
-            out.push(r);
+            out.push(as_file(r));
         }
     }
     for c in hidden {
@@ -762,7 +772,7 @@ async fn shoot(
             let _ = step(serde_json::json!({"op": "unreveal"})).await;
             if let Some(r) = r? {
                 kept(log, &r);
-                out.push(r);
+                out.push(as_file(r));
             }
         } else {
             if shown["shown"].as_bool() == Some(true) {

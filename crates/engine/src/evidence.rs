@@ -17,7 +17,7 @@ use crate::figure_ops::FigureOps;
 use crate::figures::{content_hash, image_ref, Encoder};
 use crate::pages::FigureFailure;
 use crate::render::RenderResult;
-use crate::settings::JudgeMode;
+use crate::settings::{JudgeMode, Unread};
 use crate::timing::{with_cpu, ReportTiming, StageTime};
 use tvir_images::{ImageInput, ImageLimits, IqResult};
 use tvir_report::{Figure, FigureKind, Report};
@@ -259,11 +259,24 @@ impl Engine {
             return Err(FigureFailure::Broken("empty image path".into()));
         }
         if content.starts_with("http://") || content.starts_with("https://") {
-            return match &self.pages {
+            let got = match &self.pages {
                 Some(p) => p.figure_bytes(content).await,
                 None => Err(FigureFailure::Unavailable(
                     "remote image not fetched (no network)".into(),
                 )),
+            };
+            // `--unread reference`: the reference's pipeline scores a remote figure
+            // it could not download as an invalid figure (0, counted), whatever the
+            // cause; the download error stays on its units.
+            return match got {
+                Err(FigureFailure::Unavailable(why))
+                    if self.settings.unread == Unread::Reference =>
+                {
+                    Err(FigureFailure::Broken(format!(
+                        "could not be downloaded: {why}"
+                    )))
+                }
+                other => other,
             };
         }
         if content.starts_with("data:") {

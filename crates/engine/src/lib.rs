@@ -71,6 +71,6 @@ pub use render::{BrowserChoice, RenderSettings, Renderer};
 pub use score::{rescore, round4, Aggregates, IqWeights, Rounding, ScoreOptions};
 pub use settings::{
     EvalSettings, ExtractionMode, FigureKinds, ImageSize, JudgeMode, ProtocolRecord, RevisionScope,
-    Settle, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
+    Settle, Unread, UnreadableSources, IMAGE_SAFETY_MAX_SIDE,
 };
 pub use stats::{NoProgress, Progress, RunStats};

@@ -35,7 +35,7 @@ use crate::fit::{SourceCut, UnitLabel};
 use crate::input::Task;
 use crate::outcome::{JudgedUnits, Outcome, PENDING_REASON};
 use crate::record::{UnitRecord, UsageRecord};
-use crate::settings::{Settle, UnreadableSources};
+use crate::settings::{Settle, Unread, UnreadableSources};
 
 /// One unit with the usage of its judge answer.
 pub(super) type JudgedUnit = (UnitRecord, Option<UsageRecord>);
@@ -340,9 +340,12 @@ impl Engine {
                         );
                     }
                 }
-                // `--settle none`: asked as the reference does, each page that gave
-                // no text shown with why.
-                let sources = if settle_certain {
+                // `--page-text reference`: each page as the reference's pipeline
+                // gives it; else under `--settle none` each page that gave no text
+                // is shown with why.
+                let sources = if self.settings.unread == Unread::Reference {
+                    reference_unreads(sources, &ctx.ev.fetch)
+                } else if settle_certain {
                     sources
                 } else {
                     with_fetch_errors(sources, &ctx.ev.fetch)
@@ -543,7 +546,9 @@ impl Engine {
             }
             // `--csc-unreadable judge` (the default, as the reference): every cited
             // page that gave no text is shown with why it could not be read.
-            let sources = if settle && ctx.ev.sources.is_some() {
+            let sources = if ctx.ev.sources.is_some() && self.settings.unread == Unread::Reference {
+                reference_unreads(sources, &ctx.ev.fetch)
+            } else if settle && ctx.ev.sources.is_some() {
                 with_fetch_errors(sources, &ctx.ev.fetch)
             } else {
                 sources
@@ -617,6 +622,36 @@ fn with_fetch_errors(
         })
         .collect()
 }
+
+/// Each cited page as the reference evaluator's pipeline gives it to CS and CSC: the
+/// text as fetched (an empty page, a page read as empty from a sources file, a
+/// blocked or refused page, a citation naming no entry or no URL: empty text), and
+/// for a fetch that failed, its error line in place of the text.
+fn reference_unreads(
+    sources: Vec<SourceText>,
+    fetch: &BTreeMap<String, (String, Option<String>)>,
+) -> Vec<SourceText> {
+    sources
+        .into_iter()
+        .map(|mut s| {
+            if s.text.trim().is_empty() {
+                s.text = match fetch.get(&s.idx) {
+                    Some((status, Some(reason)))
+                        if status == "failed" && reason != tvir_sources::EMPTY_IN_SOURCES_FILE =>
+                    {
+                        format!("{REFERENCE_FETCH_ERROR_PREFIX}{reason}")
+                    }
+                    _ => String::new(),
+                };
+            }
+            s
+        })
+        .collect()
+}
+
+/// What the reference's pipeline stores as the text of a page whose fetch failed,
+/// before the error.
+pub const REFERENCE_FETCH_ERROR_PREFIX: &str = "Error extracting web content: ";
 
 /// How a cited page that could not be read is shown to the CSC judge.
 pub const UNREADABLE_PAGE_PREFIX: &str = "This page could not be read: ";

@@ -85,7 +85,7 @@ pub(crate) fn is_data_request(r: &RequestRecord) -> bool {
 pub(crate) fn is_chart_script(r: &RequestRecord) -> bool {
     let url = r.url.to_ascii_lowercase();
     let path = url.split(['?', '#']).next().unwrap_or(&url);
-    if ANALYTICS.iter().any(|a| path.contains(a)) {
+    if ANALYTICS.iter().any(|a| path.contains(a)) || draws_no_chart(path) {
         return false;
     }
     match r.resource_type.as_deref() {
@@ -136,6 +136,44 @@ pub(crate) fn library_of_script(url: &str) -> Option<&'static str> {
         || file.starts_with("d3-");
     d3.then_some("d3")
 }
+
+/// Whether a script address is one that never draws a chart: a CSS framework's
+/// runtime (Tailwind's CDN script), an icon or font loader. A page missing one
+/// still draws its charts, so it is never named as why a chart was not drawn.
+pub(crate) fn draws_no_chart(path: &str) -> bool {
+    let path = path.to_ascii_lowercase();
+    NOT_CHART_SCRIPTS.iter().any(|m| path.contains(m))
+}
+
+/// Address marks of scripts that style or decorate a page and draw no chart.
+const NOT_CHART_SCRIPTS: &[&str] = &[
+    // CSS frameworks' in-browser runtimes.
+    "cdn.tailwindcss.com",
+    "tailwindcss",
+    "@tailwindcss/browser",
+    "@unocss/runtime",
+    "twind",
+    // Icon kits and loaders.
+    "kit.fontawesome.com",
+    "fontawesome",
+    "font-awesome",
+    "lucide",
+    "feather-icons",
+    "feather.min.js",
+    "iconify",
+    "ionicons",
+    "@phosphor-icons",
+    "bootstrap-icons",
+    "material-icons",
+    "material-symbols",
+    "remixicon",
+    "boxicons",
+    // Font loaders.
+    "webfont.js",
+    "webfontloader",
+    "fonts.googleapis.com",
+    "typekit.net",
+];
 
 /// Analytics, tag-manager and tracking hosts: never a chart's library.
 pub(crate) const ANALYTICS: &[&str] = &[
@@ -244,6 +282,36 @@ mod tests {
             assert_eq!(!unused_by_scripts(page, &scripts, &at(2)), used, "{script}");
             // The decorative canvas stays unused whatever the other scripts do.
             assert!(unused_by_scripts(page, &scripts, &at(3)), "{script}");
+        }
+    }
+
+    #[test]
+    fn scripts_that_draw_no_chart_are_never_a_cause() {
+        let script = |url: &str| RequestRecord {
+            url: url.into(),
+            outcome: RequestOutcome::Refused {
+                reason: "offline".into(),
+            },
+            resource_type: Some("Script".into()),
+        };
+        for url in [
+            "https://cdn.tailwindcss.com",
+            "https://cdn.tailwindcss.com/3.4.1?plugins=forms",
+            "https://cdn.jsdelivr.net/npm/@tailwindcss/browser@4",
+            "https://kit.fontawesome.com/abc123.js",
+            "https://unpkg.com/lucide@latest",
+            "https://cdn.jsdelivr.net/npm/feather-icons/dist/feather.min.js",
+            "https://code.iconify.design/3/3.1.0/iconify.min.js",
+            "https://ajax.googleapis.com/ajax/libs/webfont/1.6.26/webfont.js",
+        ] {
+            assert!(!is_chart_script(&script(url)), "{url}");
+        }
+        for url in [
+            "https://cdn.jsdelivr.net/npm/chart.js@4.4.1",
+            "https://cdn.jsdelivr.net/npm/echarts@5/dist/echarts.min.js",
+            "charts/draw.js",
+        ] {
+            assert!(is_chart_script(&script(url)), "{url}");
         }
     }
 

@@ -52,6 +52,24 @@ pub enum UnreadableSources {
     Judge,
 }
 
+/// What the run makes of a cited page that gave no text and of a remote figure
+/// that could not be downloaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unread {
+    /// Ours: a page that gave no text is shown to CS and CSC with why it could not
+    /// be read (never as evidence); a remote figure not fetched in this run (offline,
+    /// a transient failure) leaves its units skipped, with the reason.
+    #[default]
+    Ours,
+    /// As the reference evaluator's pipeline: CS and CSC see the page text as
+    /// fetched (an empty page, a blocked page, a missing entry: empty text), a failed
+    /// fetch as its error line (`Error extracting web content: …`); a remote figure
+    /// that could not be downloaded is an invalid figure, scored 0 and counted, with
+    /// the download error on its units.
+    Reference,
+}
+
 /// How a figure's kind (image or chart) is decided.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -140,6 +158,8 @@ pub struct EvalSettings {
     pub source_chars: Option<usize>,
     /// CSC when every cited page is unreadable.
     pub csc_unreadable: UnreadableSources,
+    /// Unreadable pages and undownloadable figures: ours or the reference's way.
+    pub unread: Unread,
     pub score: ScoreOptions,
     /// Who extracts references and facts: the parser, the judge, or the judge for
     /// suspect parses only.
@@ -169,6 +189,7 @@ impl Default for EvalSettings {
             image_size: ImageSize::Original,
             source_chars: None,
             csc_unreadable: UnreadableSources::Judge,
+            unread: Unread::Ours,
             score: ScoreOptions::default(),
             extraction: ExtractionMode::Rules,
             figure_kinds: FigureKinds::Content,

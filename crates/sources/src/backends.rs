@@ -4,6 +4,7 @@
 //! Markdown preferred); the fetcher still applies its blocked-page checks to Jina's.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
@@ -52,6 +53,13 @@ pub enum BackendError {
     },
     #[error("{service} answer larger than the {limit}-byte cap")]
     TooLarge { service: &'static str, limit: u64 },
+    /// The service needs a key that was not given: only the pages really to be
+    /// fetched fail (an offline or sources-file run never asks for it).
+    #[error("--fetcher {service} needs {variable} to fetch this page (not set)")]
+    MissingKey {
+        service: &'static str,
+        variable: &'static str,
+    },
 }
 
 /// A configured reader service.
@@ -59,7 +67,8 @@ pub enum BackendError {
 pub enum Reader {
     Serper {
         base_url: String,
-        key: ApiKey,
+        /// None: no key was given; a page to fetch then fails naming the variable.
+        key: Option<ApiKey>,
     },
     Jina {
         base_url: String,
@@ -89,6 +98,8 @@ pub struct ReaderClient {
     reader: Reader,
     client: reqwest::Client,
     cap: u64,
+    /// The missing-key warning is said once per run, not once per page.
+    missing_key_said: AtomicBool,
 }
 
 impl ReaderClient {
@@ -107,6 +118,7 @@ impl ReaderClient {
             reader,
             client,
             cap,
+            missing_key_said: AtomicBool::new(false),
         })
     }
 
@@ -120,6 +132,18 @@ impl ReaderClient {
         let service = self.reader.service();
         let request = match &self.reader {
             Reader::Serper { base_url, key } => {
+                let Some(key) = key else {
+                    if !self.missing_key_said.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            "--fetcher serper: SERPER_API_KEY is not set; pages to fetch fail \
+                             (pages from the cache or --sources are not affected)"
+                        );
+                    }
+                    return Err(BackendError::MissingKey {
+                        service,
+                        variable: "SERPER_API_KEY",
+                    });
+                };
                 let mut headers = HeaderMap::new();
                 headers.insert(
                     "X-API-KEY",

@@ -232,7 +232,7 @@ pub fn html_to_text(html: &str, base_url: Option<&str>) -> HtmlText {
     if html.len() > READABILITY_MAX_BYTES
         || super::html_scan::nesting_exceeds(html, READABILITY_MAX_DEPTH)
     {
-        return whole_page_text(html);
+        return whole_unread(html);
     }
     let config = || dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Markdown,
@@ -258,7 +258,7 @@ pub fn html_to_text(html: &str, base_url: Option<&str>) -> HtmlText {
             }
         }
     }
-    let whole = whole_page_text(html);
+    let whole = whole_unread(html);
     HtmlText {
         title: title.or(whole.title),
         text: whole.text,
@@ -306,8 +306,8 @@ pub(crate) fn tidy_lines(text: &str) -> String {
 }
 
 /// Text of the whole page with boilerplate elements removed (linear scan, no tree).
-pub fn whole_page_text(html: &str) -> HtmlText {
-    let (title, text) = super::html_scan::page_text(html);
+pub fn whole_unread(html: &str) -> HtmlText {
+    let (title, text) = super::html_scan::unread(html);
     HtmlText {
         title,
         text: tidy_lines(&text),
@@ -397,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn whole_page_text_drops_boilerplate_and_keeps_structure() {
+    fn whole_unread_drops_boilerplate_and_keeps_structure() {
         let html = r#"<html><head><title> My  Page </title><style>.x{}</style></head><body>
             <nav><a href="/">Home</a> <a href="/about">About</a></nav>
             <header>Site banner</header>
@@ -409,7 +409,7 @@ mod tests {
             <script>var tracking = 1;</script>
             <div role="navigation">crumbs</div>
             <footer>Copyright</footer></body></html>"#;
-        let page = whole_page_text(html);
+        let page = whole_unread(html);
         assert_eq!(page.title.as_deref(), Some("My Page"));
         assert_eq!(
             page.text,
@@ -462,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn whole_page_text_keeps_structure_and_drops_boilerplate() {
+    fn whole_unread_keeps_structure_and_drops_boilerplate() {
         let html = r#"<html><head><title> My &amp; Page </title><style>.x{}</style></head><body>
             <nav><a href="/">Home</a> <nav>inner</nav> <a href="/about">About</a></nav>
             <header>Site banner</header>
@@ -475,7 +475,7 @@ mod tests {
             <div role="navigation">crumbs</div><div hidden>secret</div>
             <p>a &lt; b<br>next line</p>
             <footer>Copyright</footer></body></html>"#;
-        let HtmlText { title, text } = whole_page_text(html);
+        let HtmlText { title, text } = whole_unread(html);
         assert_eq!(title.as_deref(), Some("My & Page"));
         assert_eq!(
             text,

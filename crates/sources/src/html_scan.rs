@@ -352,7 +352,7 @@ fn tag_hides(tag: &[u8]) -> bool {
 
 /// Title and whole-page text with boilerplate removed: headings as `#` lines, list
 /// items as `- ` lines, table rows as `a | b` lines, one line per block.
-pub fn page_text(html: &str) -> (Option<String>, String) {
+pub fn unread(html: &str) -> (Option<String>, String) {
     let bytes = html.as_bytes();
     let mut sink = TextSink::default();
     let mut title: Option<String> = None;

@@ -161,6 +161,10 @@ impl PageStatus {
 }
 
 /// What a judge may read for one URL. `text` is empty unless `status` is `Ok`.
+/// The reason of a sources-file entry whose text is empty: the page was read and
+/// is empty (not a failed fetch), which the reference protocol shows as empty text.
+pub const EMPTY_IN_SOURCES_FILE: &str = "empty text in the sources file";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageOutcome {
     pub url: String,
@@ -323,7 +327,8 @@ impl Fetcher {
     }
 
     /// `store` None keeps the cache in memory for this process only. Fails on an
-    /// unreadable `--sources` file or a backend without its API key.
+    /// unreadable `--sources` file; a backend's missing API key fails only the pages
+    /// that are really fetched.
     pub fn new(config: FetchConfig, store: Option<Store>) -> Result<Self, FetchError> {
         let store = match store {
             Some(store) => store,
@@ -337,18 +342,15 @@ impl Fetcher {
             .map_err(|e| FetchError::Config(format!("HTTP client: {e}")))?;
         let reader = match config.backend {
             Backend::Direct => None,
-            Backend::Serper => {
-                let key = config.serper_api_key.clone().ok_or_else(|| {
-                    FetchError::Config("--fetcher serper needs SERPER_API_KEY".into())
-                })?;
-                Some(backends::Reader::Serper {
-                    base_url: config
-                        .serper_base_url
-                        .clone()
-                        .unwrap_or_else(|| backends::DEFAULT_SERPER_BASE_URL.into()),
-                    key,
-                })
-            }
+            // The key is checked when a page is really to be fetched: a run from a
+            // sources file or the cache never calls the service.
+            Backend::Serper => Some(backends::Reader::Serper {
+                base_url: config
+                    .serper_base_url
+                    .clone()
+                    .unwrap_or_else(|| backends::DEFAULT_SERPER_BASE_URL.into()),
+                key: config.serper_api_key.clone(),
+            }),
             Backend::Jina => Some(backends::Reader::Jina {
                 base_url: config
                     .jina_base_url
@@ -417,11 +419,7 @@ impl Fetcher {
         }
         if let Some(text) = self.inner.sources.get(&key) {
             let outcome = if text.trim().is_empty() {
-                PageOutcome::without_text(
-                    raw,
-                    PageStatus::Failed,
-                    "empty text in the sources file".into(),
-                )
+                PageOutcome::without_text(raw, PageStatus::Failed, EMPTY_IN_SOURCES_FILE.into())
             } else {
                 PageOutcome::with_text(raw, text.clone())
             };
@@ -652,6 +650,14 @@ impl Fetcher {
             }
         }
         match reader.text(key).await {
+            // Nothing was asked: the page is not available in this run (never
+            // cached, not taken for a network outage), and its units fail naming
+            // the key; a run with the key fetches it.
+            Err(e @ backends::BackendError::MissingKey { .. }) => (
+                PageOutcome::without_text(key, PageStatus::Unavailable, e.to_string()),
+                String::new(),
+                None,
+            ),
             Err(e) => {
                 let mut outcome = PageOutcome::without_text(key, PageStatus::Failed, e.to_string());
                 match &e {

@@ -253,7 +253,8 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
     out.va = Stat::over_runs(&va);
     out.overall = Stat::over_runs(&overall);
     out.aec = Stat::over_runs(&aec);
-    if let Some(way) = ReferenceLevels::of(records) {
+    let reference_levels = ReferenceLevels::of(records);
+    if let Some(way) = &reference_levels {
         // `tvir eval --aggregates present` (implied by `--protocol reference`): the
         // reference's summary computes a system's TA, VA and Overall from its
         // per-metric means (the metrics it has), not from report-level aggregates.
@@ -261,9 +262,11 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
         (out.ta, out.va, out.overall) = (t, v, o);
         out.levels_from = Some(way.describe());
     }
-    if out.reports > 0 && out.text_only_reports == out.reports {
+    if out.reports > 0 && out.text_only_reports == out.reports && reference_levels.is_none() {
         // METRICS.md section 5: a system that produced no visual at all is not
-        // evaluated on VA and Overall (left blank in the paper's tables).
+        // evaluated on VA and Overall (left blank in the paper's tables). The
+        // reference's summary code instead averages the visual metrics' zeros
+        // (VA 0, Overall TA/2): records made with `--aggregates present` keep that.
         let why = format!(
             "no figure in any of its {} reports (a text-only system; left blank as in the paper)",
             out.reports

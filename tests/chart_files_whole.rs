@@ -1,0 +1,121 @@
+//! A chart file is one figure: an MDX report shows three local chart files through a
+//! JSX component. One file is an infographic with its own `<title>` and two panels
+//! drawn by script; it is one chart figure, shot whole and captioned by that title
+//! (the report gives none), not two uncaptioned ones. A file with one chart and no
+//! heading of its own is captioned by its `<title>`. A chart the report's own page
+//! draws stays one figure per chart. With Chromium (no chart library needed).
+
+use crate::common;
+
+use std::path::Path;
+
+use common::charts::{chromium, units, ChartRun};
+
+/// An SVG panel drawn by an inline script: a bar and a label per value in the
+/// element `id`.
+fn panel(id: &str, values: &[u32]) -> String {
+    format!(
+        r#"<svg id="{id}" width="300" height="220"></svg>
+<script>
+(function () {{
+  var s = document.getElementById('{id}'), ns = 'http://www.w3.org/2000/svg';
+  {values:?}.forEach(function (v, i) {{
+    var r = document.createElementNS(ns, 'rect');
+    r.setAttribute('x', 20 + i * 55); r.setAttribute('y', 200 - v * 2); r.setAttribute('width', 40);
+    r.setAttribute('height', v * 2); r.setAttribute('fill', i % 2 ? '#e76f51' : '#264653'); s.appendChild(r);
+    var t = document.createElementNS(ns, 'text');
+    t.setAttribute('x', 30 + i * 55); t.setAttribute('y', 215); t.textContent = 'Q' + (i + 1); s.appendChild(t);
+  }});
+}})();
+</script>"#
+    )
+}
+
+fn two_panels() -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Ferry use at a glance</title></head>\
+         <body><div style=\"display:flex;gap:20px\"><div>{}</div><div>{}</div></div></body></html>\n",
+        panel("left", &[30, 50, 70, 90, 80]),
+        panel("right", &[80, 60, 40, 20, 10])
+    )
+}
+
+fn one_chart() -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Fares by zone</title></head>\
+         <body>{}</body></html>\n",
+        panel("fares", &[20, 40, 60, 80, 90])
+    )
+}
+
+fn fixture(dir: &Path) {
+    let report = dir.join("reports/sysA/ferry1");
+    std::fs::create_dir_all(report.join("charts")).unwrap();
+    std::fs::write(
+        report.join("report.mdx"),
+        "# Ferry briefing\n\nimport ChartFrame from '../components/ChartFrame'\n\n\
+         Weekday crossings doubled between 2020 and 2024 [1].\n\n\
+         <ChartFrame src=\"charts/c2.html\" />\n\n\
+         Fares rise with each zone crossed [1].\n\n\
+         <ChartFrame src=\"charts/fares.html\" height={300} />\n\n\
+         ## References\n\n1. Ferry office https://example.org/ferry/use\n",
+    )
+    .unwrap();
+    std::fs::write(report.join("charts/c2.html"), two_panels()).unwrap();
+    std::fs::write(report.join("charts/fares.html"), one_chart()).unwrap();
+    std::fs::write(
+        dir.join("tasks.json"),
+        serde_json::json!([{"id": "ferry1", "query": "Brief the ferry board on use and fares.",
+            "checklist": {"Use": ["Does the report give the crossings trend?"]}}])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sources.jsonl"),
+        "{\"url\": \"https://example.org/ferry/use\", \"text\": \"Crossings doubled from 2020 to 2024; fares rise by zone.\"}\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_file_with_two_panels_is_one_figure_captioned_by_its_title() {
+    if chromium().is_none() {
+        common::skip("no Chromium");
+        return;
+    }
+    let run = ChartRun::new("ferry1", fixture).await;
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 2, "one figure per chart file: {}", r["render"]);
+    for u in &cq {
+        assert_eq!(u["status"], "scored", "{u}");
+    }
+    let mut captions: Vec<(String, String)> = units(&r, "figure_caption_quality")
+        .iter()
+        .map(|u| {
+            (
+                u["detail"]["caption"].as_str().unwrap_or("").to_string(),
+                u["detail"]["caption_source"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    captions.sort();
+    assert_eq!(
+        captions,
+        [
+            ("Fares by zone".into(), "chart file title".into()),
+            ("Ferry use at a glance".into(), "chart file title".into())
+        ],
+        "{}",
+        r["render"]
+    );
+    // The two-panel file is shot whole, named by its file.
+    let contents: Vec<&str> = cq
+        .iter()
+        .filter_map(|u| u["detail"]["content"].as_str())
+        .collect();
+    assert!(contents.contains(&"charts/c2.html#:root"), "{contents:?}");
+}

@@ -13,4 +13,5 @@ pub mod ablate;
 pub mod aggregate;
 pub mod agree;
 pub mod load;
+pub mod rating;
 pub mod significance;

@@ -174,7 +174,7 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
         set.ratings.len(),
         set.annotations,
         set.cancelled,
-        set.excluded.len() - set.cancelled
+        set.excluded.len().saturating_sub(set.cancelled)
     );
     for e in set.excluded.iter().take(20) {
         eprintln!("  left out: {e}");

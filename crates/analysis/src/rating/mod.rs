@@ -1,17 +1,15 @@
-//! Human-rating studies: a Label Studio study folder from reports ([`export`]),
-//! the raters' answers read back from Label Studio's exports ([`import`]), and the
-//! inter-rater agreement a study publishes ([`alpha`], [`rater_agreement`]).
+//! Human-rating studies: a Label Studio study folder from reports ([`export`]) and
+//! the raters' answers read back from Label Studio's exports ([`import`]) as a
+//! score table `agree` compares with a judge ([`ratings_table`]; the inter-rater
+//! figures are `agree`'s, [`crate::agree::raters`]).
 
-pub mod alpha;
 pub mod export;
 pub mod import;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::agree::table::{mean_over_annotators, AnnotatorScores, Cell, ScoreTable, Scores};
-use crate::agree::{inter_annotator_level, InterAnnotatorLevel};
+use crate::agree::ImportCounts;
 pub use import::{detect, parse_export, to_ratings_csv, ExportFormat, Rating, RatingSet};
 
 /// The rating scale of every dimension (the paper's 0-100).
@@ -35,8 +33,8 @@ pub fn decode_ref(r: &str) -> Option<(String, String)> {
     (!a.is_empty() && !b.is_empty()).then(|| (a.to_string(), b.to_string()))
 }
 
-/// A score table of human ratings: per level the raters' mean per report, and
-/// every rater's own ratings.
+/// A score table of human ratings: per level the raters' mean per report, every
+/// rater's own ratings, and what the import counted and left out.
 pub fn ratings_table(set: &RatingSet, label: &str) -> ScoreTable {
     let mut by: BTreeMap<String, BTreeMap<String, Scores>> = BTreeMap::new();
     for r in &set.ratings {
@@ -61,82 +59,21 @@ pub fn ratings_table(set: &RatingSet, label: &str) -> ScoreTable {
             .collect(),
         annotators: Some(AnnotatorScores { levels: by }),
         notes,
-    }
-}
-
-/// Inter-rater agreement of one dimension, with what it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RaterLevel {
-    /// Reports with at least one rating.
-    pub reports: usize,
-    pub raters: usize,
-    pub ratings: usize,
-    /// Ratings marked "not applicable" (not scores).
-    pub not_applicable: usize,
-    /// Submitted annotations that left this dimension blank.
-    pub missing: usize,
-    /// Krippendorff's alpha, ordinal, over reports (units) and raters, missing
-    /// ratings allowed.
-    pub alpha_ordinal: Option<f64>,
-    /// Reports rated at least twice (the units alpha counts).
-    pub alpha_reports: usize,
-    /// The paper's pairwise PAR between raters.
-    pub par: InterAnnotatorLevel,
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-/// Inter-rater agreement of an export, per dimension, with its counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RaterAgreement {
-    pub format: Option<ExportFormat>,
-    pub annotations: usize,
-    pub cancelled: usize,
-    pub ratings: usize,
-    pub levels: BTreeMap<String, RaterLevel>,
-    /// Every value or annotation left out, with why.
-    pub excluded: Vec<String>,
-}
-
-pub fn rater_agreement(set: &RatingSet) -> RaterAgreement {
-    let table = ratings_table(set, "");
-    let by = table.annotators.unwrap_or_default().levels;
-    let mut levels = BTreeMap::new();
-    for (level, raters) in &by {
-        let mut units: BTreeMap<&Cell, Vec<f64>> = BTreeMap::new();
-        for scores in raters.values() {
-            for (c, v) in scores {
-                units.entry(c).or_default().push(*v);
+        languages: BTreeMap::new(),
+        import: Some(ImportCounts {
+            format: match set.format {
+                Some(ExportFormat::Json) => "json",
+                Some(ExportFormat::JsonMin) => "json-min",
+                Some(ExportFormat::Csv) => "csv",
+                None => "unknown",
             }
-        }
-        let unit_values: Vec<Vec<f64>> = units.values().cloned().collect();
-        let a = alpha::krippendorff_alpha(&unit_values, alpha::Metric::Ordinal);
-        levels.insert(
-            level.clone(),
-            RaterLevel {
-                reports: units.len(),
-                raters: raters.len(),
-                ratings: raters.values().map(|s| s.len()).sum(),
-                not_applicable: set.not_applicable.get(level).copied().unwrap_or(0),
-                missing: set.missing.get(level).copied().unwrap_or(0),
-                alpha_ordinal: a.value,
-                alpha_reports: a.pairable_units,
-                par: inter_annotator_level(raters),
-                notes: a
-                    .note
-                    .map(|n| format!("alpha undefined: {n}"))
-                    .into_iter()
-                    .collect(),
-            },
-        );
-    }
-    RaterAgreement {
-        format: set.format,
-        annotations: set.annotations,
-        cancelled: set.cancelled,
-        ratings: set.ratings.len(),
-        levels,
-        excluded: set.excluded.clone(),
+            .into(),
+            annotations: set.annotations,
+            cancelled: set.cancelled,
+            not_applicable: set.not_applicable.clone(),
+            missing: set.missing.clone(),
+            excluded: set.excluded.clone(),
+        }),
     }
 }
 

@@ -32,9 +32,11 @@ pub enum Tool {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// An `eval` output folder: its reports, with the chart pictures its judges saw
-    /// (the report text still comes from --reports, the queries from --tasks).
-    pub out: Option<PathBuf>,
+    /// `[OUT] DIR`: an optional `eval` output folder (its reports, with the chart
+    /// pictures its judges saw; the report text still comes from --reports, the
+    /// queries from --tasks), then the study folder to write.
+    #[arg(num_args = 1..=2, required = true, value_names = ["OUT", "DIR"])]
+    pub paths: Vec<PathBuf>,
     /// Reports root (`ROOT/{system}/{task_id}/report.md`).
     #[arg(long)]
     pub reports: Option<PathBuf>,
@@ -44,8 +46,6 @@ pub struct ExportArgs {
     /// The annotation tool.
     #[arg(long = "to", value_enum)]
     pub tool: Tool,
-    /// The study folder to write.
-    pub dir: PathBuf,
     /// Rate N reports, stratified by system, language and complexity (default: all).
     #[arg(long)]
     pub sample: Option<usize>,
@@ -78,13 +78,18 @@ pub fn run(args: RateArgs) -> anyhow::Result<ExitCode> {
 
 fn run_export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let Tool::LabelStudio = a.tool;
+    let (out, dir) = match a.paths.as_slice() {
+        [dir] => (None, dir.clone()),
+        [out, dir] => (Some(out.clone()), dir.clone()),
+        _ => anyhow::bail!("give the study folder, after the eval output folder if any"),
+    };
     let started = Instant::now();
     let need = |v: &Option<PathBuf>, flag: &str| -> anyhow::Result<PathBuf> {
         v.clone().with_context(|| {
             format!("{flag} is needed: an eval output holds scores and chart pictures, not the report text or the queries")
         })
     };
-    let (reports, source) = match &a.out {
+    let (reports, source) = match &out {
         Some(out) => {
             let (root, tasks) = (need(&a.reports, "--reports")?, need(&a.tasks, "--tasks")?);
             (
@@ -118,10 +123,10 @@ fn run_export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         dimensions: dims,
         source,
     };
-    let summary = export::write_study(&a.dir, reports, &opts)?;
+    let summary = export::write_study(&dir, reports, &opts)?;
     eprintln!(
         "wrote {}: {} tasks, {} pictures, {:.1} MB in {:.1} s{}",
-        a.dir.display(),
+        dir.display(),
         summary.tasks,
         summary.pictures,
         summary.bytes as f64 / 1e6,

@@ -121,8 +121,7 @@ pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
 /// An eval output folder, a Label Studio export (recognised by content) or a
 /// score CSV.
 fn load_side(path: &std::path::Path, judge: Option<&str>) -> anyhow::Result<ScoreTable> {
-    if crate::rate::is_export(path) {
-        let set = crate::rate::load_export(path)?;
+    if let Some(set) = crate::rate::read_export(path)? {
         if set.ratings.is_empty() {
             anyhow::bail!(
                 "{}: no usable rating in this Label Studio export ({} annotations, {} skipped or cancelled; first reasons: {})",

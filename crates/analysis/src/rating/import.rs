@@ -84,8 +84,9 @@ const ROW_FIELDS: [&str; 8] = [
 pub fn detect(text: &str) -> Option<ExportFormat> {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('[') {
-        let v: Value = serde_json::from_str(t).ok()?;
-        let first = v.as_array()?.iter().find_map(|x| x.as_object())?;
+        // Keys only: an export of a large study holds every report's HTML.
+        let rows: Vec<BTreeMap<String, serde::de::IgnoredAny>> = serde_json::from_str(t).ok()?;
+        let first = rows.first()?;
         if first.contains_key("annotations") {
             return Some(ExportFormat::Json);
         }
@@ -142,20 +143,38 @@ pub fn parse_export(text: &str, label: &str) -> Result<RatingSet, ImportError> {
     Ok(collect(annotations, format))
 }
 
+/// A task of a JSON export, reading only what a rating needs: the report text in
+/// `data` is skipped, not copied.
+#[derive(Deserialize)]
+struct ExportTask {
+    id: Option<Value>,
+    meta: Option<Value>,
+    data: Option<TaskData>,
+    annotations: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct TaskData {
+    tvir_ref: Option<Value>,
+}
+
 fn json_annotations(text: &str) -> Result<Vec<Annotation>, String> {
-    let tasks: Vec<Value> = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let tasks: Vec<ExportTask> =
+        serde_json::from_str(text).map_err(|e| format!("not a Label Studio JSON export: {e}"))?;
     let mut out = Vec::new();
     for (i, task) in tasks.iter().enumerate() {
-        let Some(task) = task.as_object() else {
-            return Err(format!("task #{} is not an object", i + 1));
-        };
-        let task_place = match task.get("id") {
+        let task_place = match &task.id {
             Some(id) => format!("task {}", scalar(id)),
             None => format!("task #{}", i + 1),
         };
-        let report = report_of(task.get("meta"), task.get("data"));
-        let Some(list) = task.get("annotations").and_then(Value::as_array) else {
-            return Err(format!("{task_place}: `annotations` is not a list"));
+        let data = task
+            .data
+            .as_ref()
+            .and_then(|d| d.tvir_ref.clone())
+            .map(|r| serde_json::json!({ REF_FIELD: r }));
+        let report = report_of(task.meta.as_ref(), data.as_ref());
+        let Some(list) = &task.annotations else {
+            return Err(format!("{task_place}: no `annotations` list"));
         };
         for (j, ann) in list.iter().enumerate() {
             let Some(ann) = ann.as_object() else {
@@ -437,4 +456,129 @@ pub fn to_ratings_csv(set: &RatingSet) -> String {
         w.write_record(&rec).expect("write to memory");
     }
     String::from_utf8(w.into_inner().expect("memory")).expect("UTF-8 in, UTF-8 out")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn task(id: u64, system: &str, task_id: &str, anns: Value) -> Value {
+        json!({"id": id, "meta": {"system": system, "task_id": task_id},
+               "data": {"report": "<p>text</p>", REF_FIELD: super::super::encode_ref(system, task_id)},
+               "annotations": anns})
+    }
+
+    fn num(name: &str, v: Value) -> Value {
+        json!({"from_name": name, "to_name": "report", "type": "number", "value": {"number": v}})
+    }
+
+    #[test]
+    fn json_export_with_every_kind_of_bad_value() {
+        let export = json!([
+            task(1, "s1", "t1", json!([
+                {"id": 10, "completed_by": 1, "result": [num("ta", json!(70)), num("overall", json!(60)), num("va", json!(50))]},
+                {"id": 11, "completed_by": 2, "result": [num("ta", json!(140)), num("overall", json!("high"))]},
+                {"id": 12, "completed_by": 3, "result": [], "was_cancelled": true},
+            ])),
+            task(2, "s2", "t1", json!([
+                {"id": 13, "completed_by": {"id": 1, "email": "a@x"}, "result": [num("ta", json!(55)),
+                  {"from_name": "va_na", "to_name": "report", "type": "choices", "value": {"choices": ["Not applicable"]}}]},
+                {"id": 14, "completed_by": 2, "result": [num("ta", json!(40)), num("overall", json!(30)), num("va", json!(20))]},
+                {"id": 15, "completed_by": 2, "result": [num("ta", json!(41))]},
+            ])),
+            {"id": 3, "data": {"text": "another project"}, "annotations": [{"id": 16, "completed_by": 1, "result": [num("ta", json!(1))]}]},
+        ]);
+        let set = parse_export(&export.to_string(), "e.json").unwrap();
+        assert_eq!(set.format, Some(ExportFormat::Json));
+        assert_eq!((set.annotations, set.cancelled), (7, 1));
+        let got: Vec<(&str, &str, &str, f64)> = set
+            .ratings
+            .iter()
+            .map(|r| {
+                (
+                    r.system.as_str(),
+                    r.rater.as_str(),
+                    r.dimension.as_str(),
+                    r.value,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("s1", "1", "overall", 60.0),
+                ("s1", "1", "ta", 70.0),
+                ("s1", "1", "va", 50.0),
+                ("s2", "a@x", "ta", 55.0),
+                ("s2", "2", "overall", 30.0),
+                ("s2", "2", "ta", 40.0),
+                ("s2", "2", "va", 20.0),
+            ]
+        );
+        assert_eq!(set.not_applicable.get("va"), Some(&1));
+        // Rater 2 on task 1 gave no va; a@x no overall; the repeat of rater 2 no va/overall.
+        assert_eq!(set.missing.get("va"), Some(&2));
+        assert_eq!(set.missing.get("overall"), Some(&2));
+        let joined = set.excluded.join("\n");
+        for needle in [
+            "annotation 11: rater 2, ta: 140 is outside the scale",
+            "annotation 11: rater 2, overall: \"high\" is not a number",
+            "annotation 12: skipped or cancelled",
+            "annotation 15: rater 2 rated ta of this report again",
+            "task 3, annotation 16: its task carries no tvir reference",
+        ] {
+            assert!(joined.contains(needle), "{needle} not in\n{joined}");
+        }
+        let csv = to_ratings_csv(&set);
+        assert!(
+            csv.starts_with("system,task_id,annotator,overall,ta,va\n"),
+            "{csv}"
+        );
+        assert!(csv.contains("s2,t1,a@x,,55,\n"), "{csv}");
+    }
+
+    #[test]
+    fn other_projects_and_malformed_files_are_refused() {
+        let other = json!([{"id": 1, "data": {"text": "x"}, "annotations": [{"id": 1, "completed_by": 1, "result": []}]}]);
+        let e = parse_export(&other.to_string(), "other.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("other.json: ") && e.contains("another project"),
+            "{e}"
+        );
+        for bad in [
+            "",
+            "[1, 2",
+            "{\"a\": 1}",
+            "hello,world\n1,2\n",
+            "[{\"annotations\": 3}]",
+        ] {
+            let e = parse_export(bad, "bad.json").unwrap_err().to_string();
+            assert!(e.starts_with("bad.json: "), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn json_min_and_csv_rows() {
+        let r = super::super::encode_ref("s1", "t9");
+        let min = json!([
+            {"id": 1, "annotator": 4, "annotation_id": 7, REF_FIELD: r, "ta": [{"number": 66}], "va_na": "Not applicable", "overall": 61},
+            {"id": 2, REF_FIELD: r},
+        ]);
+        let set = parse_export(&min.to_string(), "m.json").unwrap();
+        assert_eq!(set.format, Some(ExportFormat::JsonMin));
+        assert_eq!(set.ratings.len(), 2);
+        assert_eq!(set.not_applicable.get("va"), Some(&1));
+        let csv = format!("annotation_id,annotator,id,overall,ta,{REF_FIELD},va_na\n7,4,1,\"[{{\"\"number\"\":61}}]\",66,{r},\n8,5,1,,-3,{r},\n");
+        let set = parse_export(&csv, "c.csv").unwrap();
+        assert_eq!(set.format, Some(ExportFormat::Csv));
+        assert_eq!(set.ratings.len(), 2, "{:?}", set.excluded);
+        assert!(set
+            .excluded
+            .iter()
+            .any(|e| e.contains("-3 is outside the scale")));
+        assert_eq!(set.missing.get("overall"), Some(&1));
+    }
 }

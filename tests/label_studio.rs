@@ -71,7 +71,12 @@ const RATERS: [(&str, &str); 3] = [
 /// that partly disagree.
 fn score(rater: usize, task: u64, dim: usize) -> f64 {
     let base = (task * 37 + dim as u64 * 11) % 60 + 20;
-    let shift = [0i64, 7, -9][rater] * if (task + dim as u64) % 2 == 0 { 1 } else { -1 };
+    let shift = [0i64, 7, -9][rater]
+        * if (task + dim as u64).is_multiple_of(2) {
+            1
+        } else {
+            -1
+        };
     (base as i64 + shift).clamp(0, 100) as f64
 }
 

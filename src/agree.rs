@@ -13,7 +13,8 @@ pub struct AgreeArgs {
     /// Evaluator A: an `eval` output folder or a CSV (`system,task_id` + score columns,
     /// optional `annotator`).
     pub a: PathBuf,
-    /// Evaluator B, same forms.
+    /// Evaluator B, same forms, or a Label Studio export of a rating study (JSON,
+    /// JSON-MIN or CSV, recognised by content).
     pub b: PathBuf,
     /// Bootstrap replicates over tasks for the 95 % intervals (0: none).
     #[arg(long, default_value_t = agree::DEFAULT_BOOTSTRAP)]
@@ -64,6 +65,8 @@ pub fn agreement_headers() -> Vec<String> {
         "OPC 95% CI",
         "OSC",
         "OSC 95% CI",
+        "Raters",
+        "Ratings",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -81,13 +84,15 @@ pub fn level_row(level: &str, l: &LevelAgreement) -> Vec<String> {
         ci(l.opc_ci, false),
         num(l.osc, false),
         ci(l.osc_ci, false),
+        l.raters.map_or_else(|| "-".into(), |n| n.to_string()),
+        l.ratings.map_or_else(|| "-".into(), |n| n.to_string()),
     ]
 }
 
 pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
-    let a = table::load_table(&args.a, args.judge_a.as_deref())
+    let a = load_side(&args.a, args.judge_a.as_deref())
         .with_context(|| format!("evaluator A ({})", args.a.display()))?;
-    let b = table::load_table(&args.b, args.judge_b.as_deref())
+    let b = load_side(&args.b, args.judge_b.as_deref())
         .with_context(|| format!("evaluator B ({})", args.b.display()))?;
     let opts = AgreeOptions {
         bootstrap: args.bootstrap,
@@ -111,6 +116,27 @@ pub fn run(args: AgreeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An eval output folder, a Label Studio export (recognised by content) or a
+/// score CSV.
+fn load_side(path: &std::path::Path, judge: Option<&str>) -> anyhow::Result<ScoreTable> {
+    if let Some(set) = crate::rate::read_export(path)? {
+        if set.ratings.is_empty() {
+            anyhow::bail!(
+                "{}: no usable rating in this Label Studio export ({} annotations, {} skipped or cancelled; first reasons: {})",
+                path.display(),
+                set.annotations,
+                set.cancelled,
+                set.excluded.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+            );
+        }
+        return Ok(tvir_analysis::rating::ratings_table(
+            &set,
+            &path.display().to_string(),
+        ));
+    }
+    Ok(table::load_table(path, judge)?)
 }
 
 /// Refuse a comparison with no shared score level or no shared scored cell.
@@ -139,7 +165,8 @@ fn check_comparable(
     Ok(())
 }
 
-/// The terminal text: one row per level, inter-annotator PAR, then the notes.
+/// The terminal text: one row per level, agreement among raters and the
+/// breakdowns, then the notes and what an import left out.
 fn render_text(args: &AgreeArgs, report: &AgreeReport) -> String {
     let mut t = tvir_analysis::aggregate::render::TextTable {
         title: format!(
@@ -155,29 +182,14 @@ fn render_text(args: &AgreeArgs, report: &AgreeReport) -> String {
         notes.extend(l.notes.iter().map(|n| format!("{level}: {n}")));
     }
     let mut out = t.terminal();
-    for (side, levels) in &report.inter_annotator {
-        out.push_str(&format!(
-            "\nInter-annotator PAR of {side} (mean over annotator pairs):\n"
-        ));
-        let mut levels: Vec<_> = levels.iter().collect();
-        levels.sort_by_key(|(k, _)| table::level_order(k));
-        for (level, l) in levels {
-            out.push_str(&format!(
-                "  {level}: {} (pooled {}; {} annotators, {} of {} annotator pairs comparable){}\n",
-                num(l.par, true),
-                num(l.par_pooled, true),
-                l.annotators,
-                l.annotator_pairs_used,
-                l.annotator_pairs,
-                if l.notes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" - {}", l.notes.join("; "))
-                }
-            ));
-        }
+    for t in tvir_analysis::aggregate::agreement_tables::rater_tables(report) {
+        out.push('\n');
+        out.push_str(&t.terminal());
     }
     notes.extend(report.notes.iter().cloned());
+    notes.extend(tvir_analysis::aggregate::agreement_tables::exclusions(
+        report,
+    ));
     if !notes.is_empty() {
         out.push_str("\nNotes:\n");
         for n in notes {

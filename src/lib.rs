@@ -24,6 +24,7 @@ pub mod example;
 pub mod fetch;
 pub mod iq;
 pub mod parse;
+pub mod rate;
 pub mod reporef;
 pub mod summarize;
 
@@ -56,6 +57,8 @@ pub enum Command {
     Summarize(summarize::SummarizeArgs),
     /// Agreement between two evaluators (PAR, Pearson, Spearman).
     Agree(agree::AgreeArgs),
+    /// Human-rating studies in Label Studio (export tasks, import ratings).
+    Rate(rate::RateArgs),
     /// Re-score stored judgments under metric variants, with no judge call.
     Ablate(ablate::AblateArgs),
     /// Score RepoRef predictions and agent runs.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Eval(a) => eval::run(a),
         Command::Summarize(a) => summarize::run(a),
         Command::Agree(a) => agree::run(a),
+        Command::Rate(a) => rate::run(a),
         Command::Ablate(a) => ablate::run(a),
         Command::Reporef(a) => reporef::run(a),
         Command::Cache(a) => cache::run(a),

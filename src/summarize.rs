@@ -123,6 +123,10 @@ fn agreement_text(agreements: &[NamedAgreement], md: bool) -> String {
         };
         out.push_str(&if md { t.markdown() } else { t.terminal() });
         out.push('\n');
+        for t in tvir_analysis::aggregate::agreement_tables::rater_tables(&a.report) {
+            out.push_str(&if md { t.markdown() } else { t.terminal() });
+            out.push('\n');
+        }
     }
     out
 }

@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::cli::tvir_status as tvir;
 
-type Table = BTreeMap<(String, String), f64>;
+pub(crate) type Table = BTreeMap<(String, String), f64>;
 
 /// PAR, OPC, OSC computed the slow, obvious way.
-fn naive(a: &Table, b: &Table) -> (Option<f64>, Option<f64>, Option<f64>) {
+pub(crate) fn naive(a: &Table, b: &Table) -> (Option<f64>, Option<f64>, Option<f64>) {
     let common: Vec<(&(String, String), f64, f64)> = a
         .iter()
         .filter_map(|(k, x)| b.get(k).map(|y| (k, *x, *y)))

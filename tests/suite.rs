@@ -48,6 +48,7 @@ mod judge_client;
 mod judge_client_limits;
 mod judge_real_servers;
 mod judge_unreachable;
+mod label_studio;
 mod page_mutation;
 mod parse_byname;
 mod parse_cli;

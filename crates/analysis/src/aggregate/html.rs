@@ -446,11 +446,11 @@ pub(super) fn agreement_section(reports: &[NamedAgreement]) -> String {
             esc(&r.a),
             esc(&r.b)
         );
-        out.push_str("<table class=\"agreement\"><thead><tr><th>Level</th><th>PAR</th><th>PAR 95% CI</th><th>OPC</th><th>OPC 95% CI</th><th>OSC</th><th>OSC 95% CI</th><th>Tasks</th><th>Systems</th><th>Pairs</th><th>Notes</th></tr></thead><tbody>\n");
+        out.push_str("<table class=\"agreement\"><thead><tr><th>Level</th><th>PAR</th><th>PAR 95% CI</th><th>OPC</th><th>OPC 95% CI</th><th>OSC</th><th>OSC 95% CI</th><th>Tasks</th><th>Systems</th><th>Pairs</th><th>Raters</th><th>Ratings</th><th>Notes</th></tr></thead><tbody>\n");
         for (level, l) in &r.levels {
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 esc(level),
                 fmt_opt(l.par),
                 fmt_ci(l.par_ci),
@@ -461,32 +461,26 @@ pub(super) fn agreement_section(reports: &[NamedAgreement]) -> String {
                 l.tasks,
                 l.systems,
                 l.pairs,
+                l.raters.map_or_else(|| "-".into(), |n| n.to_string()),
+                l.ratings.map_or_else(|| "-".into(), |n| n.to_string()),
                 esc(&l.notes.join("; "))
             );
         }
         out.push_str("</tbody></table>\n");
-        for (side, levels) in &r.inter_annotator {
+        for t in super::agreement_tables::rater_tables(r) {
+            out.push_str(&t.html("raters"));
+        }
+        let left_out = super::agreement_tables::exclusions(r);
+        if !left_out.is_empty() {
             let _ = writeln!(
                 out,
-                "<table class=\"inter-annotator\"><caption>Inter-annotator PAR of {}</caption><thead><tr><th>Level</th><th>PAR (mean over annotator pairs)</th><th>Pooled PAR</th><th>Annotators</th><th>Annotator pairs used</th><th>Notes</th></tr></thead><tbody>",
-                esc(side)
+                "<details><summary>{} ratings or annotations left out</summary><ul>",
+                left_out.len()
             );
-            let mut levels: Vec<_> = levels.iter().collect();
-            levels.sort_by_key(|(k, _)| crate::agree::table::level_order(k));
-            for (level, l) in levels {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} / {}</td><td>{}</td></tr>",
-                    esc(level),
-                    fmt_opt(l.par),
-                    fmt_opt(l.par_pooled),
-                    l.annotators,
-                    l.annotator_pairs_used,
-                    l.annotator_pairs,
-                    esc(&l.notes.join("; "))
-                );
+            for e in &left_out {
+                let _ = writeln!(out, "<li>{}</li>", esc(e));
             }
-            out.push_str("</tbody></table>\n");
+            out.push_str("</ul></details>\n");
         }
         for n in &r.notes {
             let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));

@@ -5,6 +5,7 @@
 //! (`uncertainty`); renderings as terminal table, Markdown, CSV, JSON and a
 //! folder of static HTML pages (`site`).
 
+pub mod agreement_tables;
 pub mod html;
 mod page_record;
 mod pictures;

@@ -5,6 +5,8 @@
 //! Only (system, task) cells scored by both sides count; a null score is absent.
 //! Undefined values are `None` with the reason in `notes`, never 0 or NaN.
 
+pub mod alpha;
+pub mod raters;
 pub mod stats;
 pub mod table;
 
@@ -14,6 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+pub use raters::{ImportCounts, RaterAgreement, RaterLevel};
 pub use stats::Undefined;
 pub use table::{Cell, ScoreTable, Scores};
 
@@ -60,6 +63,12 @@ pub struct LevelAgreement {
     /// Common (system, task) cells.
     #[serde(default)]
     pub cells: usize,
+    /// Against human ratings: the raters and ratings behind the common cells
+    /// (each cell's score is its raters' mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raters: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratings: Option<usize>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -101,8 +110,28 @@ pub struct AgreeReport {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     /// Side (`a`/`b`) -> level -> inter-annotator agreement.
     pub inter_annotator: BTreeMap<String, BTreeMap<String, InterAnnotatorLevel>>,
+    /// Side (`a`/`b`) given as human ratings -> agreement among its raters
+    /// (Krippendorff's alpha, pairwise PAR) with its counts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub raters: BTreeMap<String, RaterAgreement>,
+    /// The same figures per language and per system (when ratings are involved or
+    /// languages are known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdowns: Vec<GroupAgreement>,
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// Agreement within one language or one system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupAgreement {
+    /// `language` or `system`.
+    pub by: String,
+    pub group: String,
+    #[serde(with = "ordered_levels")]
+    pub levels: Vec<(String, LevelAgreement)>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub raters: BTreeMap<String, RaterAgreement>,
 }
 
 /// `levels` as a JSON object in display order (overall, ta, va, metrics).
@@ -285,8 +314,88 @@ pub fn agree_level(a: &Scores, b: &Scores, opts: &AgreeOptions) -> LevelAgreemen
         pairs,
         agreeing_pairs,
         cells,
+        raters: None,
+        ratings: None,
         notes,
     }
+}
+
+/// Scores of the cells `keep` accepts.
+fn filtered(s: &Scores, keep: &impl Fn(&Cell) -> bool) -> Scores {
+    s.iter()
+        .filter(|(c, _)| keep(c))
+        .map(|(c, v)| (c.clone(), *v))
+        .collect()
+}
+
+/// Agreement of the pairs that involve `system` (within each task, `system`
+/// against every other system both sides scored); OPC and OSC need several
+/// systems and are left undefined.
+fn system_level(a: &Scores, b: &Scores, system: &str) -> LevelAgreement {
+    let common: Vec<(&Cell, f64, f64)> = a
+        .iter()
+        .filter_map(|(c, x)| b.get(c).map(|y| (c, *x, *y)))
+        .filter(|(_, x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let mut by_task: BTreeMap<&str, Vec<(&str, f64, f64)>> = BTreeMap::new();
+    for (c, x, y) in &common {
+        by_task
+            .entry(c.task_id.as_str())
+            .or_default()
+            .push((c.system.as_str(), *x, *y));
+    }
+    let (mut agreeing, mut pairs, mut tasks, mut cells) = (0, 0, 0, 0);
+    let mut others = BTreeSet::new();
+    for cells_of_task in by_task.values() {
+        let Some(me) = cells_of_task.iter().find(|c| c.0 == system) else {
+            continue;
+        };
+        tasks += 1;
+        cells += 1;
+        for o in cells_of_task.iter().filter(|c| c.0 != system) {
+            let (ag, pr) = stats::pair_agreement(&[me.1, o.1], &[me.2, o.2]);
+            agreeing += ag;
+            pairs += pr;
+            others.insert(o.0);
+        }
+    }
+    let mut notes = vec!["opc and osc are not defined within one system".to_string()];
+    if pairs == 0 {
+        notes.push("par undefined: no task where both sides scored this system and another".into());
+    }
+    LevelAgreement {
+        par: (pairs > 0).then(|| agreeing as f64 / pairs as f64),
+        opc: None,
+        osc: None,
+        par_ci: None,
+        opc_ci: None,
+        osc_ci: None,
+        tasks,
+        systems: others.len() + usize::from(tasks > 0),
+        pairs,
+        agreeing_pairs: agreeing,
+        cells,
+        raters: None,
+        ratings: None,
+        notes,
+    }
+}
+
+/// The raters and ratings of `t`'s level `level` behind the common cells.
+fn rater_counts(
+    t: &ScoreTable,
+    level: &str,
+    common: &impl Fn(&Cell) -> bool,
+) -> Option<(usize, usize)> {
+    let by = t.annotators.as_ref()?.levels.get(level)?;
+    let mut raters = 0;
+    let mut ratings = 0;
+    for s in by.values() {
+        let n = s.keys().filter(|c| common(c)).count();
+        raters += usize::from(n > 0);
+        ratings += n;
+    }
+    Some((raters, ratings))
 }
 
 /// Resample tasks with replacement `n` times (ChaCha8 seeded with `seed`, so
@@ -388,15 +497,50 @@ pub fn agree(a: &ScoreTable, b: &ScoreTable, opts: &AgreeOptions) -> AgreeReport
         }
         chosen.retain(|l| wanted.contains(l));
     }
+    let all = |_: &Cell| true;
     let levels = sorted_levels(
         chosen
-            .into_iter()
-            .map(|l| {
-                let r = agree_level(&a.levels[&l], &b.levels[&l], opts);
-                (l, r)
-            })
+            .iter()
+            .map(|l| (l.clone(), level_with_counts(a, b, l, opts, &all)))
             .collect::<Vec<_>>(),
     );
+    let mut raters = BTreeMap::new();
+    for (side, t) in [("a", a), ("b", b)] {
+        if let Some(ann) = &t.annotators {
+            raters.insert(
+                side.to_string(),
+                raters::rater_agreement(ann, all, t.import.as_ref()),
+            );
+        }
+    }
+    let breakdowns = breakdowns(a, b, &chosen, opts);
+    for (side, t, other) in [("A", a, b), ("B", b, a)] {
+        if t.annotators.is_none() {
+            continue;
+        }
+        // Rated reports the other side never scored: named, never silently dropped.
+        let unknown: BTreeSet<&Cell> = chosen
+            .iter()
+            .flat_map(|l| {
+                t.levels[l]
+                    .keys()
+                    .filter(|c| !other.levels[l].contains_key(*c))
+            })
+            .collect();
+        if !unknown.is_empty() {
+            let names: Vec<String> = unknown
+                .iter()
+                .take(10)
+                .map(|c| format!("{}/{}", c.system, c.task_id))
+                .collect();
+            notes.push(format!(
+                "{side}: {} rated reports have no score on the other side and are left out ({}{})",
+                unknown.len(),
+                names.join(", "),
+                if unknown.len() > 10 { ", ..." } else { "" }
+            ));
+        }
+    }
     let mut inter_annotator = BTreeMap::new();
     for (side, t) in [("a", a), ("b", b)] {
         if let Some(ann) = &t.annotators {
@@ -418,8 +562,116 @@ pub fn agree(a: &ScoreTable, b: &ScoreTable, opts: &AgreeOptions) -> AgreeReport
             interval: "percentile 95 % over tasks resampled with replacement".into(),
         }),
         inter_annotator,
+        raters,
+        breakdowns,
         notes,
     }
+}
+
+/// One level's agreement over the cells `keep` accepts, with the raters and
+/// ratings behind it when a side is human ratings.
+fn level_with_counts(
+    a: &ScoreTable,
+    b: &ScoreTable,
+    level: &str,
+    opts: &AgreeOptions,
+    keep: &impl Fn(&Cell) -> bool,
+) -> LevelAgreement {
+    let (sa, sb) = (
+        filtered(&a.levels[level], keep),
+        filtered(&b.levels[level], keep),
+    );
+    let mut r = agree_level(&sa, &sb, opts);
+    with_counts(&mut r, a, b, level, &sa, &sb);
+    r
+}
+
+fn with_counts(
+    r: &mut LevelAgreement,
+    a: &ScoreTable,
+    b: &ScoreTable,
+    level: &str,
+    sa: &Scores,
+    sb: &Scores,
+) {
+    let common = |c: &Cell| sa.contains_key(c) && sb.contains_key(c);
+    let counts = [a, b]
+        .iter()
+        .filter_map(|t| rater_counts(t, level, &common))
+        .fold(None, |acc: Option<(usize, usize)>, (x, y)| {
+            Some(acc.map_or((x, y), |(p, q)| (p + x, q + y)))
+        });
+    if let Some((raters, ratings)) = counts {
+        r.raters = Some(raters);
+        r.ratings = Some(ratings);
+    }
+}
+
+/// Per-language (where the task's language is known) and per-system agreement,
+/// when a side holds human ratings or languages are known.
+fn breakdowns(
+    a: &ScoreTable,
+    b: &ScoreTable,
+    levels: &[String],
+    opts: &AgreeOptions,
+) -> Vec<GroupAgreement> {
+    let human = a.annotators.is_some() || b.annotators.is_some();
+    let mut languages: BTreeMap<&str, &str> = BTreeMap::new();
+    for t in [a, b] {
+        for (task, lang) in &t.languages {
+            languages.entry(task).or_insert(lang);
+        }
+    }
+    let mut out = Vec::new();
+    let group_raters = |keep: &dyn Fn(&Cell) -> bool| -> BTreeMap<String, RaterAgreement> {
+        [("a", a), ("b", b)]
+            .iter()
+            .filter_map(|(side, t)| {
+                let ann = t.annotators.as_ref()?;
+                Some((side.to_string(), raters::rater_agreement(ann, keep, None)))
+            })
+            .collect()
+    };
+    let langs: BTreeSet<&str> = languages.values().copied().collect();
+    if human || langs.len() > 1 {
+        for lang in &langs {
+            let keep = |c: &Cell| languages.get(c.task_id.as_str()) == Some(lang);
+            out.push(GroupAgreement {
+                by: "language".into(),
+                group: lang.to_string(),
+                levels: levels
+                    .iter()
+                    .map(|l| (l.clone(), level_with_counts(a, b, l, opts, &keep)))
+                    .collect(),
+                raters: group_raters(&keep),
+            });
+        }
+    }
+    if human {
+        let systems: BTreeSet<&str> = levels
+            .iter()
+            .flat_map(|l| a.levels[l].keys().filter(|c| b.levels[l].contains_key(*c)))
+            .map(|c| c.system.as_str())
+            .collect();
+        for sys in systems {
+            let keep = |c: &Cell| c.system == sys;
+            out.push(GroupAgreement {
+                by: "system".into(),
+                group: sys.to_string(),
+                levels: levels
+                    .iter()
+                    .map(|l| {
+                        let (sa, sb) = (&a.levels[l], &b.levels[l]);
+                        let mut r = system_level(sa, sb, sys);
+                        with_counts(&mut r, a, b, l, &filtered(sa, &keep), &filtered(sb, &keep));
+                        (l.clone(), r)
+                    })
+                    .collect(),
+                raters: group_raters(&keep),
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -44,6 +44,10 @@ pub struct ScoreTable {
     pub annotators: Option<AnnotatorScores>,
     /// Things the reader should know (ignored columns, runs averaged).
     pub notes: Vec<String>,
+    /// Task id -> language (`en`, `zh`), where the source says it.
+    pub languages: BTreeMap<String, String>,
+    /// What the import of an annotation tool's export counted.
+    pub import: Option<super::raters::ImportCounts>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -330,11 +334,17 @@ pub fn load_eval(path: &Path, judge: Option<&str>) -> Result<ScoreTable, TableEr
             runs.len()
         ));
     }
+    let languages = records
+        .iter()
+        .filter_map(|r| Some((r.task_id.clone(), r.record.language.clone()?)))
+        .collect();
     Ok(ScoreTable {
         label: format!("{label} ({model})"),
         levels: level_cells(&records),
         annotators: None,
         notes,
+        languages,
+        import: None,
     })
 }
 

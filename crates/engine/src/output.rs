@@ -139,7 +139,18 @@ fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
+/// Per-metric files: indented, as the reference writes them and its tools read them.
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
+    write_json_as(path, value, true)
+}
+
+/// `pretty`: indented; else one line (`report.json`, which only our readers and JSON
+/// tools open: indentation made up a large part of its bytes at benchmark scale).
+fn write_json_as(
+    path: &Path,
+    value: &impl serde::Serialize,
+    pretty: bool,
+) -> Result<(), OutputError> {
     let err = |source| OutputError {
         path: path.display().to_string(),
         source,
@@ -152,8 +163,12 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
     BUFFER.with(|buffer| {
         let mut bytes = buffer.borrow_mut();
         bytes.clear();
-        serde_json::to_writer_pretty(&mut *bytes, value)
-            .map_err(|e| err(std::io::Error::other(e)))?;
+        if pretty {
+            serde_json::to_writer_pretty(&mut *bytes, value)
+        } else {
+            serde_json::to_writer(&mut *bytes, value)
+        }
+        .map_err(|e| err(std::io::Error::other(e)))?;
         bytes.push(b'\n');
         write_file_atomic(path, &bytes)
     })
@@ -221,8 +236,8 @@ pub fn write_report_json(
     };
     let path = dir.join("report.json");
     match timing {
-        Some(timing) => write_json(&path, &Timed { record, timing }),
-        None => write_json(&path, record),
+        Some(timing) => write_json_as(&path, &Timed { record, timing }, false),
+        None => write_json_as(&path, record, false),
     }
     .map(|()| written)
 }

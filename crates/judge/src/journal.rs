@@ -2,11 +2,19 @@
 //! skips included). Lines never contain credentials: the API key travels only in the
 //! `Authorization` header, which is never journalled. Images are recorded by digest
 //! and size instead of their base64 payload, which would make the journal huge.
+//!
+//! Request texts are stored once: each distinct text part goes, the first time the
+//! journal meets it, into the sibling texts file ([`texts_path`], one
+//! `{"sha256","text"}` line per text), and journal lines refer to it by digest
+//! (`{"type":"text_ref","sha256","bytes"}`). The same rubric paragraphs and, on
+//! cache hits, whole requests repeat hundreds of thousands of times in a large run;
+//! [`read_entries`] puts the texts back, byte for byte.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -68,9 +76,14 @@ pub struct JournalMessage<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum JournalPart<'a> {
-    /// Borrowed from the request: the journal line is written from it, not a copy.
+    /// Written by earlier versions (the whole text in every line); still read.
     Text {
         text: &'a str,
+    },
+    /// A text stored once in the texts file, by the SHA-256 of its UTF-8 bytes.
+    TextRef {
+        sha256: String,
+        bytes: usize,
     },
     Image {
         sha256: String,
@@ -78,8 +91,27 @@ pub enum JournalPart<'a> {
     },
 }
 
-pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage<'_>> {
-    messages
+/// The digests of the texts already in a journal's texts file (shared by the units
+/// that write journal lines, so each text is queued once).
+pub type TextIndex = Arc<Mutex<HashSet<[u8; 32]>>>;
+
+/// The texts file that goes with journal `path`: `judge-journal.jsonl` ->
+/// `judge-journal.texts.jsonl`.
+pub fn texts_path(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "journal".into());
+    path.with_file_name(format!("{stem}.texts.jsonl"))
+}
+
+/// The request as journalled, and its texts with their digests (for [`new_texts`]).
+#[allow(clippy::type_complexity)]
+pub fn journal_messages(
+    messages: &[Message],
+) -> (Vec<JournalMessage<'_>>, Vec<([u8; 32], &str)>) {
+    let mut texts: Vec<([u8; 32], &str)> = Vec::new();
+    let journalled = messages
         .iter()
         .map(|m| JournalMessage {
             role: m.role,
@@ -87,7 +119,14 @@ pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage<'_>> {
                 .parts
                 .iter()
                 .map(|p| match p {
-                    Part::Text { text } => JournalPart::Text { text },
+                    Part::Text { text } => {
+                        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+                        texts.push((digest, text));
+                        JournalPart::TextRef {
+                            sha256: hex::encode(digest),
+                            bytes: text.len(),
+                        }
+                    }
                     Part::Image { data_uri } => JournalPart::Image {
                         sha256: hex::encode(Sha256::digest(data_uri.as_bytes())),
                         bytes: data_uri.len(),
@@ -95,34 +134,81 @@ pub fn journal_messages(messages: &[Message]) -> Vec<JournalMessage<'_>> {
                 })
                 .collect(),
         })
+        .collect();
+    (journalled, texts)
+}
+
+/// The texts-file lines of the `texts` that `held` lacked (now marked as held: the
+/// caller queues them before the journal line that refers to them).
+pub fn new_texts(texts: Vec<([u8; 32], &str)>, held: &mut HashSet<[u8; 32]>) -> Vec<Vec<u8>> {
+    texts
+        .into_iter()
+        .filter(|(digest, _)| held.insert(*digest))
+        .map(|(digest, text)| {
+            let mut line = serde_json::to_vec(&StoredText {
+                sha256: hex::encode(digest),
+                text: text.into(),
+            })
+            .unwrap_or_default();
+            line.push(b'\n');
+            line
+        })
         .collect()
 }
 
-/// Append-only JSONL file shared by all clones of a client. Each line is written and
-/// flushed whole under the lock, so concurrent units never interleave.
+/// One line of the texts file.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct StoredText<'a> {
+    sha256: String,
+    #[serde(borrow)]
+    text: std::borrow::Cow<'a, str>,
+}
+
+/// Append-only JSONL file shared by all clones of a client, with its texts file.
+/// Each line is written and flushed whole under the lock, so concurrent units never
+/// interleave; texts are flushed before the lines that refer to them.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
     file: Mutex<BufWriter<File>>,
+    texts: Mutex<BufWriter<File>>,
+    index: TextIndex,
+}
+
+fn append_to(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
 }
 
 impl Journal {
+    /// Opens (appends to) the journal and its texts file; the digests of the texts
+    /// an earlier run stored are read back so they are not stored twice.
     pub fn open(path: &Path) -> Result<Self, JournalError> {
-        let err = |source| JournalError {
-            path: path.display().to_string(),
-            source,
+        let err = |p: &Path| {
+            let p = p.display().to_string();
+            move |source| JournalError { path: p, source }
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(err)?;
+            std::fs::create_dir_all(parent).map_err(err(path))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(err)?;
+        let file = append_to(path).map_err(err(path))?;
+        let texts_at = texts_path(path);
+        let index: TextIndex = Arc::default();
+        if texts_at.is_file() {
+            let stored = read_texts(&texts_at).map_err(err(&texts_at))?;
+            let mut held = index.lock().unwrap_or_else(|p| p.into_inner());
+            for digest in stored.keys() {
+                let mut d = [0u8; 32];
+                if hex::decode_to_slice(digest, &mut d).is_ok() {
+                    held.insert(d);
+                }
+            }
+        }
+        let texts = append_to(&texts_at).map_err(err(&texts_at))?;
         Ok(Self {
             path: path.to_path_buf(),
             file: Mutex::new(BufWriter::new(file)),
+            texts: Mutex::new(BufWriter::new(texts)),
+            index,
         })
     }
 
@@ -130,22 +216,114 @@ impl Journal {
         &self.path
     }
 
-    pub fn append(&self, entry: &JournalEntry<'_>) -> Result<(), JournalError> {
-        self.write_lines(&[encode(entry)])
+    /// The digests of the texts stored (or queued) so far.
+    pub fn index(&self) -> TextIndex {
+        self.index.clone()
     }
 
-    /// Write whole lines (each ending in a newline) and flush once.
-    pub fn write_lines(&self, lines: &[Vec<u8>]) -> Result<(), JournalError> {
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        lines
-            .iter()
-            .try_for_each(|line| file.write_all(line))
-            .and_then(|_| file.flush())
-            .map_err(|source| JournalError {
-                path: self.path.display().to_string(),
-                source,
-            })
+    pub fn append(&self, entry: &JournalEntry<'_>, new_texts: &[Vec<u8>]) -> Result<(), JournalError> {
+        self.write_lines(new_texts, &[encode(entry)])
     }
+
+    /// Write texts-file lines, then journal lines (each ending in a newline), and
+    /// flush each file once.
+    pub fn write_lines(&self, texts: &[Vec<u8>], lines: &[Vec<u8>]) -> Result<(), JournalError> {
+        let write = |file: &Mutex<BufWriter<File>>, lines: &[Vec<u8>], path: &Path| {
+            let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+            lines
+                .iter()
+                .try_for_each(|line| file.write_all(line))
+                .and_then(|_| file.flush())
+                .map_err(|source| JournalError {
+                    path: path.display().to_string(),
+                    source,
+                })
+        };
+        if !texts.is_empty() {
+            write(&self.texts, texts, &texts_path(&self.path))?;
+        }
+        write(&self.file, lines, &self.path)
+    }
+}
+
+/// A texts file: text by digest (hex). Lines that do not parse are an error naming
+/// the line; a digest that does not match its text is one too (the file was edited).
+pub fn read_texts(path: &Path) -> std::io::Result<HashMap<String, String>> {
+    let invalid = |n: usize, what: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("line {}: {what}", n + 1),
+        )
+    };
+    let mut out = HashMap::new();
+    for (n, line) in BufReader::new(File::open(path)?).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let stored: StoredText<'_> =
+            serde_json::from_str(&line).map_err(|e| invalid(n, e.to_string()))?;
+        if hex::encode(Sha256::digest(stored.text.as_bytes())) != stored.sha256 {
+            return Err(invalid(n, "text does not match its sha256".into()));
+        }
+        out.insert(stored.sha256, stored.text.into_owned());
+    }
+    Ok(out)
+}
+
+/// Every line of the journal at `path` as JSON, with each `text_ref` part replaced
+/// by the `text` part it stands for (lines of earlier versions, which carry their
+/// texts, are returned as they are).
+pub fn read_entries(path: &Path) -> Result<Vec<serde_json::Value>, JournalError> {
+    let err = |p: &Path| {
+        let p = p.display().to_string();
+        move |source| JournalError { path: p, source }
+    };
+    let texts_at = texts_path(path);
+    let texts = if texts_at.is_file() {
+        read_texts(&texts_at).map_err(err(&texts_at))?
+    } else {
+        HashMap::new()
+    };
+    let file = File::open(path).map_err(err(path))?;
+    let mut out = Vec::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(err(path))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let invalid = |what: String| {
+            err(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("line {}: {what}", n + 1),
+            ))
+        };
+        let mut entry: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| invalid(e.to_string()))?;
+        let messages = entry
+            .get_mut("request")
+            .and_then(|r| r.as_array_mut())
+            .into_iter()
+            .flatten();
+        for part in messages
+            .filter_map(|m| m.get_mut("parts").and_then(|p| p.as_array_mut()))
+            .flatten()
+        {
+            if part["type"] != "text_ref" {
+                continue;
+            }
+            let digest = part["sha256"].as_str().unwrap_or_default();
+            let Some(text) = texts.get(digest) else {
+                return Err(invalid(format!(
+                    "text {digest} is not in {}",
+                    texts_at.display()
+                )));
+            };
+            *part = serde_json::json!({"type": "text", "text": text});
+        }
+        out.push(entry);
+    }
+    Ok(out)
 }
 
 /// One journal line, newline included.
@@ -176,6 +354,8 @@ mod tests {
         }];
         let answer = serde_json::json!({"x": 1});
         for status in [EntryStatus::Ok, EntryStatus::CacheHit] {
+            let (request, texts) = journal_messages(&messages);
+            let new = new_texts(texts, &mut journal.index().lock().unwrap());
             journal
                 .append(&JournalEntry {
                     time: "2026-01-01T00:00:00Z".into(),
@@ -191,14 +371,14 @@ mod tests {
                     reasks: 0,
                     latency_ms: 3,
                     response_format: "json_schema",
-                    request: journal_messages(&messages),
+                    request,
                     answer: Some(&answer),
                     raw: Some("{\"x\":1}"),
                     server_model: Some("gpt"),
                     usage: None,
                     cost_usd: None,
                     error: None,
-                })
+                }, &new)
                 .unwrap();
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -212,5 +392,36 @@ mod tests {
         assert_eq!(img["type"], "image");
         assert_eq!(img["bytes"], 26);
         assert!(!text.contains("AAAA"));
+        // The text is stored once and referenced from both lines.
+        assert_eq!(lines[0]["request"][0]["parts"][0]["type"], "text_ref");
+        let texts = std::fs::read_to_string(texts_path(&path)).unwrap();
+        assert_eq!(texts.lines().count(), 1);
+        let entries = read_entries(&path).unwrap();
+        for e in &entries {
+            assert_eq!(e["request"][0]["parts"][0], serde_json::json!({"type": "text", "text": "hi"}));
+        }
+        // A second run appending to the same journal does not store the text again.
+        drop(journal);
+        let again = Journal::open(&path).unwrap();
+        let (_, texts_again) = journal_messages(&messages);
+        assert!(new_texts(texts_again, &mut again.index().lock().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn reads_lines_of_earlier_versions_and_names_missing_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("judge-journal.jsonl");
+        let old = r#"{"metric":"m","request":[{"role":"user","parts":[{"type":"text","text":"whole"}]}]}"#;
+        std::fs::write(&path, format!("{old}\n")).unwrap();
+        let entries = read_entries(&path).unwrap();
+        assert_eq!(entries[0]["request"][0]["parts"][0]["text"], "whole");
+        let dangling = r#"{"request":[{"role":"user","parts":[{"type":"text_ref","sha256":"00","bytes":1}]}]}"#;
+        std::fs::write(&path, format!("{dangling}\n")).unwrap();
+        let e = read_entries(&path).unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("texts.jsonl"), "{e}");
+        // A texts file whose text was edited is refused, naming the line.
+        std::fs::write(texts_path(&path), "{\"sha256\":\"00\",\"text\":\"x\"}\n").unwrap();
+        let e = read_entries(&path).unwrap_err().to_string();
+        assert!(e.contains("does not match"), "{e}");
     }
 }

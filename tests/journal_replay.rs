@@ -75,13 +75,19 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
 
     // Journal lines carry digests, not texts; each text is stored once.
     let raw = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap();
-    assert!(!raw.contains("\"type\":\"text\""), "a text inline in the journal");
+    assert!(
+        !raw.contains("\"type\":\"text\""),
+        "a text inline in the journal"
+    );
     let texts = std::fs::read_to_string(out.join("judge-journal.texts.jsonl")).unwrap();
     let digests: Vec<Value> = texts
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["sha256"].clone())
         .collect();
-    assert_eq!(count(digests.iter().map(Value::to_string)).len(), digests.len());
+    assert_eq!(
+        count(digests.iter().map(Value::to_string)).len(),
+        digests.len()
+    );
 
     let out_arg = out.to_str().unwrap();
     let entries = journal_lines(&["journal", out_arg]);
@@ -128,7 +134,11 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
     let (rerun, rebodies) =
         eval_against_mock(MockConfig::default(), &examples, &tasks, &cached_out, &[]).await;
     assert_eq!(rerun.status.code(), Some(0), "{}", describe(&rerun));
-    assert!(rebodies.is_empty(), "{} calls on a cached re-run", rebodies.len());
+    assert!(
+        rebodies.is_empty(),
+        "{} calls on a cached re-run",
+        rebodies.len()
+    );
     let hits = journal_lines(&["journal", cached_out.to_str().unwrap()]);
     assert!(hits.iter().all(|e| e["status"] == "cache_hit"));
     assert_eq!(count(hits.iter().map(journal_messages)), shown);
@@ -137,12 +147,12 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
     let old = dir.path().join("old");
     copy_tree(&out, &old);
     std::fs::remove_file(old.join("judge-journal.texts.jsonl")).unwrap();
-    let inline: String = entries
-        .iter()
-        .map(|e| format!("{e}\n"))
-        .collect();
+    let inline: String = entries.iter().map(|e| format!("{e}\n")).collect();
     std::fs::write(old.join("judge-journal.jsonl"), inline).unwrap();
-    for e in walkdir::WalkDir::new(&old).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(&old)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         if e.file_name() == "report.json" {
             let v: Value = serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
             std::fs::write(e.path(), serde_json::to_vec_pretty(&v).unwrap()).unwrap();
@@ -161,7 +171,10 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
 }
 
 fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let dest = to.join(e.path().strip_prefix(from).unwrap());
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&dest).unwrap();

@@ -107,9 +107,7 @@ pub fn texts_path(path: &Path) -> PathBuf {
 
 /// The request as journalled, and its texts with their digests (for [`new_texts`]).
 #[allow(clippy::type_complexity)]
-pub fn journal_messages(
-    messages: &[Message],
-) -> (Vec<JournalMessage<'_>>, Vec<([u8; 32], &str)>) {
+pub fn journal_messages(messages: &[Message]) -> (Vec<JournalMessage<'_>>, Vec<([u8; 32], &str)>) {
     let mut texts: Vec<([u8; 32], &str)> = Vec::new();
     let journalled = messages
         .iter()
@@ -221,7 +219,11 @@ impl Journal {
         self.index.clone()
     }
 
-    pub fn append(&self, entry: &JournalEntry<'_>, new_texts: &[Vec<u8>]) -> Result<(), JournalError> {
+    pub fn append(
+        &self,
+        entry: &JournalEntry<'_>,
+        new_texts: &[Vec<u8>],
+    ) -> Result<(), JournalError> {
         self.write_lines(new_texts, &[encode(entry)])
     }
 
@@ -357,28 +359,31 @@ mod tests {
             let (request, texts) = journal_messages(&messages);
             let new = new_texts(texts, &mut journal.index().lock().unwrap());
             journal
-                .append(&JournalEntry {
-                    time: "2026-01-01T00:00:00Z".into(),
-                    metric: "m",
-                    report: "r",
-                    unit: "u",
-                    sample: 0,
-                    model: "gpt",
-                    cache_key: "k",
-                    status,
-                    cache_hit: status == EntryStatus::CacheHit,
-                    attempts: 1,
-                    reasks: 0,
-                    latency_ms: 3,
-                    response_format: "json_schema",
-                    request,
-                    answer: Some(&answer),
-                    raw: Some("{\"x\":1}"),
-                    server_model: Some("gpt"),
-                    usage: None,
-                    cost_usd: None,
-                    error: None,
-                }, &new)
+                .append(
+                    &JournalEntry {
+                        time: "2026-01-01T00:00:00Z".into(),
+                        metric: "m",
+                        report: "r",
+                        unit: "u",
+                        sample: 0,
+                        model: "gpt",
+                        cache_key: "k",
+                        status,
+                        cache_hit: status == EntryStatus::CacheHit,
+                        attempts: 1,
+                        reasks: 0,
+                        latency_ms: 3,
+                        response_format: "json_schema",
+                        request,
+                        answer: Some(&answer),
+                        raw: Some("{\"x\":1}"),
+                        server_model: Some("gpt"),
+                        usage: None,
+                        cost_usd: None,
+                        error: None,
+                    },
+                    &new,
+                )
                 .unwrap();
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -398,7 +403,10 @@ mod tests {
         assert_eq!(texts.lines().count(), 1);
         let entries = read_entries(&path).unwrap();
         for e in &entries {
-            assert_eq!(e["request"][0]["parts"][0], serde_json::json!({"type": "text", "text": "hi"}));
+            assert_eq!(
+                e["request"][0]["parts"][0],
+                serde_json::json!({"type": "text", "text": "hi"})
+            );
         }
         // A second run appending to the same journal does not store the text again.
         drop(journal);

@@ -11,7 +11,8 @@ use anyhow::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct JournalArgs {
-    /// The `tvir eval` output folder (or its `judge-journal.jsonl`).
+    /// The `tvir eval` output folder (or its journal: `judge-journal.jsonl.zst`, or
+    /// the plain `judge-journal.jsonl` of earlier versions).
     pub out: PathBuf,
     /// Only this report (`{system}/{task}`).
     #[arg(long)]
@@ -26,7 +27,12 @@ pub struct JournalArgs {
 
 pub fn run(args: JournalArgs) -> anyhow::Result<ExitCode> {
     let path = if args.out.is_dir() {
-        args.out.join("judge-journal.jsonl")
+        // Earlier versions wrote the journal uncompressed, each line with its texts.
+        ["judge-journal.jsonl.zst", "judge-journal.jsonl"]
+            .iter()
+            .map(|name| args.out.join(name))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| args.out.join("judge-journal.jsonl.zst"))
     } else {
         args.out.clone()
     };
@@ -36,18 +42,18 @@ pub fn run(args: JournalArgs) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let entries = tvir_judge::journal::read_entries(&path)?;
     let wanted = |field: &str, want: &Option<String>, e: &serde_json::Value| {
         want.as_deref().is_none_or(|w| e[field].as_str() == Some(w))
     };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut shown = 0usize;
-    for e in entries.iter().filter(|e| {
+    let entries = tvir_judge::journal::read_entries_where(&path, |e| {
         wanted("report", &args.report, e)
             && wanted("unit", &args.unit, e)
             && wanted("metric", &args.metric, e)
-    }) {
+    })?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut shown = 0usize;
+    for e in &entries {
         serde_json::to_writer(&mut out, e).context("write to stdout")?;
         out.write_all(b"\n").context("write to stdout")?;
         shown += 1;

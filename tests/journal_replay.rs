@@ -73,13 +73,23 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
     assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
     assert!(!bodies.is_empty());
 
-    // Journal lines carry digests, not texts; each text is stored once.
-    let raw = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap();
+    // Journal lines carry digests, not texts; each text is stored once. Both files
+    // are zstd streams.
+    let read = |name: &str| -> String {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut tvir_judge::journal::open_lines(&out.join(name)).unwrap(),
+            &mut text,
+        )
+        .unwrap();
+        text
+    };
+    let raw = read("judge-journal.jsonl.zst");
     assert!(
         !raw.contains("\"type\":\"text\""),
         "a text inline in the journal"
     );
-    let texts = std::fs::read_to_string(out.join("judge-journal.texts.jsonl")).unwrap();
+    let texts = read("judge-journal.texts.jsonl.zst");
     let digests: Vec<Value> = texts
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["sha256"].clone())
@@ -143,10 +153,12 @@ async fn journal_prints_the_exact_requests_the_judge_received() {
     assert!(hits.iter().all(|e| e["status"] == "cache_hit"));
     assert_eq!(count(hits.iter().map(journal_messages)), shown);
 
-    // The same folder as earlier versions wrote it: texts inline, report.json indented.
+    // The same folder as earlier versions wrote it: an uncompressed journal with the
+    // texts inline, report.json indented.
     let old = dir.path().join("old");
     copy_tree(&out, &old);
-    std::fs::remove_file(old.join("judge-journal.texts.jsonl")).unwrap();
+    std::fs::remove_file(old.join("judge-journal.texts.jsonl.zst")).unwrap();
+    std::fs::remove_file(old.join("judge-journal.jsonl.zst")).unwrap();
     let inline: String = entries.iter().map(|e| format!("{e}\n")).collect();
     std::fs::write(old.join("judge-journal.jsonl"), inline).unwrap();
     for e in walkdir::WalkDir::new(&old)

@@ -96,13 +96,128 @@ pub enum JournalPart<'a> {
 pub type TextIndex = Arc<Mutex<HashSet<[u8; 32]>>>;
 
 /// The texts file that goes with journal `path`: `judge-journal.jsonl` ->
-/// `judge-journal.texts.jsonl`.
+/// `judge-journal.texts.jsonl`, and `judge-journal.jsonl.zst` ->
+/// `judge-journal.texts.jsonl.zst` (compressed like its journal).
 pub fn texts_path(path: &Path) -> PathBuf {
-    let stem = path
+    let compressed = is_compressed(path);
+    let plain = if compressed {
+        path.with_extension("")
+    } else {
+        path.to_path_buf()
+    };
+    let stem = plain
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "journal".into());
-    path.with_file_name(format!("{stem}.texts.jsonl"))
+    let zst = if compressed { ".zst" } else { "" };
+    path.with_file_name(format!("{stem}.texts.jsonl{zst}"))
+}
+
+/// A journal (or texts file) whose name ends in `.zst` is a zstd stream: one frame
+/// per run that appended to it, readable by `tvir journal` or `zstd -dc`.
+pub fn is_compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// zstd settings of the journal's streams: level 3 (fast), a 64 MiB window with
+/// long-distance matching, so a text that differs from one written megabytes
+/// earlier only by a few words (the same report excerpt under another system's
+/// tag, the same rubric for another task) costs a few bytes. A window of at most
+/// 128 MiB needs no option to decode (`zstd -dc` reads it as it is).
+const ZSTD_LEVEL: i32 = 3;
+const ZSTD_WINDOW_LOG: u32 = 26;
+
+/// Where lines go: a buffered file, or a zstd stream whose frame is finished when
+/// the journal is dropped (each batch is flushed whole, so a run that is killed
+/// leaves every flushed line readable; the next open repairs the unfinished frame).
+enum Sink {
+    Plain(BufWriter<File>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Sink::Plain(_) => "Sink::Plain",
+            Sink::Zstd(_) => "Sink::Zstd",
+        })
+    }
+}
+
+impl Sink {
+    fn open(path: &Path) -> std::io::Result<Self> {
+        if !is_compressed(path) {
+            return Ok(Sink::Plain(BufWriter::new(append_to(path)?)));
+        }
+        repair_unfinished(path)?;
+        let mut encoder =
+            zstd::stream::write::Encoder::new(BufWriter::new(append_to(path)?), ZSTD_LEVEL)?;
+        encoder.window_log(ZSTD_WINDOW_LOG)?;
+        encoder.long_distance_matching(true)?;
+        Ok(Sink::Zstd(encoder))
+    }
+
+    fn write_all_flush(&mut self, lines: &[Vec<u8>]) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => {
+                lines.iter().try_for_each(|l| w.write_all(l))?;
+                w.flush()
+            }
+            Sink::Zstd(e) => {
+                lines.iter().try_for_each(|l| e.write_all(l))?;
+                e.flush()?;
+                e.get_mut().flush()
+            }
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Sink::Zstd(e) = self {
+            if let Err(err) = e.do_finish().and_then(|()| e.get_mut().flush()) {
+                tracing::warn!("finishing the journal's zstd stream: {err}");
+            }
+        }
+    }
+}
+
+/// The lines of a journal or texts file, decompressed when its name ends in `.zst`.
+pub fn open_lines(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
+    let file = File::open(path)?;
+    Ok(if is_compressed(path) {
+        Box::new(BufReader::new(zstd::stream::read::Decoder::new(file)?))
+    } else {
+        Box::new(BufReader::new(file))
+    })
+}
+
+/// A zstd file whose last frame a killed run left unfinished is rewritten with the
+/// whole lines it holds, so the frame the next run appends can be read after it.
+fn repair_unfinished(path: &Path) -> std::io::Result<()> {
+    if !path.is_file() || std::fs::metadata(path)?.len() == 0 {
+        return Ok(());
+    }
+    let decodes = zstd::stream::read::Decoder::new(File::open(path)?)
+        .and_then(|mut d| std::io::copy(&mut d, &mut std::io::sink()));
+    if decodes.is_ok() {
+        return Ok(());
+    }
+    let mut kept = Vec::new();
+    if let Ok(mut d) = zstd::stream::read::Decoder::new(File::open(path)?) {
+        // Everything decoded before the unfinished part; then cut to whole lines.
+        let _ = std::io::Read::read_to_end(&mut d, &mut kept);
+    }
+    let whole = kept.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    kept.truncate(whole);
+    let tmp = path.with_extension("zst.repair");
+    std::fs::write(&tmp, zstd::bulk::compress(&kept, ZSTD_LEVEL)?)?;
+    tracing::warn!(
+        "{}: an earlier run ended before finishing it; kept its {} whole lines",
+        path.display(),
+        kept.iter().filter(|&&b| b == b'\n').count()
+    );
+    std::fs::rename(&tmp, path)
 }
 
 /// The request as journalled, and its texts with their digests (for [`new_texts`]).
@@ -168,8 +283,8 @@ struct StoredText<'a> {
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: Mutex<BufWriter<File>>,
-    texts: Mutex<BufWriter<File>>,
+    file: Mutex<Sink>,
+    texts: Mutex<Sink>,
     index: TextIndex,
 }
 
@@ -188,24 +303,18 @@ impl Journal {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(err(path))?;
         }
-        let file = append_to(path).map_err(err(path))?;
+        let file = Sink::open(path).map_err(err(path))?;
         let texts_at = texts_path(path);
+        let texts = Sink::open(&texts_at).map_err(err(&texts_at))?;
         let index: TextIndex = Arc::default();
         if texts_at.is_file() {
-            let stored = read_texts(&texts_at).map_err(err(&texts_at))?;
-            let mut held = index.lock().unwrap_or_else(|p| p.into_inner());
-            for digest in stored.keys() {
-                let mut d = [0u8; 32];
-                if hex::decode_to_slice(digest, &mut d).is_ok() {
-                    held.insert(d);
-                }
-            }
+            let stored = read_text_digests(&texts_at).map_err(err(&texts_at))?;
+            *index.lock().unwrap_or_else(|p| p.into_inner()) = stored;
         }
-        let texts = append_to(&texts_at).map_err(err(&texts_at))?;
         Ok(Self {
             path: path.to_path_buf(),
-            file: Mutex::new(BufWriter::new(file)),
-            texts: Mutex::new(BufWriter::new(texts)),
+            file: Mutex::new(file),
+            texts: Mutex::new(texts),
             index,
         })
     }
@@ -230,13 +339,9 @@ impl Journal {
     /// Write texts-file lines, then journal lines (each ending in a newline), and
     /// flush each file once.
     pub fn write_lines(&self, texts: &[Vec<u8>], lines: &[Vec<u8>]) -> Result<(), JournalError> {
-        let write = |file: &Mutex<BufWriter<File>>, lines: &[Vec<u8>], path: &Path| {
+        let write = |file: &Mutex<Sink>, lines: &[Vec<u8>], path: &Path| {
             let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-            lines
-                .iter()
-                .try_for_each(|line| file.write_all(line))
-                .and_then(|_| file.flush())
-                .map_err(|source| JournalError {
+            file.write_all_flush(lines).map_err(|source| JournalError {
                     path: path.display().to_string(),
                     source,
                 })
@@ -251,6 +356,15 @@ impl Journal {
 /// A texts file: text by digest (hex). Lines that do not parse are an error naming
 /// the line; a digest that does not match its text is one too (the file was edited).
 pub fn read_texts(path: &Path) -> std::io::Result<HashMap<String, String>> {
+    read_texts_of(path, None)
+}
+
+/// [`read_texts`], keeping only the texts whose digests `wanted` holds (all with
+/// `None`): a query of a few units of a large run holds only their texts in memory.
+fn read_texts_of(
+    path: &Path,
+    wanted: Option<&HashSet<String>>,
+) -> std::io::Result<HashMap<String, String>> {
     let invalid = |n: usize, what: String| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -258,13 +372,16 @@ pub fn read_texts(path: &Path) -> std::io::Result<HashMap<String, String>> {
         )
     };
     let mut out = HashMap::new();
-    for (n, line) in BufReader::new(File::open(path)?).lines().enumerate() {
+    for (n, line) in open_lines(path)?.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
         let stored: StoredText<'_> =
             serde_json::from_str(&line).map_err(|e| invalid(n, e.to_string()))?;
+        if wanted.is_some_and(|w| !w.contains(&stored.sha256)) {
+            continue;
+        }
         if hex::encode(Sha256::digest(stored.text.as_bytes())) != stored.sha256 {
             return Err(invalid(n, "text does not match its sha256".into()));
         }
@@ -273,59 +390,117 @@ pub fn read_texts(path: &Path) -> std::io::Result<HashMap<String, String>> {
     Ok(out)
 }
 
+/// The digests of the texts a texts file holds (their texts are not kept: a
+/// resumed run only needs to know which it need not store again).
+fn read_text_digests(path: &Path) -> std::io::Result<HashSet<[u8; 32]>> {
+    #[derive(serde::Deserialize)]
+    struct Digest {
+        sha256: String,
+    }
+    let mut out = HashSet::new();
+    for (n, line) in open_lines(path)?.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let d: Digest = serde_json::from_str(&line).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("line {}: {e}", n + 1),
+            )
+        })?;
+        let mut digest = [0u8; 32];
+        if hex::decode_to_slice(&d.sha256, &mut digest).is_ok() {
+            out.insert(digest);
+        }
+    }
+    Ok(out)
+}
+
 /// Every line of the journal at `path` as JSON, with each `text_ref` part replaced
 /// by the `text` part it stands for (lines of earlier versions, which carry their
 /// texts, are returned as they are).
 pub fn read_entries(path: &Path) -> Result<Vec<serde_json::Value>, JournalError> {
+    read_entries_where(path, |_| true)
+}
+
+/// [`read_entries`] of the lines `keep` accepts (it sees each line as written, its
+/// texts still references): the journal is read as a stream, then the texts file
+/// for only the texts those lines refer to.
+pub fn read_entries_where(
+    path: &Path,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Result<Vec<serde_json::Value>, JournalError> {
     let err = |p: &Path| {
         let p = p.display().to_string();
         move |source| JournalError { path: p, source }
     };
-    let texts_at = texts_path(path);
-    let texts = if texts_at.is_file() {
-        read_texts(&texts_at).map_err(err(&texts_at))?
-    } else {
-        HashMap::new()
-    };
-    let file = File::open(path).map_err(err(path))?;
+    let file = open_lines(path).map_err(err(path))?;
     let mut out = Vec::new();
-    for (n, line) in BufReader::new(file).lines().enumerate() {
+    let mut wanted = HashSet::new();
+    for (n, line) in file.lines().enumerate() {
         let line = line.map_err(err(path))?;
         if line.trim().is_empty() {
             continue;
         }
-        let invalid = |what: String| {
+        let entry: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
             err(path)(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!("line {}: {what}", n + 1),
+                format!("line {}: {e}", n + 1),
             ))
-        };
-        let mut entry: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| invalid(e.to_string()))?;
-        let messages = entry
-            .get_mut("request")
-            .and_then(|r| r.as_array_mut())
-            .into_iter()
-            .flatten();
-        for part in messages
-            .filter_map(|m| m.get_mut("parts").and_then(|p| p.as_array_mut()))
-            .flatten()
-        {
-            if part["type"] != "text_ref" {
-                continue;
-            }
-            let digest = part["sha256"].as_str().unwrap_or_default();
-            let Some(text) = texts.get(digest) else {
-                return Err(invalid(format!(
-                    "text {digest} is not in {}",
-                    texts_at.display()
-                )));
-            };
-            *part = serde_json::json!({"type": "text", "text": text});
+        })?;
+        if !keep(&entry) {
+            continue;
         }
-        out.push(entry);
+        for part in text_parts(&entry) {
+            if part["type"] == "text_ref" {
+                wanted.insert(part["sha256"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        out.push((n, entry));
     }
-    Ok(out)
+    let texts_at = texts_path(path);
+    let texts = if texts_at.is_file() && !wanted.is_empty() {
+        read_texts_of(&texts_at, Some(&wanted)).map_err(err(&texts_at))?
+    } else {
+        HashMap::new()
+    };
+    out.into_iter()
+        .map(|(n, mut entry)| {
+            let parts = entry
+                .get_mut("request")
+                .and_then(|r| r.as_array_mut())
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.get_mut("parts").and_then(|p| p.as_array_mut()))
+                .flatten();
+            for part in parts.filter(|p| p["type"] == "text_ref") {
+                let digest = part["sha256"].as_str().unwrap_or_default();
+                let Some(text) = texts.get(digest) else {
+                    return Err(err(path)(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {}: text {digest} is not in {}",
+                            n + 1,
+                            texts_at.display()
+                        ),
+                    )));
+                };
+                *part = serde_json::json!({"type": "text", "text": text});
+            }
+            Ok(entry)
+        })
+        .collect()
+}
+
+/// The message parts of a journal line's request.
+fn text_parts(entry: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    entry["request"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["parts"].as_array())
+        .flatten()
 }
 
 /// One journal line, newline included.

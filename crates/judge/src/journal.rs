@@ -279,10 +279,17 @@ struct StoredText<'a> {
 
 /// Append-only JSONL file shared by all clones of a client, with its texts file.
 /// Each line is written and flushed whole under the lock, so concurrent units never
-/// interleave; texts are flushed before the lines that refer to them.
-#[derive(Debug)]
+/// interleave; texts are flushed before the lines that refer to them. Every
+/// client of a process that journals to the same path shares one open journal (a
+/// zstd stream has one writer, whose frame is finished when the last one drops).
+#[derive(Debug, Clone)]
 pub struct Journal {
     path: PathBuf,
+    files: Arc<JournalFiles>,
+}
+
+#[derive(Debug)]
+struct JournalFiles {
     file: Mutex<Sink>,
     texts: Mutex<Sink>,
     index: TextIndex,
@@ -292,9 +299,13 @@ fn append_to(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
+/// The journals open in this process, by path.
+static OPEN: Mutex<Vec<(PathBuf, std::sync::Weak<JournalFiles>)>> = Mutex::new(Vec::new());
+
 impl Journal {
     /// Opens (appends to) the journal and its texts file; the digests of the texts
-    /// an earlier run stored are read back so they are not stored twice.
+    /// an earlier run stored are read back so they are not stored twice. A journal
+    /// this process has open already is shared.
     pub fn open(path: &Path) -> Result<Self, JournalError> {
         let err = |p: &Path| {
             let p = p.display().to_string();
@@ -303,19 +314,38 @@ impl Journal {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(err(path))?;
         }
-        let file = Sink::open(path).map_err(err(path))?;
-        let texts_at = texts_path(path);
-        let texts = Sink::open(&texts_at).map_err(err(&texts_at))?;
-        let index: TextIndex = Arc::default();
-        if texts_at.is_file() {
-            let stored = read_text_digests(&texts_at).map_err(err(&texts_at))?;
-            *index.lock().unwrap_or_else(|p| p.into_inner()) = stored;
+        let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(files) = open
+            .iter()
+            .find(|(p, _)| *p == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                files,
+            });
         }
-        Ok(Self {
-            path: path.to_path_buf(),
+        let texts_at = texts_path(path);
+        let mut held = HashSet::new();
+        if texts_at.is_file() {
+            if is_compressed(&texts_at) {
+                repair_unfinished(&texts_at).map_err(err(&texts_at))?;
+            }
+            held = read_text_digests(&texts_at).map_err(err(&texts_at))?;
+        }
+        let file = Sink::open(path).map_err(err(path))?;
+        let texts = Sink::open(&texts_at).map_err(err(&texts_at))?;
+        let files = Arc::new(JournalFiles {
             file: Mutex::new(file),
             texts: Mutex::new(texts),
-            index,
+            index: Arc::new(Mutex::new(held)),
+        });
+        open.push((key, Arc::downgrade(&files)));
+        Ok(Self {
+            path: path.to_path_buf(),
+            files,
         })
     }
 
@@ -325,7 +355,7 @@ impl Journal {
 
     /// The digests of the texts stored (or queued) so far.
     pub fn index(&self) -> TextIndex {
-        self.index.clone()
+        self.files.index.clone()
     }
 
     pub fn append(
@@ -347,9 +377,9 @@ impl Journal {
                 })
         };
         if !texts.is_empty() {
-            write(&self.texts, texts, &texts_path(&self.path))?;
+            write(&self.files.texts, texts, &texts_path(&self.path))?;
         }
-        write(&self.file, lines, &self.path)
+        write(&self.files.file, lines, &self.path)
     }
 }
 
@@ -606,5 +636,79 @@ mod tests {
         std::fs::write(texts_path(&path), "{\"sha256\":\"00\",\"text\":\"x\"}\n").unwrap();
         let e = read_entries(&path).unwrap_err().to_string();
         assert!(e.contains("does not match"), "{e}");
+    }
+
+    fn one_entry<'a>(request: Vec<JournalMessage<'a>>, unit: &'a str) -> JournalEntry<'a> {
+        JournalEntry {
+            time: "2026-01-01T00:00:00Z".into(),
+            metric: "m",
+            report: "r",
+            unit,
+            sample: 0,
+            model: "gpt",
+            cache_key: "k",
+            status: EntryStatus::Ok,
+            cache_hit: false,
+            attempts: 1,
+            reasks: 0,
+            latency_ms: 3,
+            response_format: "json_schema",
+            request,
+            answer: None,
+            raw: Some("{}"),
+            server_model: None,
+            usage: None,
+            cost_usd: None,
+            error: None,
+        }
+    }
+
+    fn append_text(journal: &Journal, text: &str, unit: &str) {
+        let messages = vec![Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        }];
+        let (request, texts) = journal_messages(&messages);
+        let new = new_texts(texts, &mut journal.index().lock().unwrap());
+        journal.append(&one_entry(request, unit), &new).unwrap();
+    }
+
+    /// A `.zst` journal: both files are zstd streams, a second open in the same
+    /// process shares the first (one writer per stream), and a run killed before
+    /// finishing its frame leaves every flushed line readable and appendable.
+    #[test]
+    fn compressed_journal_survives_an_unfinished_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("judge-journal.jsonl.zst");
+        assert_eq!(texts_path(&path), dir.path().join("judge-journal.texts.jsonl.zst"));
+        let journal = Journal::open(&path).unwrap();
+        let shared = Journal::open(&path).unwrap();
+        append_text(&journal, "first text", "u1");
+        append_text(&shared, "first text", "u2");
+        drop((journal, shared));
+        let raw = std::fs::read(&path).unwrap();
+        assert_eq!(&raw[..4], &[0x28, 0xb5, 0x2f, 0xfd], "not a zstd frame");
+        let entries = read_entries(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1]["request"][0]["parts"][0]["text"], "first text");
+        // Cut the frame's end off both files, as a killed run leaves them.
+        for p in [path.clone(), texts_path(&path)] {
+            let bytes = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &bytes[..bytes.len() - 3]).unwrap();
+        }
+        assert!(read_entries(&path).is_err());
+        let again = Journal::open(&path).unwrap();
+        append_text(&again, "first text", "u3");
+        append_text(&again, "second text", "u4");
+        drop(again);
+        let entries = read_entries(&path).unwrap();
+        let units: Vec<&str> = entries.iter().map(|e| e["unit"].as_str().unwrap()).collect();
+        assert_eq!(units, ["u1", "u2", "u3", "u4"]);
+        assert_eq!(entries[3]["request"][0]["parts"][0]["text"], "second text");
+        // Each text once in the texts file, across both runs.
+        let mut texts = String::new();
+        std::io::Read::read_to_string(&mut open_lines(&texts_path(&path)).unwrap(), &mut texts)
+            .unwrap();
+        assert_eq!(texts.lines().count(), 2, "{texts}");
     }
 }

@@ -372,9 +372,9 @@ impl Journal {
         let write = |file: &Mutex<Sink>, lines: &[Vec<u8>], path: &Path| {
             let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
             file.write_all_flush(lines).map_err(|source| JournalError {
-                    path: path.display().to_string(),
-                    source,
-                })
+                path: path.display().to_string(),
+                source,
+            })
         };
         if !texts.is_empty() {
             write(&self.files.texts, texts, &texts_path(&self.path))?;
@@ -680,7 +680,10 @@ mod tests {
     fn compressed_journal_survives_an_unfinished_frame() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("judge-journal.jsonl.zst");
-        assert_eq!(texts_path(&path), dir.path().join("judge-journal.texts.jsonl.zst"));
+        assert_eq!(
+            texts_path(&path),
+            dir.path().join("judge-journal.texts.jsonl.zst")
+        );
         let journal = Journal::open(&path).unwrap();
         let shared = Journal::open(&path).unwrap();
         append_text(&journal, "first text", "u1");
@@ -702,7 +705,10 @@ mod tests {
         append_text(&again, "second text", "u4");
         drop(again);
         let entries = read_entries(&path).unwrap();
-        let units: Vec<&str> = entries.iter().map(|e| e["unit"].as_str().unwrap()).collect();
+        let units: Vec<&str> = entries
+            .iter()
+            .map(|e| e["unit"].as_str().unwrap())
+            .collect();
         assert_eq!(units, ["u1", "u2", "u3", "u4"]);
         assert_eq!(entries[3]["request"][0]["parts"][0]["text"], "second text");
         // Each text once in the texts file, across both runs.

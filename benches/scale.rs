@@ -167,6 +167,60 @@ fn make_tree(corpus: &Path, root: &Path, n: usize, task_ids: &[String]) -> (Path
     (tree, sources)
 }
 
+/// Total size of the files under `dir` as on disk: a file hard-linked under several
+/// names (a thumbnail shared by reports) counted once, by inode, in `seen`.
+fn tree_bytes(dir: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => total += tree_bytes(&e.path(), seen),
+            _ => {
+                if let Ok(m) = e.metadata() {
+                    if seen.insert((m.dev(), m.ino())) {
+                        total += m.len();
+                    }
+                }
+            }
+        }
+    }
+    total
+}
+
+/// The bytes of an output folder by part, as on disk (hard links once): report
+/// folders (the thumbnail store included), judge journal (lines and stored texts),
+/// `summary.json`, other top-level files, and in all.
+fn output_bytes(out: &Path) -> String {
+    let (mut reports, mut journal, mut texts, mut summary, mut other) = (0, 0, 0, 0, 0);
+    let mut seen = std::collections::HashSet::new();
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        if path.is_dir() {
+            reports += tree_bytes(&path, &mut seen);
+            continue;
+        }
+        let len = e.metadata().map_or(0, |m| m.len());
+        match name.as_str() {
+            "judge-journal.jsonl" | "judge-journal.jsonl.zst" => journal += len,
+            "judge-journal.texts.jsonl" | "judge-journal.texts.jsonl.zst" => texts += len,
+            "summary.json" => summary += len,
+            _ => other += len,
+        }
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    format!(
+        "report folders {:.1} MB, journal {:.1} MB + texts {:.1} MB, summary.json {:.2} MB, \
+         other {:.2} MB; {:.1} MB in all",
+        mb(reports),
+        mb(journal),
+        mb(texts),
+        mb(summary),
+        mb(other),
+        mb(reports + journal + texts + summary + other)
+    )
+}
+
 struct RunResult {
     wall: Duration,
     /// User + system CPU of the child (wait4), whatever the machine's load.
@@ -534,6 +588,15 @@ fn main() {
     };
     println!("| figures | {} | {} |", figures(&cold), figures(&warm));
     println!("| exit status | {} | {} |", cold.exit, warm.exit);
+    println!(
+        "| bytes of the output | {} | {} |",
+        output_bytes(&root.join("out-cold")),
+        if warm_runs > 0 {
+            output_bytes(&root.join("out-warm0"))
+        } else {
+            String::new()
+        }
+    );
     println!(
         "\ncached re-runs ({warm_runs}, median above): {}",
         walls.join(", ")

@@ -597,7 +597,7 @@ fn judge_flags(args: &EvalOptions, out_dir: &Path) -> anyhow::Result<JudgeFlags>
         tpm: args.tpm,
         dry_run: args.dry_run,
         max_cost_usd: args.max_cost,
-        journal_path: Some(out_dir.join("judge-journal.jsonl")),
+        journal_path: Some(out_dir.join("judge-journal.jsonl.zst")),
         ..JudgeFlags::default()
     })
 }

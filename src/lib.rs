@@ -23,6 +23,7 @@ pub mod eval;
 pub mod example;
 pub mod fetch;
 pub mod iq;
+pub mod journal;
 pub mod parse;
 pub mod rate;
 pub mod reporef;
@@ -63,6 +64,8 @@ pub enum Command {
     Ablate(ablate::AblateArgs),
     /// Score RepoRef predictions and agent runs.
     Reporef(reporef::ReporefArgs),
+    /// The judge calls of an output folder: exact request and answer of any unit.
+    Journal(journal::JournalArgs),
     /// Seed the cache (`put URL FILE`: a script, style sheet or font pages load).
     Cache(cache::CacheArgs),
 }
@@ -82,6 +85,7 @@ pub fn main() -> ExitCode {
         Command::Ablate(a) => ablate::run(a),
         Command::Reporef(a) => reporef::run(a),
         Command::Cache(a) => cache::run(a),
+        Command::Journal(a) => journal::run(a),
     };
     match result {
         Ok(code) => code,

@@ -71,7 +71,10 @@ fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 let name = p.file_name().unwrap().to_string_lossy().to_string();
                 if !matches!(
                     name.as_str(),
-                    "judge-journal.jsonl" | "run.json" | "timing.json"
+                    "judge-journal.jsonl.zst"
+                        | "judge-journal.texts.jsonl.zst"
+                        | "run.json"
+                        | "timing.json"
                 ) {
                     let bytes = std::fs::read(&p).unwrap();
                     let bytes = if name == "report.json" {

@@ -60,7 +60,7 @@ fn report_dirs(out: &Path) -> Vec<PathBuf> {
 /// answered either way).
 fn journal_counts(out: &Path) -> std::collections::BTreeMap<String, u64> {
     assert!(
-        out.join("judge-journal.jsonl").is_file(),
+        out.join("judge-journal.jsonl.zst").is_file(),
         "{}",
         out.display()
     );

@@ -108,7 +108,9 @@ fn eval_example_runs_from_anywhere_and_matches_the_quick_start() {
         "system-b",
         "summary.json",
         "run.json",
-        "judge-journal.jsonl",
+        "judge-journal.jsonl.zst",
+        "judge-journal.texts.jsonl.zst",
+        ".thumbnails",
     ];
     for name in &top {
         assert!(allowed.contains(&name.as_str()), "unexpected {name} in OUT");

@@ -10,7 +10,8 @@
 //! **What is masked** (genuinely run-dependent, nothing else):
 //! - the temporary output folder's absolute path and the mock judge's port, wherever
 //!   they appear in a file (replaced by `<TMP>` and `<MOCK>`);
-//! - in `run.json`, `report.json`, `timing.json` and `judge-journal.jsonl`, the values
+//! - in `run.json`, `report.json`, `timing.json` and the judge journal (its zstd
+//!   streams compared by their lines, under their names without `.zst`), the values
 //!   of the keys in [`MASKED_KEYS`] (wall and CPU times, latencies, timestamps, peak
 //!   memory), replaced by `"<masked>"`; these files are compared as JSON values after
 //!   masking (every other value and the key order exactly), the journal with its
@@ -254,7 +255,20 @@ fn tree(out: &Path, subst: &[(String, &str)]) -> BTreeMap<String, Vec<u8>> {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        let bytes = std::fs::read(entry.path()).unwrap();
+        // The journal's zstd streams are compared by their lines, under the name
+        // without `.zst`.
+        let (rel, bytes) = match rel.strip_suffix(".zst") {
+            Some(plain) => {
+                let mut text = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut tvir_judge::journal::open_lines(entry.path()).unwrap(),
+                    &mut text,
+                )
+                .unwrap();
+                (plain.to_string(), text)
+            }
+            None => (rel, std::fs::read(entry.path()).unwrap()),
+        };
         let c = canonical(&rel, &bytes, subst);
         files.insert(rel, c);
     }

@@ -44,6 +44,7 @@ mod iq_corpus;
 mod iq_golden;
 mod iq_report;
 mod iq_stream;
+mod journal_replay;
 mod judge_client;
 mod judge_client_limits;
 mod judge_real_servers;

@@ -29,7 +29,10 @@ pub fn without_timing(mut report: Value) -> Value {
 /// the cache answered it), and the distinct cache keys among them. No journal counts
 /// as no calls.
 pub fn journal_calls(out: &Path) -> (BTreeMap<String, u64>, std::collections::BTreeSet<String>) {
-    let journal = std::fs::read_to_string(out.join("judge-journal.jsonl")).unwrap_or_default();
+    let mut journal = String::new();
+    if let Ok(mut lines) = tvir_judge::journal::open_lines(&out.join("judge-journal.jsonl.zst")) {
+        std::io::Read::read_to_string(&mut lines, &mut journal).unwrap();
+    }
     let mut per_metric = BTreeMap::<String, u64>::new();
     let mut distinct = std::collections::BTreeSet::new();
     for line in journal.lines().filter(|l| !l.trim().is_empty()) {

@@ -43,7 +43,10 @@ pub fn report_dir(out: &Path, record: &ReportRecord) -> PathBuf {
         .join(safe_component(&record.judge_model))
 }
 
-/// A unit's entry in its metric file, borrowed from the record.
+/// A unit's entry in its metric file, borrowed from the record: its verdict. Its
+/// evidence (`detail`: the fact, its sources, de-duplication decisions, figure
+/// facts) is in `report.json`'s unit of the same name, written once rather than in
+/// both files.
 #[derive(serde::Serialize)]
 struct UnitResult<'a> {
     unit: &'a str,
@@ -52,7 +55,6 @@ struct UnitResult<'a> {
     reason: &'a Option<String>,
     justification: &'a Option<String>,
     answer: &'a Option<Value>,
-    detail: &'a Value,
 }
 
 impl<'a> From<&'a UnitRecord> for UnitResult<'a> {
@@ -64,7 +66,6 @@ impl<'a> From<&'a UnitRecord> for UnitResult<'a> {
             reason: &u.reason,
             justification: &u.justification,
             answer: &u.answer,
-            detail: &u.detail,
         }
     }
 }
@@ -139,7 +140,19 @@ fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
+/// Indented JSON (`summary.json`, `timing.json`: small files people read).
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
+    write_json_as(path, value, true)
+}
+
+/// `pretty`: indented; else one line (`report.json` and the per-metric files: JSON
+/// readers, the reference's tools included, read them the same, and indentation
+/// made up a large part of their bytes at benchmark scale).
+fn write_json_as(
+    path: &Path,
+    value: &impl serde::Serialize,
+    pretty: bool,
+) -> Result<(), OutputError> {
     let err = |source| OutputError {
         path: path.display().to_string(),
         source,
@@ -152,8 +165,12 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputEr
     BUFFER.with(|buffer| {
         let mut bytes = buffer.borrow_mut();
         bytes.clear();
-        serde_json::to_writer_pretty(&mut *bytes, value)
-            .map_err(|e| err(std::io::Error::other(e)))?;
+        if pretty {
+            serde_json::to_writer_pretty(&mut *bytes, value)
+        } else {
+            serde_json::to_writer(&mut *bytes, value)
+        }
+        .map_err(|e| err(std::io::Error::other(e)))?;
         bytes.push(b'\n');
         write_file_atomic(path, &bytes)
     })
@@ -175,9 +192,9 @@ pub fn write_metric_files(out: &Path, record: &ReportRecord) -> Result<(), Outpu
     for metric in super::record::metric_names_of([record]) {
         let path = dir.join(format!("{metric}.json"));
         if metric == FIGURE_QUALITY {
-            write_json(&path, &metric_file(record, &metric))?;
+            write_json_as(&path, &metric_file(record, &metric), false)?;
         } else {
-            write_json(&path, &metric_file_out(record, &metric))?;
+            write_json_as(&path, &metric_file_out(record, &metric), false)?;
         }
     }
     Ok(())
@@ -205,7 +222,7 @@ pub fn write_report_json(
 ) -> Result<usize, OutputError> {
     let dir = report_dir(out, record);
     write_rendered_figures(&dir, record)?;
-    let (written, failed) = write_thumbnails(&dir, record, thumbs)?;
+    let (written, failed) = write_thumbnails(out, &dir, record, thumbs)?;
     // A thumbnail that could not be made keeps no path, with why.
     let amended;
     let record = if failed.is_empty() {
@@ -221,8 +238,8 @@ pub fn write_report_json(
     };
     let path = dir.join("report.json");
     match timing {
-        Some(timing) => write_json(&path, &Timed { record, timing }),
-        None => write_json(&path, record),
+        Some(timing) => write_json_as(&path, &Timed { record, timing }, false),
+        None => write_json_as(&path, record, false),
     }
     .map(|()| written)
 }
@@ -236,7 +253,13 @@ type ThumbnailsMade = (usize, Vec<(usize, String)>);
 /// (`tvir_images::thumbnail_of_bytes`), written then renamed. Returns how many were
 /// written and the figures whose thumbnail could not be made, with why; an error
 /// writing the file is the run's.
+///
+/// A thumbnail whose picture's content hash is known is written once per output
+/// folder, under [`THUMBNAIL_STORE`], and hard-linked into each report folder that
+/// shows it (the same picture in many reports, runs and judges takes its bytes
+/// once on disk; copied where the file system has no hard links).
 fn write_thumbnails(
+    out: &Path,
     dir: &Path,
     record: &ReportRecord,
     thumbs: &crate::figures::ThumbnailMemo,
@@ -251,6 +274,16 @@ fn write_thumbnails(
         if path.is_file() {
             continue;
         }
+        let stored = t
+            .hash
+            .as_deref()
+            .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(|h| out.join(THUMBNAIL_STORE).join(format!("{h}.jpg")));
+        if let Some(stored) = stored.as_ref().filter(|s| s.is_file()) {
+            link_or_copy(stored, &path)?;
+            written += 1;
+            continue;
+        }
         let limits = tvir_images::ImageLimits::default();
         let jpeg = match thumbs.jpeg(t.hash.as_deref(), bytes, &t.content, &limits) {
             Ok(j) => j,
@@ -259,10 +292,56 @@ fn write_thumbnails(
                 continue;
             }
         };
-        write_file_atomic(&path, &jpeg)?;
+        match &stored {
+            Some(stored) => {
+                write_file_unique(stored, &jpeg)?;
+                link_or_copy(stored, &path)?;
+            }
+            None => write_file_atomic(&path, &jpeg)?,
+        }
         written += 1;
     }
     Ok((written, failed))
+}
+
+/// The output folder's store of thumbnails by content hash (see [`write_thumbnails`]).
+pub const THUMBNAIL_STORE: &str = ".thumbnails";
+
+/// [`write_file_atomic`] through a temporary name of this thread's own, for a file
+/// that reports written in parallel may both make (same name, same bytes).
+fn write_file_unique(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let err = |source| OutputError {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(
+        ".{}-{:?}.tmp",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// `to` as a hard link of `from` (a copy where links fail); a `to` that is already
+/// there is kept.
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), OutputError> {
+    let err = |source| OutputError {
+        path: to.display().to_string(),
+        source,
+    };
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => std::fs::copy(from, to).map(|_| ()).map_err(err),
+    }
 }
 
 /// The PNG of every chart the suite rendered, under `figures/` beside

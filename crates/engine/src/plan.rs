@@ -81,17 +81,30 @@ pub(super) struct Dedup {
 }
 
 impl Dedup {
-    /// Every pair fact `i` was in, as its units' details show it.
-    fn detail(&self, i: usize) -> Vec<Value> {
-        self.decisions
-            .iter()
-            .filter(|d| d.0 == i || d.1 == i)
-            .map(|&(a, b, dup, by)| {
-                let other = if a == i { b } else { a };
-                json!({"fact": other + 1, "pair": format!("pair:{}:{}", a + 1, b + 1),
-                       "decision": if dup { "merged" } else { "kept" }, "by": by})
-            })
-            .collect()
+    /// The decisions of the pairs fact `i` forms with later facts, each pair once in
+    /// the whole report (in its first fact's detail, not in both: listing every pair
+    /// in each of its facts grew with the square of the facts): later fact numbers
+    /// by decision (`merged`, `kept`) and by what decided it (`prefilter`, `judge`,
+    /// ...). Pair `(i, j)`'s unit, when judged, is `pair:{i}:{j}`.
+    fn detail(&self, i: usize) -> Value {
+        let mut out = serde_json::Map::new();
+        for &(a, b, dup, by) in &self.decisions {
+            let (first, other) = (a.min(b), a.max(b));
+            if first != i {
+                continue;
+            }
+            let decision = out
+                .entry(if dup { "merged" } else { "kept" })
+                .or_insert_with(|| json!({}));
+            if let Some(list) = decision
+                .as_object_mut()
+                .map(|m| m.entry(by).or_insert_with(|| json!([])))
+                .and_then(Value::as_array_mut)
+            {
+                list.push(json!(other + 1));
+            }
+        }
+        Value::Object(out)
     }
 }
 

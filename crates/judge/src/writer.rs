@@ -19,7 +19,8 @@ const MAX_BATCH: usize = 512;
 
 pub(crate) enum Job {
     Cache(Box<judge_cache::CachedAnswer>),
-    Journal(Vec<u8>),
+    /// New texts-file lines (written first), then the journal line.
+    Journal(Vec<Vec<u8>>, Vec<u8>),
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
@@ -115,11 +116,15 @@ fn run(rx: mpsc::Receiver<Job>, store: Option<Store>, journal: Option<Journal>, 
         }
         let mut rows = Vec::new();
         let mut lines = Vec::new();
+        let mut texts = Vec::new();
         let mut acks = Vec::new();
         for job in batch {
             match job {
                 Job::Cache(row) => rows.push(row),
-                Job::Journal(line) => lines.push(line),
+                Job::Journal(new_texts, line) => {
+                    texts.extend(new_texts);
+                    lines.push(line);
+                }
                 Job::Flush(ack) => acks.push(ack),
             }
         }
@@ -142,7 +147,7 @@ fn run(rx: mpsc::Receiver<Job>, store: Option<Store>, journal: Option<Journal>, 
             }
         }
         if let (Some(journal), false) = (&journal, lines.is_empty()) {
-            if let Err(e) = journal.write_lines(&lines) {
+            if let Err(e) = journal.write_lines(&texts, &lines) {
                 if !std::mem::replace(&mut warned_journal, true) {
                     tracing::warn!("{e}");
                 }

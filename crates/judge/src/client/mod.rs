@@ -75,7 +75,8 @@ pub(crate) struct Inner {
     pub(crate) adaptations: Adaptations,
     pub(crate) accounting: Accounting,
     prices: PriceTable,
-    has_journal: bool,
+    /// The journal's text index (`None`: no journal).
+    journal_texts: Option<super::journal::TextIndex>,
     writer: Writer,
     progress: Mutex<Option<ProgressHook>>,
     in_flight: AtomicUsize,
@@ -198,7 +199,7 @@ impl Inner {
             Some(path) => Some(Journal::open(path).map_err(|e| failed(e.to_string()))?),
             None => None,
         };
-        let has_journal = journal.is_some();
+        let journal_texts = journal.as_ref().map(Journal::index);
         let writer = Writer::start(store.clone(), journal)
             .map_err(|e| failed(format!("judge writer thread: {e}")))?;
         let endpoint = super::protocol::endpoint_url(&config.base_url, "chat/completions");
@@ -217,7 +218,7 @@ impl Inner {
             adaptations: Adaptations::starting_at(config.plain_json),
             accounting: Accounting::new(),
             prices,
-            has_journal,
+            journal_texts,
             writer,
             progress: Mutex::new(None),
             in_flight: AtomicUsize::new(0),

@@ -79,7 +79,8 @@ impl Inner {
     ) {
         self.accounting
             .record(&request.metric, &request.report, event);
-        if self.has_journal {
+        if let Some(index) = &self.journal_texts {
+            let (messages, texts) = journal_messages(&request.messages);
             let entry = JournalEntry {
                 time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 metric: &request.metric,
@@ -94,7 +95,7 @@ impl Inner {
                 reasks: outcome.reasks,
                 latency_ms: outcome.latency_ms,
                 response_format: outcome.mode,
-                request: journal_messages(&request.messages),
+                request: messages,
                 answer: outcome.answer.as_ref(),
                 raw: outcome.raw.as_deref(),
                 server_model: outcome.server_model.as_deref(),
@@ -102,7 +103,13 @@ impl Inner {
                 cost_usd: outcome.cost,
                 error: outcome.error.as_deref(),
             };
-            self.writer.send(Job::Journal(journal::encode(&entry)));
+            let line = journal::encode(&entry);
+            // The index stays locked until the line is queued, so the texts a line
+            // refers to are always queued before it.
+            let mut held = index.lock().unwrap_or_else(|p| p.into_inner());
+            let new_texts = journal::new_texts(texts, &mut held);
+            self.writer.send(Job::Journal(new_texts, line));
+            drop(held);
         }
         let hook = self
             .progress

@@ -14,6 +14,7 @@ mod architecture;
 mod batch_reattach;
 mod charts_render;
 mod ci_budget;
+mod docs_reference;
 mod eval_batch;
 mod eval_batch_waves;
 mod eval_cli;

@@ -3,7 +3,8 @@
 //! default and environment variable), and the metrics contract as a page. Each test
 //! fails when a committed page differs from what the source generates;
 //! `TVIR_UPDATE_DOCS=1 cargo test --release --test suite docs_reference::` writes
-//! them instead (the maintainers' page says so). The same walk checks what a person
+//! them instead, and the command entries of `mkdocs.yml`'s navigation with them
+//! (the maintainers' page says so). The same walk checks what a person
 //! scanning `--help` needs: every flag has help, `-h` shows one line per flag, and
 //! every flag of `tvir eval` sits under one of the shared headings.
 
@@ -291,11 +292,39 @@ fn command_pages_match_the_binary() {
             }
         }
     }
+    // The site's navigation lists the same pages, so a new command shows there too.
+    let mkdocs = root().join("mkdocs.yml");
+    let config = std::fs::read_to_string(&mkdocs).unwrap();
+    let commands = all_commands();
+    check_or_write(&mkdocs, &with_command_nav(&config, &commands), &mut problems);
     assert!(
         problems.is_empty(),
         "these reference pages differ from the command-line definitions:\n{}\nrun {REGENERATE}",
         problems.join("\n")
     );
+}
+
+const NAV_BEGIN: &str = "      # BEGIN command pages";
+const NAV_END: &str = "      # END command pages";
+
+/// `mkdocs.yml` with the lines between its command-page markers replaced by one
+/// navigation entry per command.
+fn with_command_nav(config: &str, commands: &[(String, Command)]) -> String {
+    let begin = config
+        .find(NAV_BEGIN)
+        .expect("mkdocs.yml lacks the '# BEGIN command pages' marker");
+    let begin = begin + config[begin..].find('\n').unwrap() + 1;
+    let end = config
+        .find(NAV_END)
+        .expect("mkdocs.yml lacks the '# END command pages' marker");
+    let mut nav = String::new();
+    for (path, _) in commands {
+        nav.push_str(&format!(
+            "      - {path}: reference/{}\n",
+            page_name(path)
+        ));
+    }
+    format!("{}{nav}{}", &config[..begin], &config[end..])
 }
 
 #[test]

@@ -296,7 +296,11 @@ fn command_pages_match_the_binary() {
     let mkdocs = root().join("mkdocs.yml");
     let config = std::fs::read_to_string(&mkdocs).unwrap();
     let commands = all_commands();
-    check_or_write(&mkdocs, &with_command_nav(&config, &commands), &mut problems);
+    check_or_write(
+        &mkdocs,
+        &with_command_nav(&config, &commands),
+        &mut problems,
+    );
     assert!(
         problems.is_empty(),
         "these reference pages differ from the command-line definitions:\n{}\nrun {REGENERATE}",
@@ -319,10 +323,7 @@ fn with_command_nav(config: &str, commands: &[(String, Command)]) -> String {
         .expect("mkdocs.yml lacks the '# END command pages' marker");
     let mut nav = String::new();
     for (path, _) in commands {
-        nav.push_str(&format!(
-            "      - {path}: reference/{}\n",
-            page_name(path)
-        ));
+        nav.push_str(&format!("      - {path}: reference/{}\n", page_name(path)));
     }
     format!("{}{nav}{}", &config[..begin], &config[end..])
 }

@@ -31,6 +31,7 @@ pub struct AblateArgs {
     /// Task file (TVIR `query.json`): only its tasks are compared.
     #[arg(long)]
     pub tasks: Option<PathBuf>,
+    /// Output format: a terminal table, Markdown or JSON.
     #[arg(long, value_enum, default_value_t = AblateFormat::Table)]
     pub format: AblateFormat,
     /// The rubric folder the `eval` run used (`eval --rubrics`), for the base.

@@ -13,6 +13,7 @@ use tvir_judge::prices::{ModelPrice, PriceTable};
 use tvir_judge::JudgeClient;
 
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = crate::help_heading::JUDGE)]
 pub struct BatchArgs {
     /// Send judge requests through the server's Batch API (Files + Batches) in
     /// waves; re-run the same command to collect and continue.

@@ -227,6 +227,7 @@ pub struct BrowserSection {
 
 /// The browser flags shared by `tvir eval` and `tvir parse`.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = crate::help_heading::BROWSER)]
 pub struct BrowserArgs {
     /// The Chromium that renders charts drawn by script (else `TVIR_BROWSER`, the
     /// `[browser] path` of tvir.toml, then `chromium`, `chromium-browser` or

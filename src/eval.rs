@@ -14,15 +14,15 @@ use crate::config::{judge_config_from_environment, ConfigError, JudgeFlags};
 use tvir_engine::record::ReportRecord;
 use tvir_engine::timing::{self, ReportTiming};
 use tvir_engine::{
-    discover, load_tasks, match_task, Engine, EvalSettings, ExtractionMode, ImageSize, JudgeMode,
-    Pages, Progress, ReportJob, ScoreOptions, Task,
+    discover, load_tasks, match_task, Engine, EvalSettings, ExtractionMode, JudgeMode, Pages,
+    Progress, ReportJob, ScoreOptions, Task,
 };
 use tvir_engine::{output, RunStats};
 use tvir_judge::batch::BatchEngine;
 use tvir_judge::prices::ModelPrice;
 use tvir_judge::{ClientJudge, Judge, JudgeClient, JudgeConfig};
 use tvir_rubric::RubricSet;
-use tvir_sources::{FetchOptions, Fetcher};
+use tvir_sources::Fetcher;
 use tvir_store::Store;
 
 /// Boxed so the `Command` enum stays small (clippy's large_enum_variant).
@@ -32,189 +32,11 @@ pub struct EvalArgs {
     pub options: Box<EvalOptions>,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct EvalOptions {
-    /// Reports: ROOT/{system}/{task_id}/report.md (or one report folder or file).
-    #[arg(long, required_unless_present = "example")]
-    pub reports: Option<PathBuf>,
-    /// Task file (TVIR-Bench query.json).
-    #[arg(long, required_unless_present = "example")]
-    pub tasks: Option<PathBuf>,
-    /// Output folder.
-    #[arg(long, required_unless_present = "example")]
-    pub out: Option<PathBuf>,
-    /// Evaluate the example benchmark built into the binary (two systems x three
-    /// tasks), writing into OUT; stands for --reports, --tasks and --out.
-    #[arg(long, value_name = "OUT", conflicts_with_all = ["reports", "tasks", "out"])]
-    pub example: Option<PathBuf>,
-    /// Only these systems (repeatable).
-    #[arg(long = "system")]
-    pub systems: Vec<String>,
-    /// Only these task ids (repeatable).
-    #[arg(long = "task")]
-    pub task_ids: Vec<String>,
-    /// Judge model name (also the output folder name).
-    #[arg(long, env = "TVIR_JUDGE_MODEL")]
-    pub judge_model: Option<String>,
-    /// Any OpenAI-compatible server, e.g. http://localhost:8000/v1.
-    #[arg(long, env = "OPENAI_BASE_URL")]
-    pub base_url: Option<String>,
-    /// Judge requests in flight.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
-    #[arg(long)]
-    pub rpm: Option<u32>,
-    #[arg(long)]
-    pub tpm: Option<u32>,
-    /// Independent judge samples (output folders get a -run{k} suffix).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub runs: u32,
-    /// Judge and page cache (SQLite); default in the user's cache directory.
-    #[arg(long)]
-    pub cache: Option<PathBuf>,
-    /// Settings file (default: ./tvir.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub browser: crate::config::BrowserArgs,
-    #[command(flatten)]
-    pub fetch: FetchOptions,
-    /// Only judge-free metrics; judged metrics are reported as not evaluated.
-    #[arg(long)]
-    pub no_judge: bool,
-    /// Count judge calls and estimated tokens, call nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Stop scheduling new judge calls once this much (USD) is spent.
-    #[arg(long)]
-    pub max_cost: Option<f64>,
-    /// Completion-token limit of every judge call (default: derived from each
-    /// rubric's answer schema, or the rubric's `max_tokens`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: Option<u32>,
-    /// Timeout of one judge attempt, in seconds (default 120), for prompts up to 4,096
-    /// tokens; longer prompts get it in proportion.
-    #[arg(long, value_name = "SECS")]
-    pub judge_timeout: Option<f64>,
-    /// Retries of a judge call after a transient error (timeout, 429, 5xx); default 9.
-    #[arg(long, value_name = "N")]
-    pub judge_retries: Option<u32>,
-    /// Skip the vision check and treat the judge as able to read images.
-    #[arg(long)]
-    pub assume_vision: bool,
-    /// Ignore what earlier runs learnt about the judge server and model (accepted
-    /// parameters, vision, prompts too long for its context) and learn it again,
-    /// e.g. after the server was restarted with a longer context.
-    #[arg(long)]
-    pub relearn_judge: bool,
-    /// Folder of rubric TOML files overriding the built-in ones.
-    #[arg(long)]
-    pub rubrics: Option<PathBuf>,
-    /// Folder of prompt templates ({id}.j2) overriding the built-in ones.
-    #[arg(long)]
-    pub prompts: Option<PathBuf>,
-    /// Every setting of the reference evaluator at once (`reference`: extraction
-    /// judge, dedup judge-all, fetcher serper, figure kinds path, aggregates
-    /// present, rounding reference, settle none, CSC unreadable judge, answers
-    /// json, MC band judge, prompt order reference); a flag
-    /// given beside it overrides that one setting. Recorded in run.json and every
-    /// report.json as "protocol". [default: default]
-    #[arg(long, value_enum)]
-    pub protocol: Option<ProtocolArg>,
-    /// Fact de-duplication: pre-filter, judge-all (reference), off.
-    /// [default: prefilter]
-    #[arg(long, value_enum)]
-    pub dedup: Option<DedupArg>,
-    /// Which facts duplicate pairs drop: reference (the later member of every
-    /// duplicate pair, as the reference evaluator) or first-kept (only a fact that
-    /// duplicates an earlier kept fact).
-    #[arg(long, value_enum, default_value_t = DedupKeepArg::Reference)]
-    pub dedup_keep: DedupKeepArg,
-    /// Keep the original captions for the report-level judges.
-    #[arg(long)]
-    pub no_caption_revision: bool,
-    /// Judges that read revised captions: reference (IA, MC, WQ, ADB, FLC: the
-    /// reference evaluator's code, the default) or paper (IA and MC).
-    #[arg(long, value_enum, default_value_t = RevisionScopeArg::Reference)]
-    pub revision_scope: RevisionScopeArg,
-    /// Count failed units as 0 instead of leaving them out of the mean.
-    #[arg(long)]
-    pub failed_as_zero: bool,
-    /// Pixel size of figures sent to vision judges: original (as the reference
-    /// evaluator; long side still bounded at 8,000 px) or N (long side at most N).
-    #[arg(long, value_name = "original|N", default_value = "original", value_parser = parse_image_size)]
-    pub image_size: ImageSize,
-    /// Longest text (characters) shown per cited page; 0 = whole pages (the
-    /// default). A page longer than the cap, or than the judge's known context
-    /// window allows, is cut to the passages closest to the claim, recorded in the
-    /// unit's `source_cuts`.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub source_chars: usize,
-    /// Chart-Source Consistency when every cited page of a chart is unreadable:
-    /// judge (asked with each page's fetch error as its text, as the reference
-    /// evaluator and METRICS.md) or zero (settled at 0, no call). [default: judge]
-    #[arg(long, value_enum)]
-    pub csc_unreadable: Option<CscUnreadableArg>,
-    /// Pages that gave no text and remote figures that could not be downloaded:
-    /// ours (a page shown to CS/CSC with why it could not be read, a figure not
-    /// fetched skipped) or reference (the page text the reference's pipeline gives:
-    /// empty for an empty page, its error line for a failed fetch; such a figure
-    /// scores 0 and counts). [default: ours]
-    #[arg(long, value_enum)]
-    pub unread: Option<UnreadArg>,
-    /// How a figure's kind is decided: content (its path, then file name, alt text
-    /// and caption; ours) or path (path prefix alone: images/ or an address is an
-    /// image, charts/ a chart, else unknown; the reference). [default: content]
-    #[arg(long, value_enum)]
-    pub figure_kinds: Option<FigureKindsArg>,
-    /// TA, VA and Overall when one of their metrics is not evaluated: complete
-    /// (left empty; ours) or present (the mean of the metrics present; the
-    /// reference). [default: complete]
-    #[arg(long, value_enum)]
-    pub aggregates: Option<AggregatesArg>,
-    /// Score precision: full (ours) or reference (every metric to 4 decimals, the
-    /// aggregates again). [default: full]
-    #[arg(long, value_enum)]
-    pub rounding: Option<RoundingArg>,
-    /// Units whose answer is certain: certain (settled without a call, e.g. a fact
-    /// none of whose pages could be read is unknown; ours) or none (asked of the
-    /// judge with the fetch errors as page text; the reference). [default: certain]
-    #[arg(long, value_enum)]
-    pub settle: Option<SettleArg>,
-    /// How the judge answers: schema (a schema-constrained answer, json_schema;
-    /// ours) or json (plain JSON, json_object with the schema in the prompt, the
-    /// reply parsed and checked; the reference). [default: schema]
-    #[arg(long, value_enum)]
-    pub answers: Option<AnswersArg>,
-    /// Multimodal Composition's variety band: code (computed from the answer's
-    /// topic class and sub-type counts and enforced: a score outside it is scored
-    /// at its nearest end; ours) or judge (the judge applies it, its score stands;
-    /// the reference). [default: code]
-    #[arg(long, value_enum)]
-    pub mc_band: Option<McBandArg>,
-    /// How each judge request is laid out: cached (a short system message shared
-    /// between judges, the inputs before the instructions, cited pages by
-    /// reference number, so requests share cacheable prefixes; ours) or reference
-    /// (the rubric as the system message, the inputs in the reference evaluator's
-    /// order as the user message, cited pages in citation order). The same text
-    /// either way. [default: cached]
-    #[arg(long, value_enum)]
-    pub prompt_order: Option<PromptOrderArg>,
-    /// Who extracts references and facts: rules (the parser), judge (the judge for
-    /// every report), auto (the judge only for reports whose parse the self-check
-    /// calls suspect). Default: auto when a judge is configured, else rules.
-    #[arg(long, value_enum)]
-    pub extraction: Option<ExtractionArg>,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub batch: super::batch::BatchArgs,
-}
+mod options;
+pub use options::EvalOptions;
 
 mod choices;
 mod protocol;
-use choices::parse_image_size;
 pub use choices::*;
 
 const JUDGE_ADDS: &str = "A judge would add Citation Support, Instruction Alignment, Writing Quality, \

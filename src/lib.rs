@@ -22,6 +22,7 @@ pub mod config;
 pub mod eval;
 pub mod example;
 pub mod fetch;
+pub mod help_heading;
 pub mod iq;
 pub mod journal;
 pub mod parse;

@@ -99,6 +99,7 @@ pub struct CompareArgs {
     /// Pick this budget when a folder holds several.
     #[arg(long)]
     pub budget: Option<u32>,
+    /// Print the comparison as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }
@@ -112,8 +113,10 @@ pub struct SweepArgs {
     /// Where to write the SVG line chart.
     #[arg(long, default_value = "reporef_sweep.svg")]
     pub svg: PathBuf,
+    /// Title of the chart.
     #[arg(long, default_value = "RepoRef: accuracy by tool-call budget")]
     pub title: String,
+    /// Print the sweep as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }

@@ -41,6 +41,7 @@ pub struct SummarizeArgs {
     /// Task file (TVIR `query.json`) for breakdowns by language, complexity, domain.
     #[arg(long)]
     pub tasks: Option<PathBuf>,
+    /// Output format: a terminal table, Markdown, CSV, JSON or a folder of HTML pages.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Table)]
     pub format: SummaryFormat,
     /// `tvir agree --json` outputs to show (HTML, JSON, Markdown, table).

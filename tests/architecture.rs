@@ -390,12 +390,21 @@ fn named_paths(text: &str) -> Vec<&str> {
 
 #[test]
 fn the_docs_name_only_files_that_exist() {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+    // Every page of the guide site, sub-folders included.
+    let mut docs: Vec<PathBuf> = Vec::new();
+    let mut folders = vec![root().join("docs")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                docs.push(path);
+            }
+        }
+    }
     docs.push(root().join("README.md"));
+    docs.push(root().join("CHANGELOG.md"));
     docs.push(root().join("ARCHITECTURE.md"));
     let mut missing = Vec::new();
     for doc in docs {

@@ -15,6 +15,7 @@ mod batch_reattach;
 mod chart_files_whole;
 mod charts_render;
 mod ci_budget;
+mod docs_reference;
 mod eval_batch;
 mod eval_batch_waves;
 mod eval_cli;

@@ -7,16 +7,21 @@ use std::time::Duration;
 use super::backends::ApiKey;
 use super::{Backend, FetchConfig};
 
+/// `--help` shows these under the heading "Pages" (the command line's headings are
+/// named in `tvir_cli::help_heading`; this crate does not depend on it).
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Pages")]
 pub struct FetchOptions {
-    /// How source pages are read: directly, or through Serper's scraper
-    /// (SERPER_API_KEY, optional SERPER_BASE_URL; the reference evaluator's page
-    /// text, set by `tvir eval --protocol reference`) or Jina Reader (optional
-    /// JINA_API_KEY). [default: direct]
+    /// How source pages are read: direct, serper or jina. [default: direct]
+    ///
+    /// serper: Serper's scraper (SERPER_API_KEY, optional SERPER_BASE_URL; the
+    /// reference evaluator's page text, set by `tvir eval --protocol reference`);
+    /// jina: Jina Reader (optional JINA_API_KEY).
     #[arg(long = "fetcher", value_enum)]
     pub fetcher: Option<Backend>,
-    /// Permit fetching loopback, private, link-local and other non-public addresses
-    /// (off by default: reports are untrusted input).
+    /// Permit fetching loopback, private, link-local and other non-public addresses.
+    ///
+    /// Off by default: reports are untrusted input.
     #[arg(long)]
     pub allow_private: bool,
     /// No network at all: pages come only from the cache and --sources.

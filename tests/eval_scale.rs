@@ -185,12 +185,20 @@ fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
     let names: Vec<&str> = cs.iter().map(|u| u["unit"].as_str().unwrap()).collect();
     assert_eq!(names, ["fact:1", "fact:3"]);
     assert_eq!(cs[0]["detail"]["merged_duplicates"], json!([2]));
-    let first: Vec<(u64, &str)> = cs[0]["detail"]["dedup"]
-        .as_array()
-        .unwrap()
+    // Each pair's decision is written once, in its first fact's detail: later
+    // fact numbers by decision, then by what decided it.
+    let dedup_detail = cs[0]["detail"]["dedup"].as_object().unwrap();
+    let mut first: Vec<(u64, &str)> = dedup_detail
         .iter()
-        .map(|d| (d["fact"].as_u64().unwrap(), d["decision"].as_str().unwrap()))
+        .flat_map(|(decision, by)| {
+            by.as_object()
+                .unwrap()
+                .values()
+                .flat_map(|facts| facts.as_array().unwrap())
+                .map(move |f| (f.as_u64().unwrap(), decision.as_str()))
+        })
         .collect();
+    first.sort();
     assert_eq!(first, [(2, "merged"), (3, "kept")]);
     // Each source says how its fetch ended (read from the sources file) and how
     // much of it the judge was given.
@@ -316,7 +324,9 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
 
     // Same tree again into a new output folder: every answer from the cache, no
     // figure decoded or encoded for the judges, and every thumbnail of the new
-    // folder copied from the store by content hash (none decoded).
+    // folder there again: each distinct picture taken once from the cache by
+    // content hash (none decoded) into the folder's own store, every report's copy
+    // linked to it.
     let (_, run2) = run("out2");
     assert_eq!(mock.requests(), calls, "the re-run must call nothing");
     assert_eq!(run2["figures"]["encoded"], 0, "{run2}");
@@ -326,8 +336,16 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
         run2["figures"]["thumbnails_written"], run1["figures"]["thumbnails_written"],
         "{run2}"
     );
+    let distinct = |out: &str| {
+        std::fs::read_dir(dir.path().join(out).join(".thumbnails"))
+            .map(|d| d.count() as u64)
+            .unwrap_or(0)
+    };
+    assert!(distinct("out1") > 0, "no thumbnail store in out1");
+    assert_eq!(distinct("out2"), distinct("out1"));
     assert_eq!(
-        run2["figures"]["thumbnails_reused"], run1["figures"]["thumbnails_written"],
+        run2["figures"]["thumbnails_reused"].as_u64(),
+        Some(distinct("out2")),
         "{run2}"
     );
     assert_eq!(run2["cache_hits"], run2["answers"]);
@@ -342,7 +360,13 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     assert!(new_calls > 0);
     // The journal names the report of every call: each one the cache did not answer
     // is the edited report's, and every other report's calls are cache hits.
-    let journal = std::fs::read_to_string(dir.path().join("out3/judge-journal.jsonl")).unwrap();
+    let mut journal = String::new();
+    std::io::Read::read_to_string(
+        &mut tvir_judge::journal::open_lines(&dir.path().join("out3/judge-journal.jsonl.zst"))
+            .unwrap(),
+        &mut journal,
+    )
+    .unwrap();
     let lines: Vec<Value> = journal
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -536,15 +536,16 @@ async fn reader_backends_go_through_the_service() {
     let page = jina.page("https://example.invalid/captcha").await;
     assert_eq!(page.status, PageStatus::Blocked, "{page:?}");
 
-    // No key: the fetcher still starts; only a page really to be fetched fails,
-    // naming the key, and it is not cached (a later run with the key fetches it).
+    // No key: the fetcher still starts; only a page really to be fetched is
+    // unavailable in this run (its units fail), naming the key, and it is not
+    // cached (a later run with the key fetches it).
     let keyless = fetcher(FetchConfig {
         backend: Backend::Serper,
         serper_base_url: Some(server.url("/serper")),
         ..local_config()
     });
     let page = keyless.page("https://example.invalid/other").await;
-    assert_eq!(page.status, PageStatus::Failed, "{page:?}");
+    assert_eq!(page.status, PageStatus::Unavailable, "{page:?}");
     assert!(
         page.reason
             .as_deref()

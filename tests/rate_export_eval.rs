@@ -1,9 +1,10 @@
 //! `tvir rate export OUT DIR` from an eval output: an HTML report whose page draws a
-//! chart by script and shows a local picture, judged by the mock judge, then
-//! exported as a study. The chart PNG the eval wrote is a picture of the task, and
-//! the pictures the judge received are the task's pictures, as the judge gets them
-//! (on white, long side bounded), no more and no fewer. With Chromium (no chart
-//! library needed: the chart is an SVG drawn by an inline script).
+//! chart by script and shows a local picture and one embedded as a `data:` URI,
+//! judged by the mock judge, then exported as a study. The chart PNG the eval wrote
+//! is a picture of the task, the embedded picture became a file, and the pictures
+//! the judge received are the task's pictures, as the judge gets them (on white,
+//! long side bounded), no more and no fewer. With Chromium (no chart library
+//! needed: the chart is an SVG drawn by an inline script).
 
 use crate::common;
 
@@ -14,6 +15,20 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use common::charts::{chromium, ChartRun};
+
+/// A picture the report carries inside itself, as a `data:` URI.
+fn embedded() -> String {
+    let img = image::RgbImage::from_fn(60, 40, |x, y| {
+        image::Rgb([200, (x * 4) as u8, (y * 6) as u8])
+    });
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    )
+}
 
 fn fixture(dir: &Path) {
     let report = dir.join("reports/sysA/ferry1");
@@ -33,6 +48,10 @@ fn fixture(dir: &Path) {
   <img src="images/pier.png" alt="The new pier">
   <figcaption>Figure 2: The new pier at dusk. Source: [1]</figcaption>
 </figure>
+<figure>
+  <img src="EMBEDDED" alt="Ferry route map">
+  <figcaption>Figure 3: The two routes. Source: [1]</figcaption>
+</figure>
 <h2>References</h2>
 <ol><li>Ferry office, crossings. https://example.org/ferry/use</li></ol>
 <script>
@@ -50,7 +69,8 @@ fn fixture(dir: &Path) {
 })();
 </script>
 </body></html>
-"#,
+"#
+        .replace("EMBEDDED", &embedded()),
     )
     .unwrap();
     // A picture with some structure and a half-transparent band (the judge gets it
@@ -161,7 +181,8 @@ async fn the_pictures_of_an_exported_task_are_the_ones_the_judge_saw() {
             std::fs::read(study.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
         })
         .collect();
-    assert_eq!(shown.len(), 2, "the chart and the pier: {html}");
+    assert!(!html.contains("data:"), "a data: picture left in the task");
+    assert_eq!(shown.len(), 3, "the chart, the pier and the map: {html}");
     assert!(
         shown.contains(&chart_png),
         "the chart PNG the eval wrote is not among the task's pictures"
@@ -170,6 +191,13 @@ async fn the_pictures_of_an_exported_task_are_the_ones_the_judge_saw() {
     assert!(
         shown.contains(&pier),
         "the report's picture is not in the task"
+    );
+    let map = base64::engine::general_purpose::STANDARD
+        .decode(embedded().split_once(',').unwrap().1)
+        .unwrap();
+    assert!(
+        shown.contains(&map),
+        "the embedded picture is not in the task"
     );
 
     // What the judge received: exactly the task's pictures, as a judge gets them.

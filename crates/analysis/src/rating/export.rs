@@ -333,6 +333,25 @@ fn read_picture(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The bytes of a picture embedded as a `data:` URI, with a file name whose
+/// extension says its type.
+fn embedded_picture(uri: &str) -> Result<(Vec<u8>, PathBuf), String> {
+    let bytes = tvir_images::inputs::data_uri_bytes(uri)?;
+    if bytes.len() as u64 > MAX_PICTURE_BYTES {
+        return Err("an embedded picture larger than 20 MiB".into());
+    }
+    let mime = uri[5..].split([';', ',']).next().unwrap_or("");
+    let ext = match mime.to_ascii_lowercase().as_str() {
+        "image/jpeg" | "image/jpg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "image/bmp" => "bmp",
+        _ => "png",
+    };
+    Ok((bytes, PathBuf::from(format!("embedded.{ext}"))))
+}
+
 /// A picture's file name in the study: the task key, its number, and an extension
 /// Label Studio serves as an image.
 fn picture_name(key: &str, n: usize, path: &Path) -> String {
@@ -394,7 +413,7 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
     let mut notes = Vec::new();
     let root = std::fs::canonicalize(&rep.root).unwrap_or(rep.root.clone());
     for f in &rep.figures {
-        if f.render.is_some() || f.content.contains("://") || f.content.starts_with("data:") {
+        if f.render.is_some() || f.content.contains("://") {
             continue;
         }
         let Some(span) = text.get(f.span.clone()) else {
@@ -403,18 +422,25 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
         let Some(at) = span.find(f.content.as_str()) else {
             continue;
         };
-        let file = root.join(&f.content);
-        let inside = std::fs::canonicalize(&file).is_ok_and(|p| p.starts_with(&root));
-        if !inside {
-            notes.push(format!(
-                "{}: picture {:?} not found in the report's folder",
-                r.path.display(),
-                f.content
-            ));
-            continue;
-        }
-        match read_picture(&file) {
-            Ok(bytes) => {
+        // A picture the report embeds as a `data:` URI becomes a file too: Label
+        // Studio would show it broken.
+        let picture = if f.content.starts_with("data:") {
+            embedded_picture(&f.content).map_err(|m| format!("{}: {m}", r.path.display()))
+        } else {
+            let file = root.join(&f.content);
+            let inside = std::fs::canonicalize(&file).is_ok_and(|p| p.starts_with(&root));
+            if !inside {
+                notes.push(format!(
+                    "{}: picture {:?} not found in the report's folder",
+                    r.path.display(),
+                    f.content
+                ));
+                continue;
+            }
+            read_picture(&file).map(|b| (b, file))
+        };
+        match picture {
+            Ok((bytes, file)) => {
                 let name = picture_name(key, pictures.len() + 1, &file);
                 let start = f.span.start + at;
                 edits.push((start, start + f.content.len(), picture_url(&name)));

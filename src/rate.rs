@@ -140,8 +140,9 @@ fn run_export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An export of a study holds every report's HTML with its pictures embedded
-/// (about 0.55 MB per report): 800 reports make a 450 MB file.
+/// An export of a study holds every report's HTML (the pictures are URLs; studies
+/// exported before they were files embed them, about 0.55 MB per report, so 800
+/// reports make a 450 MB file).
 const MAX_EXPORT_BYTES: u64 = 4 << 30;
 
 /// Read and parse a Label Studio export (bounded).

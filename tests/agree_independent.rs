@@ -332,3 +332,178 @@ fn eval_folders_two_judges_and_runs() {
     assert_eq!(code, 2);
     assert!(err.contains("\"zz\""), "{err}");
 }
+
+/// A record of judge `j` with a TA score and the task's language.
+fn write_lang_record(root: &std::path::Path, system: &str, task: &str, lang: &str, ta: f64) {
+    write_record(root, system, task, "j", ta);
+    let path = root.join(system).join(task).join("j/report.json");
+    let mut rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    rec["language"] = lang.into();
+    std::fs::write(&path, rec.to_string()).unwrap();
+}
+
+/// The per-language and per-system breakdown of judge vs two raters, on numbers
+/// chosen so that every figure is worked out by hand in the comments: the raters
+/// follow the judge's order on the English tasks and reverse it on the Chinese
+/// ones, so the whole-study PAR hides what each language shows.
+#[test]
+fn per_language_and_per_system_breakdowns_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // (system, task, language, judge TA, rater h1, rater h2)
+    let rows = [
+        ("p", "t1", "en", 80.0, 90.0, 70.0),
+        ("q", "t1", "en", 60.0, 60.0, 60.0),
+        ("r", "t1", "en", 40.0, 40.0, 40.0),
+        ("p", "t2", "en", 70.0, 70.0, 70.0),
+        ("q", "t2", "en", 50.0, 55.0, 45.0),
+        ("r", "t2", "en", 30.0, 30.0, 30.0),
+        ("p", "t3", "zh", 30.0, 70.0, 70.0),
+        ("q", "t3", "zh", 50.0, 50.0, 50.0),
+        ("r", "t3", "zh", 70.0, 30.0, 30.0),
+        ("p", "t4", "zh", 20.0, 50.0, 70.0),
+        ("q", "t4", "zh", 40.0, 30.0, 10.0),
+        ("r", "t4", "zh", 60.0, 30.0, 50.0),
+    ];
+    let mut csv = String::from("system,task_id,annotator,ta\n");
+    for (s, t, lang, j, h1, h2) in rows {
+        write_lang_record(&out, s, t, lang, j);
+        csv.push_str(&format!("{s},{t},h1,{h1}\n{s},{t},h2,{h2}\n"));
+    }
+    let ratings = dir.path().join("ratings.csv");
+    std::fs::write(&ratings, csv).unwrap();
+    let (code, json, err) = tvir(&[
+        "agree",
+        out.to_str().unwrap(),
+        ratings.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let group = |by: &str, name: &str| -> serde_json::Value {
+        v["breakdowns"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no breakdowns: {v}"))
+            .iter()
+            .find(|g| g["by"] == by && g["group"] == name)
+            .unwrap_or_else(|| panic!("no {by} {name}: {}", v["breakdowns"]))
+            .clone()
+    };
+    let num = |x: &serde_json::Value, what: &str| -> f64 {
+        x.as_f64().unwrap_or_else(|| panic!("{what}: {x}"))
+    };
+    let near = |x: &serde_json::Value, want: f64, what: &str| {
+        let got = num(x, what);
+        assert!((got - want).abs() < 1e-9, "{what}: {got}, by hand {want}");
+    };
+    let groups: Vec<(String, String)> = v["breakdowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["by"].as_str().unwrap().to_string(),
+                g["group"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("language", "en"),
+        ("language", "zh"),
+        ("system", "p"),
+        ("system", "q"),
+        ("system", "r"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(groups, want);
+
+    // Whole study: the raters' means are t1 p80 q60 r40, t2 p70 q50 r30 (the
+    // judge's order), t3 p70 q50 r30 (reversed), t4 p60 q20 r40 (q<r as the judge,
+    // p first against it): 3 + 3 + 0 + 1 agreeing pairs of 12.
+    let ta = &v["levels"]["ta"];
+    near(&ta["par"], 7.0 / 12.0, "study par");
+    assert_eq!(ta["pairs"], 12);
+
+    // English: every pair agrees; system means judge p75 q55 r35, raters the same.
+    let en = group("language", "en");
+    let l = &en["levels"]["ta"];
+    near(&l["par"], 1.0, "en par");
+    assert_eq!(
+        (l["pairs"].as_u64(), l["agreeing_pairs"].as_u64()),
+        (Some(6), Some(6))
+    );
+    near(&l["opc"], 1.0, "en opc");
+    near(&l["osc"], 1.0, "en osc");
+    assert_eq!(
+        (l["tasks"].as_u64(), l["cells"].as_u64()),
+        (Some(2), Some(6))
+    );
+    assert_eq!(
+        (l["raters"].as_u64(), l["ratings"].as_u64()),
+        (Some(2), Some(12))
+    );
+    // h1 and h2 order every English pair alike.
+    let r = &en["raters"]["b"]["levels"]["ta"];
+    near(&r["par"]["par"], 1.0, "en rater par");
+    assert_eq!(
+        (r["reports"].as_u64(), r["ratings"].as_u64()),
+        (Some(6), Some(12))
+    );
+
+    // Chinese: t3 0 of 3, t4 1 of 3 (q<r). System means judge p25 q45 r65, raters
+    // p65 q35 r35: centred (-20, 0, 20) and (20, -10, -10), so OPC = -600 /
+    // sqrt(800 * 600) = -sqrt(3)/2; ranks (1, 2, 3) and (3, 1.5, 1.5) give the same.
+    let zh = group("language", "zh");
+    let l = &zh["levels"]["ta"];
+    near(&l["par"], 1.0 / 6.0, "zh par");
+    assert_eq!(
+        (l["pairs"].as_u64(), l["agreeing_pairs"].as_u64()),
+        (Some(6), Some(1))
+    );
+    near(&l["opc"], -(3f64.sqrt()) / 2.0, "zh opc");
+    near(&l["osc"], -(3f64.sqrt()) / 2.0, "zh osc");
+    assert_eq!(
+        (l["raters"].as_u64(), l["ratings"].as_u64()),
+        (Some(2), Some(12))
+    );
+    // h1 and h2: t3 identical (3 of 3); t4 p>q, p>r alike, q=r for h1 but q<r for
+    // h2 (2 of 3).
+    let r = &zh["raters"]["b"]["levels"]["ta"];
+    near(&r["par"]["par"], 5.0 / 6.0, "zh rater par");
+    // Krippendorff's alpha of the Chinese reports alone, from its definition.
+    let units: Vec<Vec<f64>> = rows
+        .iter()
+        .filter(|r| r.2 == "zh")
+        .map(|r| vec![r.4, r.5])
+        .collect();
+    near(
+        &r["alpha"],
+        crate::label_studio::alpha_ordinal(&units),
+        "zh alpha",
+    );
+
+    // Per system: the pairs of that system with the two others in each task. p:
+    // 4 of 4 in English, 0 of 4 in Chinese; q and r also win their t4 pair (q<r).
+    for (sys, agreeing) in [("p", 4), ("q", 5), ("r", 5)] {
+        let g = group("system", sys);
+        let l = &g["levels"]["ta"];
+        assert_eq!(
+            (l["pairs"].as_u64(), l["agreeing_pairs"].as_u64()),
+            (Some(8), Some(agreeing)),
+            "{sys}"
+        );
+        near(&l["par"], agreeing as f64 / 8.0, sys);
+        assert!(l["opc"].is_null() && l["osc"].is_null(), "{sys}: {l}");
+        assert_eq!(
+            (l["tasks"].as_u64(), l["cells"].as_u64()),
+            (Some(4), Some(4))
+        );
+        assert_eq!(
+            (l["raters"].as_u64(), l["ratings"].as_u64()),
+            (Some(2), Some(8))
+        );
+    }
+}

@@ -3,7 +3,9 @@
 //! REST API, the tasks imported, three raters' annotations posted (one cancelled,
 //! one with a dimension left blank, "not applicable" for VA where a report has no
 //! figure), the project exported as JSON, JSON-MIN and CSV, and `tvir agree` on
-//! each export checked against a computation of our own here. Needs Label Studio
+//! each export checked against a computation of our own here. The server runs with
+//! local file serving on the study folder, as STUDY.md says, and every picture a
+//! task shows is fetched through it. Needs Label Studio
 //! (`TVIR_LABEL_STUDIO`, set by `.ci/run`, or `target/ci/label-studio`); skips
 //! through the shared rule otherwise.
 
@@ -102,7 +104,7 @@ async fn call(
 
 /// Krippendorff's alpha (ordinal) written from its pairwise definition: the mean
 /// squared rank distance within reports over the one between all pairable values.
-fn alpha_ordinal(units: &[Vec<f64>]) -> f64 {
+pub(crate) fn alpha_ordinal(units: &[Vec<f64>]) -> f64 {
     let units: Vec<&Vec<f64>> = units.iter().filter(|u| u.len() >= 2).collect();
     let all: Vec<f64> = units.iter().flat_map(|u| u.iter().copied()).collect();
     let n = all.len() as f64;
@@ -170,6 +172,78 @@ fn close(a: &Value, b: Option<f64>, what: &str) {
     }
 }
 
+/// Every picture of every imported task, fetched through the server as the
+/// rater's browser fetches it: 200, an image, the bytes of the study's file; and
+/// every file of `pictures/` shown by some task.
+async fn check_pictures(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    ls_tasks: &[Value],
+    study: &Path,
+) {
+    let img = scraper::Selector::parse("img").unwrap();
+    let mut shown = BTreeSet::new();
+    let mut decoded = 0;
+    for t in ls_tasks {
+        let html = scraper::Html::parse_fragment(t["data"]["report"].as_str().unwrap());
+        for e in html.select(&img) {
+            let src = e.value().attr("src").unwrap_or_default();
+            let rel = src
+                .strip_prefix("/data/local-files/?d=")
+                .unwrap_or_else(|| {
+                    panic!(
+                        "task {}: picture {src:?} not served by Label Studio",
+                        t["id"]
+                    )
+                });
+            let resp = http
+                .get(format!("{base}{src}"))
+                .header("Authorization", format!("Token {token}"))
+                .send()
+                .await
+                .unwrap();
+            let status = resp.status();
+            let kind = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let body = resp.bytes().await.unwrap();
+            assert_eq!(status, 200, "{src}");
+            assert!(kind.starts_with("image/"), "{src}: {kind}");
+            let file = std::fs::read(study.join(rel)).unwrap();
+            assert!(
+                body.as_ref() == file.as_slice(),
+                "{src}: {} bytes served, {} in the study",
+                body.len(),
+                file.len()
+            );
+            // The example holds a truncated picture on purpose (a reader sees it
+            // broken too): it is passed on as it is; every other one decodes.
+            if image::load_from_memory(&file).is_ok() {
+                decoded += 1;
+            } else {
+                assert!(
+                    !file.starts_with(b"\x89PNG"),
+                    "{src}: a PNG that does not decode"
+                );
+            }
+            shown.insert(rel.to_string());
+        }
+    }
+    let files: BTreeSet<String> = std::fs::read_dir(study.join("pictures"))
+        .unwrap()
+        .map(|e| format!("pictures/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    assert_eq!(shown, files);
+    assert!(
+        decoded >= 4 && decoded + 1 >= files.len(),
+        "{decoded} of {files:?} decode"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn study_round_trip_through_a_real_label_studio() {
     let Some(bin) = label_studio() else {
@@ -226,6 +300,20 @@ async fn study_round_trip_through_a_real_label_studio() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // Local file serving on the study folder, as STUDY.md tells the coordinator.
+    let root = std::fs::canonicalize(&study).unwrap();
+    let study_md = std::fs::read_to_string(study.join("STUDY.md")).unwrap();
+    for needle in [
+        "LOCAL_FILES_SERVING_ENABLED=true".to_string(),
+        format!("LOCAL_FILES_DOCUMENT_ROOT='{}'", root.display()),
+        format!("\"path\":\"{}\"", root.join("pictures").display()),
+        "/api/storages/localfiles".to_string(),
+    ] {
+        assert!(
+            study_md.contains(&needle),
+            "STUDY.md lacks {needle}: {study_md}"
+        );
+    }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -234,6 +322,8 @@ async fn study_round_trip_through_a_real_label_studio() {
     let log = std::fs::File::create(tmp.path().join("server.log")).unwrap();
     let _server = Server(
         ls_command(&bin, &data)
+            .env("LOCAL_FILES_SERVING_ENABLED", "true")
+            .env("LOCAL_FILES_DOCUMENT_ROOT", &root)
             .args(["start", "--no-browser", "--host", "127.0.0.1", "--port"])
             .arg(port.to_string())
             .stdin(Stdio::null())
@@ -272,6 +362,14 @@ async fn study_round_trip_through_a_real_label_studio() {
     .await;
     let pid = p["id"].as_u64().unwrap();
     assert_eq!(p["maximum_annotations"], 3);
+    call(
+        &http,
+        reqwest::Method::POST,
+        format!("{base}/api/storages/localfiles"),
+        owner,
+        Some(json!({"project": pid, "path": root.join("pictures"), "title": "study pictures"})),
+    )
+    .await;
     let imported = call(
         &http,
         reqwest::Method::POST,
@@ -291,6 +389,7 @@ async fn study_round_trip_through_a_real_label_studio() {
     .await;
     let ls_tasks = listed["tasks"].as_array().unwrap();
     assert_eq!(ls_tasks.len(), n_tasks);
+    check_pictures(&http, &base, owner, ls_tasks, &study).await;
 
     // Expected values, kept as we post them: (system, task) per rater and dimension.
     let mut expected: BTreeMap<&str, BTreeMap<String, Table>> = BTreeMap::new();

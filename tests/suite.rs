@@ -61,6 +61,7 @@ mod parse_html;
 mod parse_md_dialects;
 mod parse_props;
 mod prompt_layout;
+mod rate_export_eval;
 mod reporef_fixtures;
 mod reporef_props;
 mod selfcheck_mutation;

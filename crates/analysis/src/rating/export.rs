@@ -1,13 +1,19 @@
 //! A Label Studio study folder: one blind task per report (its text as HTML with
-//! every picture inline, the pictures embedded so the folder works offline), the
-//! labeling configuration, the sampling plan and the coordinator's instructions.
+//! every picture inline), the pictures as files that Label Studio's local file
+//! storage serves (so the study works offline), the labeling configuration, the
+//! sampling plan and the coordinator's instructions.
+//!
+//! Pictures are not embedded as `data:` URIs: Label Studio 1.23 renders a
+//! `HyperText` value through a sanitizer that empties such an `src`, and the rater
+//! sees a broken image. An `src` of `/data/local-files/?d=pictures/NAME` is kept,
+//! and the server answers it from `LOCAL_FILES_DOCUMENT_ROOT` (the study folder)
+//! once the project has a local storage on `pictures/`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use base64::Engine as _;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -308,42 +314,91 @@ fn inert(html: &str) -> String {
     JS_URL.replace_all(&s, "blocked:").into_owned()
 }
 
-fn mime_of(path: &Path) -> &'static str {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_lowercase)
-        .as_deref()
-    {
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        Some("svg") => "image/svg+xml",
-        Some("bmp") => "image/bmp",
-        _ => "image/png",
-    }
+/// The folder of the study that holds the pictures; Label Studio's local storage
+/// is added on it (a storage may not be the document root itself).
+pub const PICTURES_DIR: &str = "pictures";
+
+/// The URL under which Label Studio serves the study's picture `name`, relative to
+/// its own address, when `LOCAL_FILES_DOCUMENT_ROOT` is the study folder.
+pub fn picture_url(name: &str) -> String {
+    format!("/data/local-files/?d={PICTURES_DIR}/{name}")
 }
 
-/// A picture as a `data:` URI, or why not.
-fn data_uri(path: &Path) -> Result<(String, Vec<u8>), String> {
+/// A picture's bytes, or why not.
+fn read_picture(path: &Path) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if meta.len() > MAX_PICTURE_BYTES {
         return Err(format!("{}: larger than 20 MiB", path.display()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let uri = format!(
-        "data:{};base64,{}",
-        mime_of(path),
-        base64::engine::general_purpose::STANDARD.encode(&bytes)
-    );
-    Ok((uri, bytes))
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The bytes of a picture embedded as a `data:` URI, with a file name whose
+/// extension says its type.
+fn embedded_picture(uri: &str) -> Result<(Vec<u8>, PathBuf), String> {
+    let bytes = tvir_images::inputs::data_uri_bytes(uri)?;
+    if bytes.len() as u64 > MAX_PICTURE_BYTES {
+        return Err("an embedded picture larger than 20 MiB".into());
+    }
+    let mime = uri[5..].split([';', ',']).next().unwrap_or("");
+    let ext = match mime.to_ascii_lowercase().as_str() {
+        "image/jpeg" | "image/jpg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "image/bmp" => "bmp",
+        _ => "png",
+    };
+    Ok((bytes, PathBuf::from(format!("embedded.{ext}"))))
+}
+
+/// A picture's file name in the study: the task key, its number, and an extension
+/// Label Studio serves as an image.
+fn picture_name(key: &str, n: usize, path: &Path) -> String {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_lowercase)
+        .filter(|e| {
+            matches!(
+                e.as_str(),
+                "png" | "jpg" | "jpeg" | "gif" | "webp" | "svg" | "bmp"
+            )
+        })
+        .unwrap_or_else(|| "png".into());
+    format!("{key}-{n}.{ext}")
+}
+
+/// The end of the element whose opening tag starts at `pos` when it holds nothing
+/// but white space, as `<svg id="c" width="320"></svg>` or `<canvas id="c"/>`.
+fn empty_element_end(text: &str, pos: usize) -> Option<usize> {
+    let rest = text.get(pos + 1..)?;
+    let name_len = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
+    if name_len == 0 {
+        return None;
+    }
+    let name = &rest[..name_len];
+    let open_end = pos + 1 + rest.find('>')? + 1;
+    if text[..open_end].ends_with("/>") {
+        return Some(open_end);
+    }
+    let after = &text[open_end..];
+    let inner = after.len() - after.trim_start().len();
+    let close = format!("</{name}");
+    let close_start = open_end + inner;
+    let found = text.get(close_start..close_start + close.len())?;
+    if !found.eq_ignore_ascii_case(&close) {
+        return None;
+    }
+    Some(close_start + text[close_start..].find('>')? + 1)
 }
 
 /// A task's HTML and what went into it.
 pub struct RenderedTask {
     pub html: String,
     pub figures: usize,
-    /// Pictures shown inline: (file name in the study's `pictures/`, bytes).
+    /// Pictures shown inline: (file name in the study's `pictures/`, bytes); the
+    /// HTML points at each through [`picture_url`].
     pub pictures: Vec<(String, Vec<u8>)>,
     pub notes: Vec<String>,
 }
@@ -358,7 +413,7 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
     let mut notes = Vec::new();
     let root = std::fs::canonicalize(&rep.root).unwrap_or(rep.root.clone());
     for f in &rep.figures {
-        if f.render.is_some() || f.content.contains("://") || f.content.starts_with("data:") {
+        if f.render.is_some() || f.content.contains("://") {
             continue;
         }
         let Some(span) = text.get(f.span.clone()) else {
@@ -367,37 +422,48 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
         let Some(at) = span.find(f.content.as_str()) else {
             continue;
         };
-        let file = root.join(&f.content);
-        let inside = std::fs::canonicalize(&file).is_ok_and(|p| p.starts_with(&root));
-        if !inside {
-            notes.push(format!(
-                "{}: picture {:?} not found in the report's folder",
-                r.path.display(),
-                f.content
-            ));
-            continue;
-        }
-        match data_uri(&file) {
-            Ok((uri, bytes)) => {
+        // A picture the report embeds as a `data:` URI becomes a file too: Label
+        // Studio would show it broken.
+        let picture = if f.content.starts_with("data:") {
+            embedded_picture(&f.content).map_err(|m| format!("{}: {m}", r.path.display()))
+        } else {
+            let file = root.join(&f.content);
+            let inside = std::fs::canonicalize(&file).is_ok_and(|p| p.starts_with(&root));
+            if !inside {
+                notes.push(format!(
+                    "{}: picture {:?} not found in the report's folder",
+                    r.path.display(),
+                    f.content
+                ));
+                continue;
+            }
+            read_picture(&file).map(|b| (b, file))
+        };
+        match picture {
+            Ok((bytes, file)) => {
+                let name = picture_name(key, pictures.len() + 1, &file);
                 let start = f.span.start + at;
-                edits.push((start, start + f.content.len(), uri));
-                let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("png");
-                pictures.push((format!("{key}-{}.{ext}", pictures.len() + 1), bytes));
+                edits.push((start, start + f.content.len(), picture_url(&name)));
+                pictures.push((name, bytes));
             }
             Err(m) => notes.push(m),
         }
     }
     let mut trailing = String::new();
     for (content, png) in &r.charts {
-        let (uri, bytes) = match data_uri(png) {
+        let bytes = match read_picture(png) {
             Ok(x) => x,
             Err(m) => {
                 notes.push(m);
                 continue;
             }
         };
-        let img = format!("\n<p><img src=\"{uri}\" alt=\"chart\" style=\"max-width:100%\"></p>\n");
-        pictures.push((format!("{key}-{}.png", pictures.len() + 1), bytes));
+        let name = picture_name(key, pictures.len() + 1, png);
+        let img = format!(
+            "\n<p><img src=\"{}\" alt=\"chart\" style=\"max-width:100%\"></p>\n",
+            picture_url(&name)
+        );
+        pictures.push((name, bytes));
         let element = content.rsplit_once('#').map(|(_, e)| e).unwrap_or("");
         let anchor = (!element.is_empty())
             .then(|| {
@@ -410,7 +476,11 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
             .flatten();
         match anchor {
             Some(pos) if !edits.iter().any(|e| e.0 <= pos && pos < e.1) => {
-                edits.push((pos, pos, img))
+                // The empty container the script drew into would stay as a blank
+                // box of its size once scripts are removed: the picture takes its
+                // place.
+                let end = empty_element_end(text, pos).unwrap_or(pos);
+                edits.push((pos, end, img))
             }
             _ => trailing.push_str(&img),
         }
@@ -512,9 +582,14 @@ pub fn write_study(
             message: "must be at least 1".into(),
         });
     }
-    let pictures_dir = dir.join("pictures");
+    let pictures_dir = dir.join(PICTURES_DIR);
     std::fs::create_dir_all(&pictures_dir).map_err(|e| ExportError::Write {
         path: pictures_dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    // Label Studio's document root: the study folder as an absolute path.
+    let root = std::fs::canonicalize(dir).map_err(|e| ExportError::Write {
+        path: dir.display().to_string(),
         message: e.to_string(),
     })?;
     let (chosen, strata) = sample(reports, opts.sample, opts.seed);
@@ -581,7 +656,7 @@ pub fn write_study(
     )?;
     bytes += write(
         &dir.join("STUDY.md"),
-        study_md(tasks.len(), opts).as_bytes(),
+        study_md(tasks.len(), opts, &root).as_bytes(),
     )?;
     Ok(StudySummary {
         tasks: tasks.len(),
@@ -591,26 +666,54 @@ pub fn write_study(
     })
 }
 
-fn study_md(n: usize, opts: &StudyOptions) -> String {
+/// A string as one shell word (single quotes).
+fn sh_word(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn study_md(n: usize, opts: &StudyOptions, root: &Path) -> String {
+    let root_s = root.display().to_string();
+    let pictures = root.join(PICTURES_DIR).display().to_string();
+    let storage = serde_json::json!({"project": 0, "path": pictures, "title": "study pictures"})
+        .to_string()
+        .replace('\'', r"'\''")
+        .replace("\"project\":0", "\"project\":'\"$ID\"'");
     format!(
         "# Human rating study\n\n\
 {n} reports, each to be rated by {raters} raters on: {dims}. Raters see the task and the \
 report with its pictures; they do not see which system wrote it or any judge score.\n\n\
+The pictures are files in `{PICTURES_DIR}/`, which Label Studio serves from its local file \
+storage (nothing leaves the machine). The tasks point at them as \
+`/data/local-files/?d={PICTURES_DIR}/NAME`, so Label Studio must be started with this \
+folder as its document root, and the project needs a local storage on `{PICTURES_DIR}/`. \
+If you move this folder, use its new path below.\n\n\
 ## Run it\n\n\
-1. Start Label Studio (`pip install label-studio`, then `label-studio start`) and sign up.\n\
-2. Create a project: paste `config.xml` under Settings > Labeling Interface, and set \
-Settings > Annotation > overlap to {raters} annotations per task (or create it in one call: \
-`curl -X POST -H \"Authorization: Token $TOKEN\" -H 'Content-Type: application/json' \
--d @project.json http://localhost:8080/api/projects`).\n\
-3. Import `tasks.json` (Import button, or `curl -X POST -H \"Authorization: Token $TOKEN\" \
--H 'Content-Type: application/json' --data-binary @tasks.json \
-http://localhost:8080/api/projects/ID/import`). The pictures are inside the tasks, so no \
-file storage is needed; `pictures/` holds the same files for reference.\n\n\
+1. Start Label Studio with local file serving on this folder and sign up:\n\n\
+   ```sh\n\
+   pip install label-studio\n\
+   LOCAL_FILES_SERVING_ENABLED=true LOCAL_FILES_DOCUMENT_ROOT={root_q} label-studio start\n\
+   ```\n\n\
+2. Create the project (your API token is under Account & Settings; with it, the three \
+calls below do everything), add the pictures' storage, and import the tasks:\n\n\
+   ```sh\n\
+   TOKEN=...; LS=http://localhost:8080\n\
+   ID=$(curl -s -X POST -H \"Authorization: Token $TOKEN\" -H 'Content-Type: application/json' \
+-d @project.json $LS/api/projects | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])')\n\
+   curl -X POST -H \"Authorization: Token $TOKEN\" -H 'Content-Type: application/json' \
+-d '{storage}' $LS/api/storages/localfiles\n\
+   curl -X POST -H \"Authorization: Token $TOKEN\" -H 'Content-Type: application/json' \
+--data-binary @tasks.json $LS/api/projects/$ID/import\n\
+   ```\n\n\
+   Or by hand: create a project, paste `config.xml` under Settings > Labeling Interface, \
+set Settings > Annotation > overlap to {raters} annotations per task, add Settings > Cloud \
+Storage > Add Source Storage > Local files with the absolute path `{pictures}` (do not \
+press Sync: the pictures are not tasks), then import `tasks.json`.\n\n\
 When the raters are done, export the project (JSON, JSON-MIN or CSV) and run \
 `tvir agree EVAL_OUT EXPORT` (or `tvir rate import EXPORT -o ratings.csv`).\n\n\
 `plan.json` says how the reports were sampled (seed {seed}).\n",
         raters = opts.raters,
         dims = opts.dimensions.join(", "),
         seed = opts.seed,
+        root_q = sh_word(&root_s),
     )
 }

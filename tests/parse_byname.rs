@@ -118,3 +118,34 @@ fn author_date_citations_naming_no_entry_are_suspect() {
         e.reasons
     );
 }
+
+#[test]
+fn author_date_list_without_links_under_a_decorated_heading() {
+    // Entries with no URL, one per line in one paragraph, under a heading with a
+    // pictograph and a remark in brackets.
+    let r = load("byname-unlinked-list");
+    assert_eq!(r.references.len(), 5, "{:#?}", r.references);
+    assert!(r.references.iter().all(|e| e.url.is_none()));
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["2", "3"]), s(&["4"]), s(&["5"])]
+    );
+    ok(&r);
+}
+
+#[test]
+fn names_pointing_nowhere_without_a_list_are_suspect() {
+    // Labelled, dated and author-date sources with no list to resolve them: no
+    // unit can be cited, and the self-check must not call that `ok`.
+    let r = load("check-byname-nolist");
+    assert!(r.facts.is_empty());
+    assert_eq!(r.extraction.verdict, ExtractionVerdict::Suspect);
+    assert!(
+        r.extraction
+            .reasons
+            .iter()
+            .any(|x| x.contains("3 of 3 citations by name") && x.contains("point nowhere")),
+        "{:?}",
+        r.extraction.reasons
+    );
+}

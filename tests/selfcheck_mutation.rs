@@ -95,6 +95,10 @@ fn domain(url: &str) -> String {
         .to_string()
 }
 
+/// A narrative citation is part of its sentence's grammar (`..., as Velano (2001)
+/// notes.`), so it can only replace a marker written inside the sentence.
+const NARRATIVE: &str = "narrative Name (Year)";
+
 const STYLES: &[Style] = &[
     Style {
         name: "bracket [N]",
@@ -302,6 +306,20 @@ const STYLES: &[Style] = &[
                 .map(|x| format!("{}, {}", surname(x), year(x)))
                 .collect();
             format!("({})", items.join("; "))
+        },
+        entry: Some(author_year_entry),
+    },
+    Style {
+        name: NARRATIVE,
+        known: false,
+        glued: true,
+        render: |n, _| {
+            let names: Vec<String> = n
+                .iter()
+                .map(|x| format!("{} ({})", surname(x), year(x)))
+                .collect();
+            let verb = if names.len() == 1 { "notes" } else { "note" };
+            format!(", as {} {verb}", names.join(" and "))
         },
         entry: Some(author_year_entry),
     },
@@ -532,6 +550,25 @@ fn mutate(r: &Report, style: &Style) -> Option<String> {
             .filter(|c| cited(c).is_some())
             .count()
     })?;
+    // Not applicable: a narrative rendering of a marker that stands after its
+    // sentence's full stop (`... staff.  [2][3]`, a marker alone on the next line,
+    // as md-spaced-markers writes them) glues ", as X (Y) notes" to the start of
+    // the next sentence. That rewrites the prose (two sentences become one, a
+    // marker-only paragraph becomes a fragment), so a change in the unit count
+    // would measure the rewrite, not a citation the parse lost. Such reports are
+    // skipped for this style only; every other style still mutates them.
+    if style.name == NARRATIVE
+        && re.captures_iter(body).any(|c| {
+            cited(&c).is_some() && {
+                let at = c.get(0).map_or(0, |m| m.start());
+                body[..at]
+                    .trim_end_matches(|ch: char| ch.is_whitespace() || ch == '\\')
+                    .ends_with(['.', '!', '?', '。', '！', '？', '"', '”', ')', ':', '：'])
+            }
+        })
+    {
+        return None;
+    }
     let mut sites = 0;
     let out = re.replace_all(body, |c: &Captures| {
         let Some((nums, us)) = cited(c) else {

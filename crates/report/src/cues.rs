@@ -8,10 +8,13 @@ use regex::Regex;
 
 static REF_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?(\s*[(（\[【]\s*(excerpts?|partial|partial list|selected|selection|abridged|shortened|condensed|truncated|sample|summary|continued|cont\.?|key|main|full|complete|full list|complete list|\d+ (entries|items|sources|references)|节选|摘录|部分|精选|选录|节录|摘要|选摘|部分列表|節選|摘錄|抜粋|一部)\s*[)）\]】])?$",
+        r"(?i)^(key |main |selected |full |all |primary |cited |useful |additional |web )?(references?|sources?|citations?|works cited|works consulted|bibliography|reference list|reference links|source links|source list|cited works|cited sources|(sources?|references?|citations?) (and|&) (references?|sources?|citations?|notes|links|further reading)|notes (and|&) references|sources cited|sources used|sources consulted|footnotes|endnotes|further reading|image sources|image credits|picture credits|photo credits|figure sources|image references|参考文献|参考资料|参考链接|参考来源|参考网址|参考与引用|引用的著作|引用文献|引用清单|参考清单|文献清单|引用列表|参考列表|引用来源|引用资料|关键引用|主要引用|引用|来源|资料来源|信息来源|数据来源|图片来源|图片出处|图源|文献|注释|脚注|參考文獻|參考資料|參考來源|引用來源|關鍵引用|出典|参考リンク|引用文献|참고\s?문헌|참고\s?자료|출처|referencias|fuentes|bibliografía|bibliografia|références|sources et références|bibliographie|quellen|quellenverzeichnis|literatur|literaturverzeichnis|einzelnachweise|referências|fontes|riferimenti|fonti|источники|литература|список литературы|ссылки)( list)?( \(\d+\))?(\s*[(（\[【]\s*(excerpts?|partial|partial list|selected|selection|abridged|shortened|condensed|truncated|sample|summary|continued|cont\.?|key|main|full|complete|full list|complete list|\d+ (entries|items|sources|references)|节选|摘录|部分|精选|选录|节录|摘要|选摘|部分列表|節選|摘錄|抜粋|一部)\s*[)）\]】])?$",
     )
     .unwrap()
 });
+/// A heading's trailing remark in brackets, at most 80 characters long.
+static TRAILING_REMARK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(.+?)\s*[(（]([^()（）]{1,80})[)）]$").unwrap());
 static HEADING_NUMBERING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^((\d+(\.\d+)*|[ivxlc]+|[a-z]|[一二三四五六七八九十]+)[.)、:：]?\s+|第[一二三四五六七八九十\d]+[章节部分]\s*)").unwrap()
 });
@@ -38,13 +41,28 @@ pub(crate) fn is_reference_heading(text: &str) -> bool {
     if t.is_empty() || t.len() > 40 * 4 + 64 {
         return false;
     }
-    let t = HEADING_NUMBERING.replace(t, "");
+    // A pictograph before the words ("📚 参考文献", "🔗 Sources").
+    let t = t.trim_start_matches(|c: char| {
+        !(c.is_alphanumeric() || c.is_whitespace() || "([{【（<".contains(c))
+    });
+    let t = HEADING_NUMBERING.replace(t.trim_start(), "");
     let n = t
         .trim()
         .trim_end_matches([':', '：', '.'])
         .trim_matches(|c: char| c == '*' || c == '_')
         .trim();
-    !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(n)
+    if !n.is_empty() && n.chars().count() <= 40 && REF_HEADING.is_match(n) {
+        return true;
+    }
+    // A reference heading with a remark in brackets after it ("References (to move
+    // to the appendix)", "引用清单（定稿时改为期刊格式）"): the head alone decides.
+    match TRAILING_REMARK.captures(n) {
+        Some(c) => {
+            let head = c[1].trim();
+            !head.is_empty() && head.chars().count() <= 40 && REF_HEADING.is_match(head)
+        }
+        None => false,
+    }
 }
 
 /// Whether a heading opens a source section, read more widely than
@@ -111,6 +129,10 @@ mod tests {
             "Sources (partial)",
             "参考资料（节选）",
             "Bibliography [selected]",
+            "References (to move to the appendix before submitting)",
+            "引用清单（定稿时改为期刊格式）",
+            "## Sources (in the order first cited)",
+            "### 📚 参考文献（Bibliography）",
         ] {
             assert!(is_reference_heading(h), "{h}");
         }
@@ -118,6 +140,7 @@ mod tests {
             "Data Sources and Collection",
             "Introduction",
             "Sources of uncertainty in estimates",
+            "Methods (and their sources)",
         ] {
             assert!(!is_reference_heading(h), "{h}");
             assert!(!is_source_section_heading(h), "{h}");

@@ -41,6 +41,29 @@ pub(super) static IEEE_NOISE: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
+/// An author-date entry written without a link (`Bloom, N., & Han, R. (2024).
+/// Title. *Journal*.`, `McKinsey & Company. (2022). Title.`, `Turnitin (2023).`):
+/// names, then the year (or `n.d.`, `in press`) in brackets and a full stop, within
+/// the first words.
+static AUTHOR_DATE_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[\p{L}][^()\[\]\n]{0,200}?\s?\((?:(?:1[89]|20)\d{2}[a-z]?(?:,\s?[^()]{1,30})?|n\.\s?d\.|in press)\)\.\s+\S")
+        .unwrap()
+});
+
+/// Whether a list line is an author-date entry with no link: it names its work by
+/// author and year, and a citation by name may resolve to it.
+pub(super) fn author_date_entry(line: &str) -> Option<String> {
+    let s = line.trim();
+    let s = s[BULLET.find(s).map(|m| m.end()).unwrap_or(0)..].trim_start();
+    let plain = inline_parse(s).0;
+    let plain = plain.trim();
+    if !AUTHOR_DATE_ENTRY.is_match(plain) || plain.chars().count() < 20 {
+        return None;
+    }
+    let t = tidy_title(plain);
+    (!t.is_empty()).then_some(t)
+}
+
 /// One parsed line of a reference list.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct EntryLine {
@@ -275,5 +298,26 @@ mod tests {
         assert_eq!(e.labels, vec!["1_4"]);
 
         assert_eq!(parse_entry_line("[References listed in the report]"), None);
+    }
+
+    #[test]
+    fn author_date_entries_without_links() {
+        for l in [
+            "Okafor, T. (2021). Rivers and their towns. *Journal of Places*, 4, 1-9.",
+            "- Lindqvist, A., & Baptiste, R. (2022a). A second look at towns. Press.",
+            "Harbour Institute. (2019). Annual survey of ports. Harbour Institute.",
+            "Meridian Group (n.d.). Port statistics. Meridian Group.",
+            "Okafor, T. (2023, March 4). A field note. *Town Weekly*.",
+        ] {
+            assert!(author_date_entry(l).is_some(), "{l}");
+        }
+        for l in [
+            "See the appendix for the full list (2021).",
+            "In (2020) the law changed, and nobody cited it.",
+            "The survey (2021)",
+            "Okafor T. Rivers and their towns. Journal of Places 2021;4:1-9.",
+        ] {
+            assert!(author_date_entry(l).is_none(), "{l}");
+        }
     }
 }

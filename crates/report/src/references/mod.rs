@@ -298,8 +298,20 @@ pub(crate) fn scan(
                 let base_line = lines.line_of(block.span.start);
                 // A title line without URL, then the URL alone on the next line.
                 let mut pending_title: Option<String> = None;
-                for (off, line) in block_lines(block, text, from_html).iter().enumerate() {
+                let lines_of_block = block_lines(block, text, from_html);
+                for (off, line) in lines_of_block.iter().enumerate() {
                     let Some(mut entry) = parse_entry_line(line) else {
+                        // An author-date entry with no link is an entry, unless
+                        // the next line is its URL alone (then it is that URL's title).
+                        let url_next = lines_of_block
+                            .get(off + 1)
+                            .and_then(|l| parse_entry_line(l))
+                            .is_some_and(|e| e.url_only());
+                        if let (false, Some(t)) = (url_next, entry::author_date_entry(line)) {
+                            pending_title = None;
+                            collector.push_unnumbered(None, Some(t), base_line + off);
+                            continue;
+                        }
                         let t = tidy_title(
                             &inline_parse(line.trim_start_matches(['-', '*', '+', ' '])).0,
                         );

@@ -113,7 +113,12 @@ static KEY_WITH_LOCATOR: LazyLock<Regex> = LazyLock::new(|| {
 /// Bracket text shaped like a citation by name: a key slug with a year
 /// (`lee-2021`, `smith_2019a`) or one to four capitalised names, comma-separated.
 static LOST_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[a-z][a-z]+[-_]?(?:19|20)\d{2}[a-z]?|\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}(?:\s*,\s*\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}){0,3})$").unwrap()
+    Regex::new(r"^(?:[a-z][a-z]+[-_]?(?:19|20)\d{2}[a-z]?|\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}(?:\s*,\s*\p{Lu}[\p{L}'’.-]+(?:\s(?:&|\p{Lu}[\p{L}'’.-]+)){0,3}){0,3}(?:\s*,\s*(?:19|20)\d{2}(?:-\d{2}(?:-\d{2})?)?)?)$").unwrap()
+});
+/// A source name then a date: `Reuters, 2026-09-04`, `Kyodo News, 2024`.
+static DATED_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([^,;，；\d][^,;，；]{1,60}?)\s*[,，]\s*(?:19|20)\d{2}(?:-\d{2}(?:-\d{2})?)?$")
+        .unwrap()
 });
 static ITEM_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s*[;；]\s*").unwrap());
 static NAME_SPLIT: LazyLock<Regex> =
@@ -207,18 +212,20 @@ impl NameIndex {
     /// Find the citations by name in one sentence or unit of text.
     pub fn scan(&self, text: &str) -> NameScan {
         let mut scan = NameScan::default();
+        let mut taken: Vec<Range<usize>> = Vec::new();
         if self.entries.is_empty() {
             // No list to resolve against: shapes that are citations whatever they
-            // name are still counted, so that the self-check can say so.
+            // name are still counted, so that the self-check can say so. Keys
+            // here; author-date shapes and labelled sources by the loops below,
+            // where every lookup comes back empty.
             for m in LATEX_CITE
                 .find_iter(text)
                 .chain(PANDOC_CITE.find_iter(text))
             {
                 scan.unresolved.push(m.as_str().to_string());
+                taken.push(m.range());
             }
-            return scan;
         }
-        let mut taken: Vec<Range<usize>> = Vec::new();
         let push = |scan: &mut NameScan,
                     taken: &mut Vec<Range<usize>>,
                     span: Range<usize>,
@@ -239,6 +246,9 @@ impl NameIndex {
             });
         };
         for c in LATEX_CITE.captures_iter(text) {
+            if overlaps(&taken, &c.get(0).unwrap().range()) {
+                continue;
+            }
             AMBIGUOUS.with(|a| a.set(false));
             let idxs: Vec<String> = c[1]
                 .split(',')
@@ -288,6 +298,14 @@ impl NameIndex {
     /// `[Kyodo News, Nikkei Asia]`, `[来源：新华社]`.
     fn bracketed(&self, inner: &str, unresolved: &mut Vec<String>) -> Option<Vec<String>> {
         let inner = inner.trim();
+        // `[Reuters, 2026-09-04]`: an outlet with the date of its story, which
+        // locates the story but is no name.
+        if let Some(c) = DATED_SOURCE.captures(inner) {
+            let found = self.by_name(c[1].trim());
+            if !found.is_empty() {
+                return Some(found);
+            }
+        }
         let mut idxs = Vec::new();
         let items: Vec<&str> = ITEM_SPLIT.split(inner).collect();
         // Keys first: every item a listed key.

@@ -247,4 +247,24 @@ fn labelled_sources_and_citations_without_a_list() {
         .scan("Mail me at [me@example.org] or (2020).")
         .unresolved
         .is_empty());
+    // So are author-date shapes and labelled or dated sources: with no list they
+    // name nothing, and the self-check must hear of them.
+    for (text, n) in [
+        (
+            "Output rose (Okafor et al., 2021). Okafor et al. (2021) agree.",
+            2,
+        ),
+        ("港口吞吐量回升，Okafor 等（2021）指出了这一点。", 1),
+        ("Ports reopened. (Source: Harbour Wire)", 1),
+        ("Ports reopened in March. [Harbour Wire, 2024-03-02]", 1),
+        ("In (2020) the law changed.", 0),
+    ] {
+        assert_eq!(none.scan(text).unresolved.len(), n, "{text}");
+    }
+    // The same dated bracket naming a listed outlet is no loss.
+    let wire = index(&["- [Harbour Wire](https://wire.example/a) - Ports reopen"]);
+    assert!(wire
+        .scan("Ports reopened in March. [Harbour Wire, 2024-03-02]")
+        .unresolved
+        .is_empty());
 }

@@ -679,28 +679,28 @@ fn write_run_stats(
     let (wall, cpu) = (started.elapsed(), timing::process_cpu());
     output::write_run_stats(
         out_dir,
-        &json!({
-            "wall_seconds": wall.as_secs_f64(),
-            "requests_built": stats.requests.load(Relaxed),
-            "answers": stats.answers.load(Relaxed),
-            "cache_hits": stats.cache_hits.load(Relaxed),
-            "failed_calls": stats.failed_calls.load(Relaxed),
-            "skipped_calls": stats.skipped_calls.load(Relaxed),
-            "spend_usd": stats.spend_usd(),
-            "estimated_prompt_tokens": stats.estimated_prompt_tokens(),
-            "estimated_cost_usd": stats.estimated_cost_usd(),
-            "reports": reports,
-            "figures": {
-                "encoded": engine.images.encoded.load(Relaxed),
-                "facts_reused": engine.figure_facts.hits.load(Relaxed),
-                "facts_computed": engine.figure_facts.computed.load(Relaxed),
-                "thumbnails_written": thumbnails_written,
-                "thumbnails_reused": engine.thumbnails.reused.load(Relaxed),
-                "thumbnails_decoded": engine.thumbnails.decoded.load(Relaxed),
+        &output::RunStatsFile {
+            wall_seconds: wall.as_secs_f64(),
+            requests_built: stats.requests.load(Relaxed),
+            answers: stats.answers.load(Relaxed),
+            cache_hits: stats.cache_hits.load(Relaxed),
+            failed_calls: stats.failed_calls.load(Relaxed),
+            skipped_calls: stats.skipped_calls.load(Relaxed),
+            spend_usd: stats.spend_usd(),
+            estimated_prompt_tokens: stats.estimated_prompt_tokens(),
+            estimated_cost_usd: stats.estimated_cost_usd(),
+            reports,
+            figures: output::FigureWork {
+                encoded: engine.images.encoded.load(Relaxed),
+                facts_reused: engine.figure_facts.hits.load(Relaxed),
+                facts_computed: engine.figure_facts.computed.load(Relaxed),
+                thumbnails_written,
+                thumbnails_reused: engine.thumbnails.reused.load(Relaxed),
+                thumbnails_decoded: engine.thumbnails.decoded.load(Relaxed),
             },
-            "timing": engine.timing.to_json(wall, cpu),
-            "protocol": engine.settings.protocol,
-        }),
+            timing: engine.timing.to_json(wall, cpu),
+            protocol: engine.settings.protocol.clone(),
+        },
     )?;
     Ok(engine.timing.line(wall, cpu))
 }

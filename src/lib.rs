@@ -28,6 +28,7 @@ pub mod journal;
 pub mod parse;
 pub mod rate;
 pub mod reporef;
+pub mod schema;
 pub mod summarize;
 
 #[derive(Debug, Parser)]
@@ -69,6 +70,8 @@ pub enum Command {
     Journal(journal::JournalArgs),
     /// Seed the cache (`put URL FILE`: a script, style sheet or font pages load).
     Cache(cache::CacheArgs),
+    /// The JSON Schemas of the output files (report.json, summary.json, run.json, ...).
+    Schema(schema::SchemaArgs),
 }
 
 /// Entry point used by the `tvir` binary.
@@ -87,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Reporef(a) => reporef::run(a),
         Command::Cache(a) => cache::run(a),
         Command::Journal(a) => journal::run(a),
+        Command::Schema(a) => schema::run(a),
     };
     match result {
         Ok(code) => code,

@@ -51,6 +51,7 @@ mod judge_client_limits;
 mod judge_real_servers;
 mod judge_unreachable;
 mod label_studio;
+mod output_schemas;
 mod page_mutation;
 mod parse_byname;
 mod parse_cli;

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::record::{MetricFile, ReportRecord, UnitRecord};
@@ -200,12 +201,15 @@ pub fn write_metric_files(out: &Path, record: &ReportRecord) -> Result<(), Outpu
     Ok(())
 }
 
-/// The record with this process's stage times as a last key, `timing`.
-#[derive(serde::Serialize)]
-struct Timed<'a> {
+/// What `report.json` holds: the record, with this process's stage times as a
+/// last key, `timing`, when the run measured them.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct ReportFile<'a> {
     #[serde(flatten)]
-    record: &'a ReportRecord,
-    timing: &'a super::timing::ReportTiming,
+    pub record: &'a ReportRecord,
+    /// Wall and CPU seconds of each stage for this report, in this process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<&'a super::timing::ReportTiming>,
 }
 
 /// Write `report.json` (and the figure pictures it names: rendered charts, and the
@@ -237,11 +241,7 @@ pub fn write_report_json(
         &amended
     };
     let path = dir.join("report.json");
-    match timing {
-        Some(timing) => write_json_as(&path, &Timed { record, timing }, false),
-        None => write_json_as(&path, record, false),
-    }
-    .map(|()| written)
+    write_json_as(&path, &ReportFile { record, timing }, false).map(|()| written)
 }
 
 /// Thumbnails made, and the figures (by index) whose thumbnail could not be, with why.
@@ -420,7 +420,7 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
     for r in records {
         systems.entry(r.system.as_str()).or_default().push(r);
     }
-    let mut sys_out = serde_json::Map::new();
+    let mut sys_out = BTreeMap::new();
     for (system, recs) in systems {
         let mut runs: BTreeMap<u32, Vec<&ReportRecord>> = BTreeMap::new();
         for r in &recs {
@@ -428,7 +428,7 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
         }
         let per_run: Vec<BTreeMap<String, Option<f64>>> =
             runs.values().map(|rs| system_run_means(rs)).collect();
-        let mut scores = serde_json::Map::new();
+        let mut scores = BTreeMap::new();
         let keys: Vec<String> = per_run
             .first()
             .map(|m| m.keys().cloned().collect())
@@ -439,9 +439,11 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
             let values: Vec<Option<f64>> = per_run.iter().map(|m| m[&key]).collect();
             scores.insert(
                 key,
-                json!({"mean": if complete { mean(&xs) } else { None },
-                       "std": if complete { std_dev(&xs) } else { None },
-                       "runs": values}),
+                ScoreOverRuns {
+                    mean: if complete { mean(&xs) } else { None },
+                    std: if complete { std_dev(&xs) } else { None },
+                    runs: values,
+                },
             );
         }
         let tasks: std::collections::BTreeSet<&str> =
@@ -465,27 +467,93 @@ pub fn summary(records: &[ReportRecord], settings: &Value) -> Value {
         };
         sys_out.insert(
             system.to_string(),
-            json!({
-                "tasks": tasks.len(),
-                "runs": per_run.len(),
-                "scores": scores,
-                "structural_errors_mean": {
-                    "traceability": se(&|r| r.structural_error_counts.traceability),
-                    "consistency": se(&|r| r.structural_error_counts.consistency),
-                    "completeness": se(&|r| r.structural_error_counts.completeness),
+            SystemSummaryRecord {
+                tasks: tasks.len(),
+                runs: per_run.len(),
+                scores,
+                structural_errors_mean: StructuralErrorMeans {
+                    traceability: se(&|r| r.structural_error_counts.traceability),
+                    consistency: se(&|r| r.structural_error_counts.consistency),
+                    completeness: se(&|r| r.structural_error_counts.completeness),
                 },
-                "failed_units": failed_units,
-                "unreadable_reports": unreadable,
-                "usage": {
-                    "calls": recs.iter().map(|r| r.usage.calls).sum::<u64>(),
-                    "prompt_tokens": recs.iter().map(|r| r.usage.prompt_tokens).sum::<u64>(),
-                    "completion_tokens": recs.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
-                    "cost_usd": recs.iter().filter_map(|r| r.usage.cost_usd).fold(None, |a: Option<f64>, c| Some(a.unwrap_or(0.0) + c)),
+                failed_units,
+                unreadable_reports: unreadable.iter().map(|t| t.to_string()).collect(),
+                usage: UsageTotals {
+                    calls: recs.iter().map(|r| r.usage.calls).sum(),
+                    prompt_tokens: recs.iter().map(|r| r.usage.prompt_tokens).sum(),
+                    completion_tokens: recs.iter().map(|r| r.usage.completion_tokens).sum(),
+                    cost_usd: recs
+                        .iter()
+                        .filter_map(|r| r.usage.cost_usd)
+                        .fold(None, |a: Option<f64>, c| Some(a.unwrap_or(0.0) + c)),
                 },
-            }),
+            },
         );
     }
-    json!({"settings": settings, "reports": records.len(), "systems": sys_out})
+    let file = SummaryFile {
+        settings: settings.clone(),
+        reports: records.len(),
+        systems: sys_out,
+    };
+    serde_json::to_value(file).expect("a summary is plain data")
+}
+
+/// `OUT/summary.json`: the run's settings and one entry per system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SummaryFile {
+    /// The settings the run used (the same object as `run.json`'s `settings`).
+    pub settings: Value,
+    /// Report records the summary was made from.
+    pub reports: usize,
+    /// System name -> its figures.
+    pub systems: BTreeMap<String, SystemSummaryRecord>,
+}
+
+/// One system in `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SystemSummaryRecord {
+    /// Distinct tasks with a record.
+    pub tasks: usize,
+    /// Judge runs (`--runs`).
+    pub runs: usize,
+    /// Metric file name, `ta`, `va`, `overall` or `aec` -> its value over runs.
+    pub scores: BTreeMap<String, ScoreOverRuns>,
+    /// Mean structural errors per report, by kind.
+    pub structural_errors_mean: StructuralErrorMeans,
+    /// Units that failed, over every report and metric.
+    pub failed_units: usize,
+    /// Tasks whose report could not be read or parsed.
+    pub unreadable_reports: Vec<String>,
+    /// Judge usage summed over the system's reports.
+    pub usage: UsageTotals,
+}
+
+/// A system's score: the mean over tasks in each run, and their mean and standard
+/// deviation (null unless every run has the score).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoreOverRuns {
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+    /// One value per run, null where the run has no value.
+    pub runs: Vec<Option<f64>>,
+}
+
+/// Mean structural errors per report (null for a system with no report).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StructuralErrorMeans {
+    pub traceability: Option<f64>,
+    pub consistency: Option<f64>,
+    pub completeness: Option<f64>,
+}
+
+/// Judge usage summed over reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UsageTotals {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Null when no call had a known price.
+    pub cost_usd: Option<f64>,
 }
 
 pub fn write_summary(out: &Path, summary: &Value) -> Result<(), OutputError> {
@@ -496,8 +564,47 @@ pub fn write_summary(out: &Path, summary: &Value) -> Result<(), OutputError> {
     write_json(&out.join("summary.json"), summary)
 }
 
-pub fn write_run_stats(out: &Path, stats: &Value) -> Result<(), OutputError> {
+pub fn write_run_stats(out: &Path, stats: &RunStatsFile) -> Result<(), OutputError> {
     write_json(&out.join("run.json"), stats)
+}
+
+/// `OUT/run.json`: what the run did (judge calls, cache, figure work) and its timing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunStatsFile {
+    /// Wall time of the whole command.
+    pub wall_seconds: f64,
+    /// Judge requests built (cache hits included).
+    pub requests_built: u64,
+    /// Answers received from the judge server.
+    pub answers: u64,
+    /// Answers taken from the cache.
+    pub cache_hits: u64,
+    /// Calls that failed after their retries.
+    pub failed_calls: u64,
+    /// Calls not made (budget spent, dry run, a judge that cannot see pictures).
+    pub skipped_calls: u64,
+    pub spend_usd: f64,
+    pub estimated_prompt_tokens: u64,
+    /// Null when the judge model has no known price.
+    pub estimated_cost_usd: Option<f64>,
+    /// Reports evaluated.
+    pub reports: usize,
+    pub figures: FigureWork,
+    /// Time per stage (parse, fetch, render, judge, write), wall and CPU seconds.
+    pub timing: Value,
+    /// The protocol and every setting it implies (null without `--protocol`).
+    pub protocol: Option<super::record::ProtocolRecord>,
+}
+
+/// The figure work of a run: what was encoded, computed or reused from earlier runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FigureWork {
+    pub encoded: u64,
+    pub facts_reused: u64,
+    pub facts_computed: u64,
+    pub thumbnails_written: usize,
+    pub thumbnails_reused: u64,
+    pub thumbnails_decoded: u64,
 }
 
 fn pct(x: Option<f64>) -> String {

@@ -54,7 +54,7 @@ pub const VA_METRICS: [&str; 5] = [
     "chart_source_consistency",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnitStatus {
     Scored,
@@ -63,7 +63,7 @@ pub enum UnitStatus {
 }
 
 /// One judged or computed unit (fact, checklist item, report, figure, chart, image).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnitRecord {
     pub metric: String,
     /// Stable unit id within the report, e.g. `fact:3`, `figure:2`, `report`.
@@ -82,7 +82,7 @@ pub struct UnitRecord {
 }
 
 /// How a metric ended for one report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MetricStatus {
     /// Computed (possibly 0 by an edge-case rule such as "no chart").
@@ -91,7 +91,7 @@ pub enum MetricStatus {
     NotEvaluated,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricRecord {
     pub score: Option<f64>,
     pub status: MetricStatus,
@@ -108,7 +108,7 @@ pub struct MetricRecord {
 /// which fills it).
 pub use tvir_judge::accounting::UsageRecord;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StructuralErrorCounts {
     pub traceability: usize,
     pub consistency: usize,
@@ -116,7 +116,7 @@ pub struct StructuralErrorCounts {
 }
 
 /// `OUT/{system}/{task_id}/{judge_model}/report.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReportRecord {
     pub system: String,
     pub task_id: String,
@@ -171,7 +171,7 @@ pub struct ReportRecord {
 }
 
 /// The thumbnail of one figure (`tvir summarize --format html` embeds it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThumbnailRecord {
     /// The figure's unit name (`figure:N`).
     pub unit: String,
@@ -200,7 +200,7 @@ pub const FIGURES_DIR: &str = "figures";
 
 /// The `render` block of `report.json`: how a report's script-drawn charts were
 /// rendered and where each one's picture is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RenderRecord {
     /// `rendered`, `cached` (no browser started for it), `unavailable` (no
     /// browser: its charts are not evaluated) or `failed` (the page crashed or hung).
@@ -223,7 +223,7 @@ pub struct RenderRecord {
 }
 
 /// One rendered chart of a report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RenderedChartRecord {
     /// The figure's unit name (`figure:N`).
     pub unit: String,
@@ -400,7 +400,7 @@ impl ReportRecord {
 
 /// `OUT/{system}/{task_id}/{judge_model}/{metric}.json`, the reference evaluator's
 /// layout (its summary script reads these).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricFile {
     pub normalized_score: Option<f64>,
     pub item_count: usize,
@@ -411,7 +411,9 @@ pub struct MetricFile {
 /// The protocol a run follows and every setting it implies, as `run.json` and each
 /// `report.json` record it (`"protocol"`), so runs made under different protocols
 /// are not put in one leaderboard by accident.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct ProtocolRecord {
     /// `default` (ours) or `reference` (the reference evaluator's).
     pub name: String,

@@ -93,7 +93,7 @@ pub fn with_cpu<T>(f: impl FnOnce() -> T) -> (T, Option<Duration>) {
 }
 
 /// Wall and CPU seconds of one stage.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StageTime {
     pub wall_seconds: f64,
     /// None where the stage is I/O (fetch, judge) or the platform cannot measure.
@@ -110,7 +110,7 @@ impl StageTime {
 }
 
 /// Stage times of one report (written to `timing.json` beside its `report.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReportTiming {
     pub parse: StageTime,
     pub fetch: StageTime,

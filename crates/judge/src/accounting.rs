@@ -10,7 +10,7 @@ use super::estimate::TokenEstimate;
 use super::Usage;
 
 /// Usage as written into `report.json` and metric files: calls, tokens and dollars.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UsageRecord {
     pub calls: u64,
     pub cache_hits: u64,

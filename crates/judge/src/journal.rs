@@ -30,7 +30,7 @@ pub struct JournalError {
 }
 
 /// How a unit ended, as written in the journal's `status` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryStatus {
     Ok,
@@ -40,7 +40,7 @@ pub enum EntryStatus {
     BudgetExhausted,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct JournalEntry<'a> {
     /// RFC 3339 UTC time the unit ended.
     pub time: String,
@@ -67,13 +67,13 @@ pub struct JournalEntry<'a> {
     pub error: Option<&'a str>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct JournalMessage<'a> {
     pub role: Role,
     pub parts: Vec<JournalPart<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum JournalPart<'a> {
     /// Written by earlier versions (the whole text in every line); still read.

@@ -97,7 +97,7 @@ pub struct PseudoVisual {
     pub notation: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StructuralError {
     /// Stable machine-readable code, e.g. `uncited_quantitative`, `missing_image_file`.
     pub code: String,
@@ -105,7 +105,7 @@ pub struct StructuralError {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StructuralErrors {
     pub traceability: Vec<StructuralError>,
     pub consistency: Vec<StructuralError>,
@@ -159,7 +159,9 @@ impl Report {
 }
 
 /// Which extractor produced a report's references and fact-citation pairs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ExtractionMethod {
     /// The deterministic parser.
@@ -169,7 +171,9 @@ pub enum ExtractionMethod {
     Judge,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ExtractionVerdict {
     #[default]
@@ -179,7 +183,7 @@ pub enum ExtractionVerdict {
 }
 
 /// What the self-check counted in the rules parse (see `docs/parser.md`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExtractionCounts {
     /// Citation-like numbers in the body: `[N]`, `[N, M]`, `[N-M]`, `[^N]`, `【N】`,
     /// `<sup>N</sup>`, `<a href="#...">N</a>` (one per number named).
@@ -232,7 +236,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// Citation residue by class: what looks like a citation outside every reference
 /// list, code block, figure and cited unit (see `docs/parser.md`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResidueCounts {
     /// Numerals a space before, or glued after, sentence-end punctuation in any
     /// script (`grew 1.`, `growth.1`, `している 1。`, `増えた1。`), or ending a table cell.
@@ -266,7 +270,7 @@ impl ResidueCounts {
 }
 
 /// The judge extraction attempt of one report (`--extraction judge|auto`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JudgeExtraction {
     /// `used`, `rejected` (validation failed, rules parse kept), `failed` (a call
     /// failed), `skipped` (dry run, no judge, budget), `pending` (batch mode: an
@@ -290,7 +294,7 @@ pub struct JudgeExtraction {
 }
 
 /// The `extraction` block of `tvir parse` and `report.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Extraction {
     /// Which method produced the references and facts in use.
     pub method: ExtractionMethod,

@@ -44,7 +44,7 @@ impl Default for AgreeOptions {
 }
 
 /// One level's agreement, shaped as INTERFACE.md's `tvir agree --json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LevelAgreement {
     pub par: Option<f64>,
     pub opc: Option<f64>,
@@ -74,7 +74,7 @@ pub struct LevelAgreement {
 }
 
 /// Inter-annotator agreement of one level of a human-rating CSV.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InterAnnotatorLevel {
     /// Mean over annotator pairs of each pair's PAR (pairs sharing no comparable
     /// system pair are left out).
@@ -89,7 +89,7 @@ pub struct InterAnnotatorLevel {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BootstrapInfo {
     pub replicates: usize,
     pub seed: u64,
@@ -97,9 +97,10 @@ pub struct BootstrapInfo {
 }
 
 /// The whole answer of `tvir agree`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgreeReport {
     #[serde(with = "ordered_levels")]
+    #[schemars(with = "BTreeMap<String, LevelAgreement>")]
     pub levels: Vec<(String, LevelAgreement)>,
     #[serde(default)]
     pub a: String,
@@ -123,12 +124,13 @@ pub struct AgreeReport {
 }
 
 /// Agreement within one language or one system.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupAgreement {
     /// `language` or `system`.
     pub by: String,
     pub group: String,
     #[serde(with = "ordered_levels")]
+    #[schemars(with = "BTreeMap<String, LevelAgreement>")]
     pub levels: Vec<(String, LevelAgreement)>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub raters: BTreeMap<String, RaterAgreement>,

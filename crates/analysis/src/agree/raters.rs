@@ -11,7 +11,7 @@ use super::table::{AnnotatorScores, Cell, Scores};
 use super::{inter_annotator_level, InterAnnotatorLevel};
 
 /// What an import of an annotation tool's export counted (absent for a CSV).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImportCounts {
     /// `json`, `json-min` or `csv` (Label Studio's export formats).
     pub format: String,
@@ -31,7 +31,7 @@ pub struct ImportCounts {
 }
 
 /// Inter-rater agreement of one level, with what it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaterLevel {
     /// Reports with at least one rating.
     pub reports: usize,
@@ -50,7 +50,7 @@ pub struct RaterLevel {
 }
 
 /// Inter-rater agreement of one side, per level.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaterAgreement {
     /// Distinct raters over all levels.
     pub raters: usize,

@@ -58,6 +58,12 @@ pub struct ExportArgs {
     /// Dimensions to rate: ta, va, overall or metric names.
     #[arg(long, value_delimiter = ',', default_value = "ta,va,overall")]
     pub dimensions: Vec<String>,
+    /// Cache holding the remote pictures `tvir eval` downloaded (default: the one eval uses).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Download remote pictures missing from the cache (else they stay web links).
+    #[arg(long)]
+    pub fetch_pictures: bool,
 }
 
 #[derive(Debug, Args)]
@@ -123,12 +129,15 @@ fn run_export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         dimensions: dims,
         source,
     };
-    let summary = export::write_study(&dir, reports, &opts)?;
+    let remote = RemoteSource::open(a.cache.as_deref(), a.fetch_pictures)?;
+    let lookup = |url: &str| remote.bytes(url);
+    let summary = export::write_study(&dir, reports, &opts, &lookup)?;
     eprintln!(
-        "wrote {}: {} tasks, {} pictures, {:.1} MB in {:.1} s{}",
+        "wrote {}: {} tasks, {} pictures, {} remote pictures left as web links, {:.1} MB in {:.1} s{}",
         dir.display(),
         summary.tasks,
         summary.pictures,
+        summary.remote_links.len(),
         summary.bytes as f64 / 1e6,
         started.elapsed().as_secs_f64(),
         if summary.notes.is_empty() {
@@ -137,7 +146,88 @@ fn run_export(a: ExportArgs) -> anyhow::Result<ExitCode> {
             format!("; {} notes in plan.json", summary.notes.len())
         }
     );
+    if !summary.remote_links.is_empty() {
+        let unique: std::collections::BTreeSet<&String> = summary.remote_links.iter().collect();
+        eprintln!(
+            "warning: {} remote pictures are not in the cache{} and stay web links (the study is not offline; --fetch-pictures downloads them):",
+            summary.remote_links.len(),
+            remote.cache_name()
+        );
+        for l in unique.iter().take(20) {
+            eprintln!("  {l}");
+        }
+        if unique.len() > 20 {
+            eprintln!("  ... and {} more (STUDY.md, plan.json)", unique.len() - 20);
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where remote pictures come from: the cache `tvir eval` stored the downloaded
+/// figures in, then (only with `--fetch-pictures`) the network.
+struct RemoteSource {
+    cache: Option<(PathBuf, tvir_sources::Fetcher)>,
+    fetch: Option<(tokio::runtime::Runtime, tvir_sources::Fetcher)>,
+}
+
+impl RemoteSource {
+    fn open(cache: Option<&Path>, fetch: bool) -> anyhow::Result<Self> {
+        // The default cache is only read when it exists (not created for nothing).
+        let path = match cache {
+            Some(p) => Some(p.to_path_buf()),
+            None => crate::cache::default_cache_path()
+                .ok()
+                .filter(|p| p.is_file()),
+        };
+        let store = match &path {
+            Some(p) => Some(tvir_store::Store::open(p)?),
+            None => None,
+        };
+        let offline = tvir_sources::FetchConfig {
+            offline: true,
+            ..tvir_sources::FetchConfig::default()
+        };
+        let cached = match (&path, &store) {
+            (Some(p), Some(s)) => Some((
+                p.clone(),
+                tvir_sources::Fetcher::new(offline, Some(s.clone()))?,
+            )),
+            _ => None,
+        };
+        let fetch = if fetch {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()?;
+            let fetcher = tvir_sources::Fetcher::new(tvir_sources::FetchConfig::default(), store)?;
+            Some((rt, fetcher))
+        } else {
+            None
+        };
+        Ok(Self {
+            cache: cached,
+            fetch,
+        })
+    }
+
+    fn cache_name(&self) -> String {
+        match &self.cache {
+            Some((p, _)) => format!(" {}", p.display()),
+            None => " (no cache file: pass --cache)".into(),
+        }
+    }
+
+    fn bytes(&self, url: &str) -> Result<Vec<u8>, String> {
+        if let Some((_, f)) = &self.cache {
+            if let Some(b) = f.cached_bytes(url).map_err(|e| e.to_string())? {
+                return Ok(b);
+            }
+        }
+        match &self.fetch {
+            Some((rt, f)) => rt.block_on(f.image_bytes(url)).map_err(|e| e.to_string()),
+            None => Err(format!("not in the cache{}", self.cache_name())),
+        }
+    }
 }
 
 /// An export of a study holds every report's HTML (the pictures are URLs; studies

@@ -214,3 +214,181 @@ async fn the_pictures_of_an_exported_task_are_the_ones_the_judge_saw() {
         dims(&in_task)
     );
 }
+
+/// A Markdown report whose figure is a picture on the web (a real HTTP server on
+/// 127.0.0.1, `--allow-private`), with its question and cited page.
+fn remote_fixture(dir: &Path, picture_url: &str) {
+    let report = dir.join("reports/sysA/ferry2");
+    std::fs::create_dir_all(&report).unwrap();
+    std::fs::write(
+        report.join("report.md"),
+        format!(
+            "# Ferry briefing\n\nWeekday crossings doubled between 2020 and 2024 [1].\n\n\
+             ![Figure 1: Weekday crossings per quarter. Source: [1]]({picture_url})\n\n\
+             Figure 1: Weekday crossings per quarter, thousands. Source: [1]\n\n\
+             ## References\n\n[1] Ferry office, crossings. https://example.org/ferry/use\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tasks.json"),
+        serde_json::json!([{"id": "ferry2", "query": "Brief the ferry board on crossings.",
+            "language": "en",
+            "checklist": {"Use": ["Does the report give the crossings trend?"]}}])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sources.jsonl"),
+        "{\"url\": \"https://example.org/ferry/use\", \"text\": \"Weekday crossings doubled from 2020 to 2024.\"}\n",
+    )
+    .unwrap();
+}
+
+/// `tvir rate export OUT DIR` of the remote-picture fixture, with `extra` flags and
+/// the user's cache directory moved to `home` (no default cache of this machine).
+fn export(dir: &Path, study: &Path, home: &Path, extra: &[&std::ffi::OsStr]) -> (i32, String) {
+    let out = common::cli::tvir_command()
+        .env("XDG_CACHE_HOME", home)
+        .env("HOME", home)
+        .args(["rate", "export"])
+        .arg(dir.join("out"))
+        .arg(study)
+        .arg("--reports")
+        .arg(dir.join("reports"))
+        .arg("--tasks")
+        .arg(dir.join("tasks.json"))
+        .args(["--to", "label-studio"])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_picture_the_eval_downloaded_is_a_study_file_with_the_server_gone() {
+    let img = image::RgbImage::from_fn(90, 60, |x, y| {
+        image::Rgb([(x * 2) as u8, 90, (y * 4) as u8])
+    });
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let server = tvir_testing::page_server::PageServer::start()
+        .await
+        .unwrap();
+    server.add_page("/fig/crossings.png", "image/png", png.clone());
+    let picture_url = server.url("/fig/crossings.png");
+    let mock =
+        tvir_testing::mock_judge::MockJudge::start(tvir_testing::mock_judge::MockConfig::default())
+            .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    remote_fixture(&dir, &picture_url);
+    let cache = dir.join("cache.sqlite");
+    let mut cmd = common::cli::tvir_command();
+    cmd.env_remove("TVIR_BROWSER")
+        .args(["eval", "--reports"])
+        .arg(dir.join("reports"))
+        .arg("--tasks")
+        .arg(dir.join("tasks.json"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args([
+            "--base-url",
+            &mock.base_url(),
+            "--judge-model",
+            "mock-model",
+        ])
+        .arg("--cache")
+        .arg(&cache)
+        .arg("--sources")
+        .arg(dir.join("sources.jsonl"))
+        .args(["--assume-vision", "--allow-private", "--quiet"]);
+    let run = common::cli::output_async(cmd).await;
+    assert!(
+        run.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        common::cli::describe(&run)
+    );
+    assert!(
+        server.hits_for("/fig/crossings.png") >= 1,
+        "the eval did not download the figure: {}",
+        common::cli::describe(&run)
+    );
+    // The judge saw the picture (so the eval had its bytes).
+    let seen = judge_images(&mock.bodies());
+    assert!(
+        seen.contains(&as_judged(&png)),
+        "the judge did not see the figure"
+    );
+    drop(server);
+
+    // The server is gone: the picture comes from the eval's cache.
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let study = dir.join("study");
+    let (code, err) = tokio::task::spawn_blocking({
+        let (dir, study, home, cache) = (dir.clone(), study.clone(), home.clone(), cache.clone());
+        move || {
+            export(
+                &dir,
+                &study,
+                &home,
+                &["--cache".as_ref(), cache.as_os_str()],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("0 remote pictures left as web links"), "{err}");
+    let tasks: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(study.join("tasks.json")).unwrap()).unwrap();
+    let html = tasks[0]["data"]["report"].as_str().unwrap();
+    assert!(!html.contains(&picture_url), "the web link stayed: {html}");
+    let doc = scraper::Html::parse_fragment(html);
+    let sel = scraper::Selector::parse("img").unwrap();
+    let srcs: Vec<String> = doc
+        .select(&sel)
+        .map(|e| e.value().attr("src").unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(srcs.len(), 1, "{html}");
+    let rel = srcs[0]
+        .strip_prefix("/data/local-files/?d=")
+        .unwrap_or_else(|| panic!("{:?} is not a study picture", srcs[0]));
+    assert!(rel.starts_with("pictures/"), "{rel}");
+    assert_eq!(
+        std::fs::read(study.join(rel)).unwrap(),
+        png,
+        "the study's picture is not the downloaded one"
+    );
+
+    // Without the cache (and no default one), it stays a web link, named.
+    let study2 = dir.join("study-nocache");
+    let (code, err) = tokio::task::spawn_blocking({
+        let (dir, study2, home) = (dir.clone(), study2.clone(), home.clone());
+        move || export(&dir, &study2, &home, &[])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 remote pictures left as web links"), "{err}");
+    assert!(
+        err.contains(&picture_url),
+        "the warning does not list it: {err}"
+    );
+    let study_md = std::fs::read_to_string(study2.join("STUDY.md")).unwrap();
+    assert!(study_md.contains(&picture_url), "{study_md}");
+    let plan: Value =
+        serde_json::from_slice(&std::fs::read(study2.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["remote_links"], serde_json::json!([picture_url]));
+    let tasks: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(study2.join("tasks.json")).unwrap()).unwrap();
+    assert!(tasks[0]["data"]["report"]
+        .as_str()
+        .unwrap()
+        .contains(&picture_url));
+}

@@ -723,7 +723,23 @@ impl Fetcher {
         if fetched.body.is_empty() {
             return Err(failed("empty body".into()));
         }
+        // Kept as fetched, so what the judges saw can be shown again offline (the
+        // pictures of a `tvir rate export` study); a failed write only loses that.
+        if let Err(e) = self.put_resource(raw, fetched.body.clone(), fetched.content_type.clone()) {
+            tracing::warn!("remote figure cache write failed: {e}");
+        }
         Ok(fetched.body)
+    }
+
+    /// The bytes stored for `url` (a remote figure a run downloaded, or a resource),
+    /// without the network and without the address rules.
+    pub fn cached_bytes(&self, url: &str) -> Result<Option<Vec<u8>>, FetchError> {
+        let key = normalize_url(url.trim());
+        Ok(self
+            .inner
+            .store
+            .with_conn(|c| tvir_store::resources::get(c, &key))?
+            .map(|row| row.body))
     }
 }
 

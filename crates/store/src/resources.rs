@@ -1,8 +1,9 @@
 //! Raw resources by URL (owned by the source fetcher): the exact bytes of scripts,
-//! style sheets and fonts a rendered page loads, with their content type. Filled by
-//! the fetcher on a successful fetch and by `tvir cache put URL FILE`, so an offline
-//! machine renders from the same bytes. Unlike [`crate::pages`], nothing is reduced
-//! to text here.
+//! style sheets and fonts a rendered page loads, and of the remote figures a run
+//! downloaded, with their content type. Filled by the fetcher on a successful fetch
+//! and by `tvir cache put URL FILE`, so an offline machine renders from the same
+//! bytes and `tvir rate export` shows raters the pictures the judges saw. Unlike
+//! [`crate::pages`], nothing is reduced to text here.
 
 use rusqlite::{params, Connection, OptionalExtension};
 

@@ -393,6 +393,16 @@ fn empty_element_end(text: &str, pos: usize) -> Option<usize> {
     Some(close_start + text[close_start..].find('>')? + 1)
 }
 
+/// The bytes of a remote picture (`http(s)://`) for the study, or why it stays a
+/// web link: the command layer looks in the cache `tvir eval` filled, and fetches
+/// only when the user allows it.
+pub type RemotePictures<'a> = &'a (dyn Fn(&str) -> Result<Vec<u8>, String> + Sync);
+
+/// No remote picture is available: every one stays a web link.
+pub fn no_remote_pictures(_: &str) -> Result<Vec<u8>, String> {
+    Err("no cache to take it from".into())
+}
+
 /// A task's HTML and what went into it.
 pub struct RenderedTask {
     pub html: String,
@@ -400,20 +410,30 @@ pub struct RenderedTask {
     /// Pictures shown inline: (file name in the study's `pictures/`, bytes); the
     /// HTML points at each through [`picture_url`].
     pub pictures: Vec<(String, Vec<u8>)>,
+    /// Remote pictures left as web links (not in the cache, not fetched).
+    pub remote_links: Vec<String>,
     pub notes: Vec<String>,
 }
 
 /// The report as a reader sees it: Markdown rendered to HTML (an HTML report kept
-/// as it is), each local picture and each rendered chart inline, nothing that runs.
-pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportError> {
+/// as it is), each local, embedded or remote picture and each rendered chart inline
+/// as a study file, nothing that runs. A remote picture `remote` has no bytes for
+/// stays a web link and is listed in `remote_links`.
+pub fn render_report(
+    r: &StudyReport,
+    key: &str,
+    remote: RemotePictures<'_>,
+) -> Result<RenderedTask, ExportError> {
     let rep = tvir_report::load(&r.path).map_err(|e| input_err(&r.path, e))?;
     let text = &rep.text;
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut pictures = Vec::new();
     let mut notes = Vec::new();
+    let mut remote_links = Vec::new();
     let root = std::fs::canonicalize(&rep.root).unwrap_or(rep.root.clone());
     for f in &rep.figures {
-        if f.render.is_some() || f.content.contains("://") {
+        let web = f.content.starts_with("http://") || f.content.starts_with("https://");
+        if f.render.is_some() || (f.content.contains("://") && !web) {
             continue;
         }
         let Some(span) = text.get(f.span.clone()) else {
@@ -424,7 +444,30 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
         };
         // A picture the report embeds as a `data:` URI becomes a file too: Label
         // Studio would show it broken.
-        let picture = if f.content.starts_with("data:") {
+        let picture = if web {
+            // The bytes the eval downloaded (its cache), so the rater sees what the
+            // judges saw, offline.
+            match remote(&f.content) {
+                Ok(b) if b.len() as u64 > MAX_PICTURE_BYTES => Err(format!(
+                    "{}: remote picture {} larger than 20 MiB",
+                    r.path.display(),
+                    f.content
+                )),
+                Ok(b) => {
+                    let path = f.content.split(['?', '#']).next().unwrap_or("");
+                    Ok((b, PathBuf::from(path)))
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "{}: remote picture {} left as a web link: {why}",
+                        r.path.display(),
+                        f.content
+                    ));
+                    remote_links.push(f.content.clone());
+                    continue;
+                }
+            }
+        } else if f.content.starts_with("data:") {
             embedded_picture(&f.content).map_err(|m| format!("{}: {m}", r.path.display()))
         } else {
             let file = root.join(&f.content);
@@ -528,6 +571,7 @@ pub fn render_report(r: &StudyReport, key: &str) -> Result<RenderedTask, ExportE
                 .filter(|_| !rep.figures.iter().any(|f| f.render.is_some()))
                 .count(),
         pictures,
+        remote_links,
         notes,
     })
 }
@@ -549,6 +593,8 @@ pub struct StudySummary {
     pub tasks: usize,
     pub pictures: usize,
     pub bytes: u64,
+    /// Remote pictures left as web links (one entry per occurrence).
+    pub remote_links: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -560,11 +606,13 @@ fn write(path: &Path, bytes: &[u8]) -> Result<u64, ExportError> {
     Ok(bytes.len() as u64)
 }
 
-/// Write the study folder `dir` (created; files in it replaced).
+/// Write the study folder `dir` (created; files in it replaced). Remote pictures
+/// come from `remote` (see [`RemotePictures`]).
 pub fn write_study(
     dir: &Path,
     reports: Vec<StudyReport>,
     opts: &StudyOptions,
+    remote: RemotePictures<'_>,
 ) -> Result<StudySummary, ExportError> {
     let dims: Vec<Dimension> = opts
         .dimensions
@@ -597,13 +645,14 @@ pub fn write_study(
     let rendered: Vec<Result<RenderedTask, ExportError>> = chosen
         .par_iter()
         .enumerate()
-        .map(|(i, r)| render_report(r, &format!("r{:04}", i + 1)))
+        .map(|(i, r)| render_report(r, &format!("r{:04}", i + 1), remote))
         .collect();
     let mut tasks = Vec::new();
     let mut plan_reports = Vec::new();
     let mut bytes = 0u64;
     let mut n_pictures = 0;
     let mut notes = Vec::new();
+    let mut remote_links = Vec::new();
     for (i, (r, task)) in chosen.iter().zip(rendered).enumerate() {
         let task = task?;
         for (name, b) in &task.pictures {
@@ -611,6 +660,7 @@ pub fn write_study(
         }
         n_pictures += task.pictures.len();
         notes.extend(task.notes);
+        remote_links.extend(task.remote_links.iter().cloned());
         let key = encode_ref(&r.system, &r.task_id);
         tasks.push(serde_json::json!({
             "data": {"report": task.html, "query": r.query, REF_FIELD: key},
@@ -620,6 +670,7 @@ pub fn write_study(
             "number": i + 1, "system": r.system, "task_id": r.task_id,
             "language": r.language, "complexity": r.complexity,
             "figures": task.figures, "pictures": task.pictures.len(),
+            "remote_links": task.remote_links,
             REF_FIELD: key,
         }));
     }
@@ -648,6 +699,7 @@ pub fn write_study(
         "stratified_by": ["system", "language", "complexity"],
         "strata": strata,
         "reports": plan_reports,
+        "remote_links": remote_links,
         "notes": notes,
     });
     bytes += write(
@@ -656,12 +708,13 @@ pub fn write_study(
     )?;
     bytes += write(
         &dir.join("STUDY.md"),
-        study_md(tasks.len(), opts, &root).as_bytes(),
+        study_md(tasks.len(), opts, &root, &remote_links).as_bytes(),
     )?;
     Ok(StudySummary {
         tasks: tasks.len(),
         pictures: n_pictures,
         bytes,
+        remote_links,
         notes,
     })
 }
@@ -671,7 +724,36 @@ fn sh_word(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-fn study_md(n: usize, opts: &StudyOptions, root: &Path) -> String {
+/// The STUDY.md paragraph on remote pictures left as web links (empty when none).
+fn links_md(links: &[String]) -> String {
+    if links.is_empty() {
+        return String::new();
+    }
+    let unique: std::collections::BTreeSet<&String> = links.iter().collect();
+    let mut x = format!(
+        "## Pictures that stay web links
+
+{n} remote pictures ({u} addresses) were neither in the cache of the eval nor fetched, so the tasks show them from the web: the study is not offline, and a rater may see something other than what the judges saw. Export again with `--cache` naming the eval's cache, or with `--fetch-pictures`, to make them files.
+
+",
+        n = links.len(),
+        u = unique.len()
+    );
+    for l in unique.iter().take(50) {
+        let _ = writeln!(x, "- <{l}>");
+    }
+    if unique.len() > 50 {
+        let _ = writeln!(
+            x,
+            "- ... and {} more (plan.json lists them)",
+            unique.len() - 50
+        );
+    }
+    x.push('\n');
+    x
+}
+
+fn study_md(n: usize, opts: &StudyOptions, root: &Path, links: &[String]) -> String {
     let root_s = root.display().to_string();
     let pictures = root.join(PICTURES_DIR).display().to_string();
     let storage = serde_json::json!({"project": 0, "path": pictures, "title": "study pictures"})
@@ -710,7 +792,8 @@ Storage > Add Source Storage > Local files with the absolute path `{pictures}` (
 press Sync: the pictures are not tasks), then import `tasks.json`.\n\n\
 When the raters are done, export the project (JSON, JSON-MIN or CSV) and run \
 `tvir agree EVAL_OUT EXPORT` (or `tvir rate import EXPORT -o ratings.csv`).\n\n\
-`plan.json` says how the reports were sampled (seed {seed}).\n",
+{links}`plan.json` says how the reports were sampled (seed {seed}).\n",
+        links = links_md(links),
         raters = opts.raters,
         dims = opts.dimensions.join(", "),
         seed = opts.seed,

@@ -247,7 +247,9 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
     // Entries named in the text that no citation resolved: only in a report that
     // cites by name (no numbered marker names an entry), where a mention of an
     // author is how it cites.
-    if input.has_list && counts.markers_resolved == 0 {
+    // And only where the report cites by name somewhere, or cites nothing.
+    let by_name = input.names_resolved > 0 || input.facts.is_empty();
+    if input.has_list && counts.markers_resolved == 0 && by_name {
         let cited: HashSet<&str> = input
             .facts
             .iter()

@@ -217,6 +217,11 @@ impl EntryNames {
     /// the name is too short to search (Latin under 3 letters, CJK under 2).
     pub fn mention_name(&self) -> Option<String> {
         self.year.as_ref()?;
+        // A person's surname: a corporate name of several words ("Stock
+        // Assessment", a council) is too often ordinary prose in the text.
+        if self.first_author.len() != 1 {
+            return None;
+        }
         let name = self.first_author.join(" ");
         let han = name.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
         let long = if han {

@@ -236,7 +236,8 @@ impl NameIndex {
         if !token {
             return None;
         }
-        let f = fold(a.trim_end_matches('.'));
+        // Entry authors are read with Markdown emphasis (`*`, `_`) dropped.
+        let f = fold(a.trim_end_matches('.')).replace('_', "");
         self.entries
             .iter()
             .any(|e| e.first_author.len() == 1 && e.first_author[0] == f)

@@ -149,3 +149,34 @@ fn names_pointing_nowhere_without_a_list_are_suspect() {
         r.extraction.reasons
     );
 }
+
+#[test]
+fn handles_as_authors_and_unbracketed_narrative() {
+    let r = load("byname-handles-bare");
+    assert_eq!(r.references.len(), 3);
+    // A lower-case handle that is an entry's author; `Halvorsen et al. 2019` and
+    // `Moreau & Tanaka 2021` without brackets (the second inside prose in
+    // parentheses); `Lindqvist 2018` names no entry and cites nothing.
+    assert_eq!(
+        fact_refs(&r),
+        vec![s(&["1"]), s(&["3"]), s(&["2"]), s(&["3"])]
+    );
+    assert!(!r.facts.iter().any(|f| f.fact.contains("Lindqvist")));
+    ok(&r);
+}
+
+#[test]
+fn an_entry_named_without_a_citation_is_suspect() {
+    let r = load("check-byname-named");
+    assert_eq!(r.references.len(), 2);
+    assert_eq!(fact_refs(&r), vec![s(&["1"]), s(&["1"])]);
+    assert_eq!(r.extraction.verdict, ExtractionVerdict::Suspect);
+    assert!(
+        r.extraction
+            .reasons
+            .iter()
+            .any(|x| x.contains("named in the text") && x.contains("[2] okafor")),
+        "{:?}",
+        r.extraction.reasons
+    );
+}

@@ -46,6 +46,10 @@ pub(crate) struct CheckInput<'a> {
     /// Citation shapes by name (author-date, key, labelled source) that named no
     /// entry, as written.
     pub names_unresolved: &'a [String],
+    /// Author-date entries with the (folded) name a mention of each would show:
+    /// an entry no citation resolved whose name stands in the text was cited in a
+    /// form no rule reads (`Summers indicates ...`, no year).
+    pub mention_names: Vec<(String, String)>,
 }
 
 /// Thresholds of the verdict (calibrated on the corpus and `tests/fixtures/reports/check-*`;
@@ -240,6 +244,33 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
     let body_chars = body_chars(text, &skip);
     let numbered = numbered_list(text, input.references, input.has_list);
     let mut reasons = reasons(&counts, input, body_chars, numbered);
+    // Entries named in the text that no citation resolved: only in a report that
+    // cites by name (no numbered marker names an entry), where a mention of an
+    // author is how it cites.
+    // And only where the report cites by name somewhere, or cites nothing.
+    let by_name = input.names_resolved > 0 || input.facts.is_empty();
+    if input.has_list && counts.markers_resolved == 0 && by_name {
+        let cited: HashSet<&str> = input
+            .facts
+            .iter()
+            .flat_map(|f| f.ref_idxs.iter())
+            .chain(input.figures.iter().flat_map(|f| f.ref_idxs.iter()))
+            .map(String::as_str)
+            .collect();
+        let named = named_uncited(text, &skipped, &input.mention_names, &cited);
+        if !named.is_empty() {
+            let examples: Vec<String> = named
+                .iter()
+                .take(3)
+                .map(|(i, n)| format!("[{i}] {n}"))
+                .collect();
+            reasons.push(format!(
+                "{} reference entries no citation resolved are named in the text (e.g. {}): cited in a form no rule reads",
+                named.len(),
+                examples.join("; ")
+            ));
+        }
+    }
     if let Some(h) = first_section {
         reasons.push(format!(
             "{} cited units sit inside a source section (under \"{h}\"): its entries were read as claims",
@@ -257,6 +288,52 @@ pub(crate) fn check(input: &CheckInput<'_>) -> Extraction {
         counts,
         judge: None,
     }
+}
+
+/// Uncited entries whose mention name stands in the body (outside lists and
+/// code): a Latin name as a whole word written with a capital, a CJK name as is.
+/// A name shared with a cited entry is no sign (the mention is that entry's).
+fn named_uncited(
+    text: &str,
+    skipped: &dyn Fn(usize) -> bool,
+    names: &[(String, String)],
+    cited: &HashSet<&str>,
+) -> Vec<(String, String)> {
+    let cited_names: HashSet<&str> = names
+        .iter()
+        .filter(|(i, _)| cited.contains(i.as_str()))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (idx, name) in names {
+        if cited.contains(idx.as_str())
+            || cited_names.contains(name.as_str())
+            || out.iter().any(|(_, n)| n == name)
+        {
+            continue;
+        }
+        let han = name.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let found = if han {
+            text.match_indices(name.as_str()).any(|(p, _)| !skipped(p))
+        } else {
+            let words: Vec<String> = name.split(' ').map(regex::escape).collect();
+            let Ok(re) = Regex::new(&format!(
+                r"(?i)(?:^|[^\p{{L}}\p{{N}}_])({})(?:$|[^\p{{L}}\p{{N}}_])",
+                words.join(r"\s+")
+            )) else {
+                continue;
+            };
+            let hit = re.captures_iter(text).any(|c| {
+                let m = c.get(1).unwrap();
+                !skipped(m.start()) && m.as_str().starts_with(char::is_uppercase)
+            });
+            hit
+        };
+        if found {
+            out.push((idx.clone(), name.clone()));
+        }
+    }
+    out
 }
 
 fn reasons(
@@ -915,7 +992,45 @@ mod tests {
             spaced_dialect: false,
             names_resolved: 0,
             names_unresolved: &[],
+            mention_names: Vec::new(),
         }
+    }
+
+    #[test]
+    fn uncited_entries_named_in_the_text() {
+        let text = "Summers indicates that music matters. 张三认为如此。\nThe summers were hot.\n\nSummers, T. (2018). Music. Press.\n";
+        let list = text.find("Summers, T.").unwrap()..text.len();
+        let skipped = |p: usize| list.contains(&p);
+        let names = |xs: &[(&str, &str)]| -> Vec<(String, String)> {
+            xs.iter()
+                .map(|(i, n)| (i.to_string(), n.to_string()))
+                .collect()
+        };
+        let none: HashSet<&str> = HashSet::new();
+        // A capitalised whole-word mention outside the list, and a CJK name.
+        assert_eq!(
+            named_uncited(
+                text,
+                &skipped,
+                &names(&[("1", "summers"), ("2", "张三")]),
+                &none
+            ),
+            names(&[("1", "summers"), ("2", "张三")])
+        );
+        // Cited entries, names only in the list, lower-case words and parts of
+        // words are no sign; nor is a name a cited entry shares.
+        let cited: HashSet<&str> = ["1"].into_iter().collect();
+        assert!(named_uncited(text, &skipped, &names(&[("1", "summers")]), &cited).is_empty());
+        assert!(named_uncited(text, &skipped, &names(&[("3", "music")]), &none).is_empty());
+        assert!(named_uncited(text, &skipped, &names(&[("3", "summer")]), &none).is_empty());
+        assert!(named_uncited(text, &skipped, &names(&[("3", "hot")]), &none).is_empty());
+        assert!(named_uncited(
+            text,
+            &skipped,
+            &names(&[("1", "summers"), ("4", "summers")]),
+            &cited
+        )
+        .is_empty());
     }
 
     #[test]

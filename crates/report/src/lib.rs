@@ -276,6 +276,7 @@ fn parse_inner(
         spaced_dialect: allow_glued == Glued::Spaced,
         names_resolved: factscan.names_resolved,
         names_unresolved: &factscan.names_unresolved,
+        mention_names: resolver.name_index().mention_names(),
     });
     Report {
         path: path.to_path_buf(),

@@ -211,6 +211,27 @@ impl EntryNames {
         }
     }
 
+    /// The name a reader would see in the text when the entry is mentioned: the
+    /// first author's surname, a corporate author's words, a CJK name (folded).
+    /// Only for entries read as author-date (an author and a year): `None` when
+    /// the name is too short to search (Latin under 3 letters, CJK under 2).
+    pub fn mention_name(&self) -> Option<String> {
+        self.year.as_ref()?;
+        // A person's surname: a corporate name of several words ("Stock
+        // Assessment", a council) is too often ordinary prose in the text.
+        if self.first_author.len() != 1 {
+            return None;
+        }
+        let name = self.first_author.join(" ");
+        let han = name.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let long = if han {
+            name.chars().count() >= 2
+        } else {
+            name.chars().filter(|c| c.is_alphabetic()).count() >= 3
+        };
+        long.then_some(name)
+    }
+
     /// Whether the folded name `n` names this entry's source.
     pub fn has_name(&self, n: &str) -> bool {
         let squeezed: String = n.chars().filter(|c| !c.is_whitespace()).collect();

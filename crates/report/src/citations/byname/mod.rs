@@ -120,6 +120,11 @@ static DATED_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([^,;，；\d][^,;，；]{1,60}?)\s*[,，]\s*(?:19|20)\d{2}(?:-\d{2}(?:-\d{2})?)?$")
         .unwrap()
 });
+/// An unbracketed narrative citation: `Lu et al. 2024`, `Smith & Lee 2020`, `Smith 2020`.
+static BARE_NARRATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^\p{L}\p{N}'’-])(\p{Lu}[\p{L}'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+\p{Lu}[\p{L}'’-]+)?),?\s+((?:19|20)\d{2}[a-z]?)(?:$|[^\p{L}\p{N}])")
+        .unwrap()
+});
 static ITEM_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s*[;；]\s*").unwrap());
 static NAME_SPLIT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\s*(?:[,;，；、/]|\s和\s)\s*").unwrap());
@@ -196,7 +201,7 @@ impl NameIndex {
     /// Author-date lookup of an author text and a list of years; `None` when the
     /// author text is not author-like.
     fn author_years(&self, authors: &str, years: &str) -> Option<Vec<String>> {
-        let surnames = surnames(authors)?;
+        let surnames = surnames(authors).or_else(|| self.handle(authors))?;
         let mut out = Vec::new();
         for y in years.split([',', '，']) {
             let y = fold(y.trim()).replace(". ", ".");
@@ -207,6 +212,62 @@ impl NameIndex {
             }
         }
         Some(out)
+    }
+
+    /// Each entry's index and the name a mention of it would show (see
+    /// [`EntryNames::mention_name`]).
+    pub fn mention_names(&self) -> Vec<(String, String)> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.mention_name().map(|n| (e.idx.clone(), n)))
+            .collect()
+    }
+
+    /// A lower-case single-token author (`thedrcat`, a handle or user name) is an
+    /// author only when some entry's first author is exactly that token: prose in
+    /// parentheses (`(see above, 2023)`) never becomes one.
+    fn handle(&self, authors: &str) -> Option<Vec<String>> {
+        let a = authors.trim().trim_matches(['*', '_']);
+        let token = !a.is_empty()
+            && a.chars().count() >= 3
+            && a.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && a.chars().next().is_some_and(|c| c.is_alphabetic());
+        if !token {
+            return None;
+        }
+        // Entry authors are read with Markdown emphasis (`*`, `_`) dropped.
+        let f = fold(a.trim_end_matches('.')).replace('_', "");
+        self.entries
+            .iter()
+            .any(|e| e.first_author.len() == 1 && e.first_author[0] == f)
+            .then(|| vec![f])
+    }
+
+    /// `Lu et al. 2024`, `Smith and Lee 2020`, `Smith 2020` outside any bracket:
+    /// a citation only when the surnames and the year name a listed entry (never
+    /// counted as lost: prose alone is no citation). The span is the year, so the
+    /// names stay in the sentence. Brackets the bracket rules resolved are taken;
+    /// inside prose in parentheses (`(sourcing L3 from Lu et al. 2024)`) it counts.
+    fn bare_narrative(
+        &self,
+        text: &str,
+        taken: &[Range<usize>],
+    ) -> Vec<(Range<usize>, Vec<String>)> {
+        let mut out = Vec::new();
+        for c in BARE_NARRATIVE.captures_iter(text) {
+            let year = c.get(2).unwrap();
+            if overlaps(taken, &c.get(0).unwrap().range()) {
+                continue;
+            }
+            AMBIGUOUS.with(|a| a.set(false));
+            if let Some(found) = self.author_years(&c[1], year.as_str()) {
+                if !found.is_empty() {
+                    out.push((year.range(), found));
+                }
+            }
+        }
+        out
     }
 
     /// Find the citations by name in one sentence or unit of text.
@@ -288,6 +349,11 @@ impl NameIndex {
                 // A key slug (`[lee-2021]`) or a run of capitalised names at the end
                 // of a sentence (`[Velano Daily]`) that names nothing was a citation.
                 scan.unresolved.push(c[0].to_string());
+            }
+        }
+        if !self.entries.is_empty() {
+            for (span, idxs) in self.bare_narrative(text, &taken) {
+                push(&mut scan, &mut taken, span, idxs, text);
             }
         }
         scan.cites.sort_by_key(|c| c.span.start);

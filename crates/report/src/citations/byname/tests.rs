@@ -268,3 +268,42 @@ fn labelled_sources_and_citations_without_a_list() {
         .unresolved
         .is_empty());
 }
+
+#[test]
+fn lower_case_handles_resolve_only_when_an_entry_is_that_author() {
+    let ix = index(&[
+        "- quokkalab. (2023). Grazing survey data [Data set]. Zenodo.",
+        "- Bloom, N. (2015). Does working from home work? QJE.",
+    ]);
+    assert_eq!(
+        cited(&ix, "The survey has 12 plots (quokkalab, 2023)."),
+        vec![v(&["1"])]
+    );
+    // Prose in parentheses is no author, and an unlisted handle names nothing
+    // (and is not counted as a lost citation either).
+    let scan = ix.scan("It rose (see above, 2023) and (otherlab, 2023).");
+    assert!(scan.cites.is_empty());
+    assert!(scan.unresolved.is_empty());
+}
+
+#[test]
+fn unbracketed_narrative_resolves_only_against_the_list() {
+    let ix = author_date();
+    let scan = ix.scan("Remote days grew, as Bloom et al. 2015a found.");
+    assert_eq!(scan.cites.len(), 1);
+    assert_eq!(scan.cites[0].idxs, v(&["2"]));
+    // The span is the year: the names stay in the sentence.
+    assert_eq!(scan.cites[0].written, "2015a");
+    assert_eq!(
+        cited(
+            &ix,
+            "Teams shrank (mostly in audits, see Smith and Lee 2020)."
+        ),
+        vec![v(&["7"])]
+    );
+    assert_eq!(cited(&ix, "McKinsey 2022 wrote so."), vec![v(&["3"])]);
+    // A name and a year that name no entry are prose, never counted as lost.
+    let scan = ix.scan("In January 2020 Parker 2019 said nothing; Bloom 2019 either.");
+    assert!(scan.cites.is_empty(), "{:?}", scan.cites);
+    assert!(scan.unresolved.is_empty());
+}

@@ -324,9 +324,9 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
 
     // Same tree again into a new output folder: every answer from the cache, no
     // figure decoded or encoded for the judges, and every thumbnail of the new
-    // folder there again: each distinct picture taken once from the cache by
-    // content hash (none decoded) into the folder's own store, every report's copy
-    // linked to it.
+    // folder there again: each distinct picture taken from the cache by content
+    // hash (none decoded) into the folder's own store, every report's copy linked
+    // to it.
     let (_, run2) = run("out2");
     assert_eq!(mock.requests(), calls, "the re-run must call nothing");
     assert_eq!(run2["figures"]["encoded"], 0, "{run2}");
@@ -343,10 +343,15 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     };
     assert!(distinct("out1") > 0, "no thumbnail store in out1");
     assert_eq!(distinct("out2"), distinct("out1"));
-    assert_eq!(
-        run2["figures"]["thumbnails_reused"].as_u64(),
-        Some(distinct("out2")),
-        "{run2}"
+    // Each distinct picture is taken from the cache at least once; two reports
+    // written at the same moment may both take it before either has stored it in
+    // the folder, so at most once per thumbnail written.
+    let reused = run2["figures"]["thumbnails_reused"].as_u64().unwrap();
+    let written = run2["figures"]["thumbnails_written"].as_u64().unwrap();
+    assert!(
+        (distinct("out2")..=written).contains(&reused),
+        "{reused} reused for {} distinct and {written} written: {run2}",
+        distinct("out2")
     );
     assert_eq!(run2["cache_hits"], run2["answers"]);
 

@@ -128,6 +128,12 @@ pub fn metric_file(record: &ReportRecord, metric: &str) -> MetricFile {
 /// Write `bytes` to `path` (creating its folder) through a temporary file renamed
 /// into place, so an interrupted run never leaves half a file.
 fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_through_temp(path, bytes, ".tmp")
+}
+
+/// Write `bytes` to `path` (creating its folder) as the file `path` + `suffix`,
+/// then renamed into place.
+fn write_through_temp(path: &Path, bytes: &[u8], suffix: &str) -> Result<(), OutputError> {
     let err = |source| OutputError {
         path: path.display().to_string(),
         source,
@@ -136,7 +142,7 @@ fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         std::fs::create_dir_all(parent).map_err(err)?;
     }
     let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
+    tmp.push(suffix);
     std::fs::write(&tmp, bytes).map_err(err)?;
     std::fs::rename(&tmp, path).map_err(err)
 }
@@ -310,21 +316,12 @@ pub const THUMBNAIL_STORE: &str = ".thumbnails";
 /// [`write_file_atomic`] through a temporary name of this thread's own, for a file
 /// that reports written in parallel may both make (same name, same bytes).
 fn write_file_unique(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    let err = |source| OutputError {
-        path: path.display().to_string(),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(err)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(
+    let suffix = format!(
         ".{}-{:?}.tmp",
         std::process::id(),
         std::thread::current().id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    );
+    write_through_temp(path, bytes, &suffix)
 }
 
 /// `to` as a hard link of `from` (a copy where links fail); a `to` that is already

@@ -64,12 +64,22 @@ fn corpus_reports(corpus: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The per-copy edit: a tag at the start of every paragraph line and caption.
+/// The per-copy edit: a tag at the start of every paragraph line and caption, so
+/// that no two copies send the judge the same text. It leaves what the parser reads
+/// as citations alone: no tag in a reference list (a tag on every entry would be a
+/// name every entry shares) nor before a line opening with a numeral (a numbered
+/// item would read as a citation numeral after text), and the tag holds no digit.
 fn edit(text: &str, tag: &str) -> String {
     let mut out = String::with_capacity(text.len() + 4096);
+    let mut in_reference_list = false;
     for line in text.lines() {
         let trimmed = line.trim_start();
-        if let Some(i) = line.find("<figcaption>") {
+        if is_heading(trimmed) {
+            in_reference_list = names_reference_list(trimmed);
+        }
+        if in_reference_list {
+            out.push_str(line);
+        } else if let Some(i) = line.find("<figcaption>") {
             let at = i + "<figcaption>".len();
             out.push_str(&line[..at]);
             out.push_str(tag);
@@ -81,7 +91,7 @@ fn edit(text: &str, tag: &str) -> String {
             out.push_str(tag);
             out.push(' ');
             out.push_str(&line[at..]);
-        } else if trimmed.chars().next().is_some_and(char::is_alphanumeric)
+        } else if trimmed.chars().next().is_some_and(char::is_alphabetic)
             && !trimmed.starts_with("http")
         {
             out.push_str(tag);
@@ -93,6 +103,48 @@ fn edit(text: &str, tag: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A Markdown heading, or a line that is one bold phrase (a heading some systems write).
+fn is_heading(line: &str) -> bool {
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    (hashes > 0 && line[hashes..].starts_with(' '))
+        || (line.len() > 4
+            && line.starts_with("**")
+            && line.trim_end().ends_with("**")
+            && !line[2..line.trim_end().len() - 2].contains('*'))
+}
+
+fn names_reference_list(heading: &str) -> bool {
+    let h = heading.to_lowercase();
+    [
+        "reference",
+        "sources",
+        "works cited",
+        "bibliograph",
+        "参考",
+        "引用",
+        "来源",
+    ]
+    .iter()
+    .any(|w| h.contains(w))
+}
+
+/// The copy's tag: system and task with every digit as a letter (a-j).
+fn copy_tag(system: usize, task: &str) -> String {
+    let letters = |s: &str| -> String {
+        s.chars()
+            .map(|c| match c.to_digit(10) {
+                Some(d) => char::from(b'a' + d as u8),
+                None => c,
+            })
+            .collect()
+    };
+    format!(
+        "[copy {}-{}]",
+        letters(&format!("{system:02}")),
+        letters(task)
+    )
 }
 
 fn link_tree(src: &Path, dst: &Path) {
@@ -142,7 +194,7 @@ fn make_tree(corpus: &Path, root: &Path, n: usize, task_ids: &[String]) -> (Path
             let dst = tree.join(format!("system-{s:02}")).join(task);
             link_tree(src, &dst);
             let text = std::fs::read_to_string(src.join("report.md")).expect("read report");
-            let tag = format!("[copy {s:02}-{task}]");
+            let tag = copy_tag(s, task);
             std::fs::write(dst.join("report.md"), edit(&text, &tag)).expect("write report");
             // The copies of one corpus report differ only in their tags: its first
             // copy's citations stand for all of them.

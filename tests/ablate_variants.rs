@@ -186,6 +186,7 @@ fn record(system: &str, task: &str, s: &Spec) -> ReportRecord {
         render: None,
         thumbnails: Vec::new(),
         protocol: None,
+        sources: Vec::new(),
         error: None,
     };
     rescore(&rec, &rubrics, &ScoreOptions::default())

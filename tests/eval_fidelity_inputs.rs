@@ -191,7 +191,7 @@ fn a_long_page_is_shown_whole_by_default() {
     assert_eq!(unit.status, UnitStatus::Scored);
     assert!(unit.detail.get("source_cuts").is_none(), "{}", unit.detail);
     assert_eq!(
-        unit.detail["sources"][0]["chars"],
+        r.unit_sources(unit)[0]["chars"],
         json!(long_page(40_000).len())
     );
     assert!(r.metrics["citation_support"].note.is_none());

@@ -124,7 +124,8 @@ async fn no_server_answered_fails_citations_as_no_network() {
             "{reason}"
         );
         // The audit still shows how each source's fetch ended.
-        assert_eq!(unit["detail"]["sources"][0]["fetch"], "failed", "{unit}");
+        let sources = common::outputs::unit_sources(&run.report, unit);
+        assert_eq!(sources[0]["fetch"], "failed", "{unit}");
     }
     assert_eq!(
         mock.metric_count("citation_support"),
@@ -291,7 +292,10 @@ async fn offline_pages_missing_from_cache_and_sources_fail_their_facts() {
             && reason.contains("--sources FILE"),
         "{reason}"
     );
-    assert_eq!(missing["detail"]["sources"][0]["fetch"], "unavailable");
+    assert_eq!(
+        common::outputs::unit_sources(&report, missing)[0]["fetch"],
+        "unavailable"
+    );
     assert_eq!(
         mock.metric_count("citation_support"),
         1,

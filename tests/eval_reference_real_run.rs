@@ -339,7 +339,7 @@ async fn a_page_to_fetch_without_the_serper_key_fails_its_units_naming_the_key()
             .contains("SERPER_API_KEY"),
         "{depot}"
     );
-    let page = depot["detail"]["sources"].to_string();
+    let page = serde_json::to_string(&common::outputs::unit_sources(&rec, &depot)).unwrap();
     assert!(page.contains("SERPER_API_KEY"), "{depot}");
     assert!(page.contains("unavailable"), "{depot}");
     // The other facts were judged from the sources file.

@@ -203,7 +203,7 @@ fn duplicate_judge_both_ways_over_http_with_no_failed_unit() {
     // Each source says how its fetch ended (read from the sources file) and how
     // much of it the judge was given.
     for u in &cs {
-        for s in u["detail"]["sources"].as_array().unwrap() {
+        for s in &common::outputs::unit_sources(&report, u) {
             assert_eq!(s["fetch"], "ok", "{s}");
             assert_eq!(s["judge_chars"], s["chars"], "{s}");
             assert!(s["chars"].as_u64().unwrap() > 0, "{s}");

@@ -75,6 +75,7 @@ fn record(r: &Rec) -> ReportRecord {
         render: None,
         thumbnails: Vec::new(),
         protocol: None,
+        sources: Vec::new(),
         error: None,
     }
 }

@@ -69,6 +69,7 @@ fn write(
         render: None,
         thumbnails: Vec::new(),
         protocol: None,
+        sources: Vec::new(),
         error: None,
     };
     let dir = root.join(system).join(task).join(folder);

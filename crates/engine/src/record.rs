@@ -168,7 +168,34 @@ pub struct ReportRecord {
     /// records written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<ProtocolRecord>,
+    /// Every source the units cite, once: its address, title, how much text it gave
+    /// and how its fetch ended. A unit's `detail.sources` names each of its sources
+    /// by `idx` with the characters the judge was given (`judge_chars`, left out when
+    /// the judge was given the whole page, `chars`); the rest is here, so a fact
+    /// citing many sources does not repeat them fact after fact.
+    /// Absent in records written before it existed (their units carry every field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRecord>,
 }
+
+/// One cited source of a report ([`ReportRecord::sources`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SourceRecord {
+    /// The reference's label in the report (`"3"`, a key, a name).
+    pub idx: String,
+    pub url: Option<String>,
+    pub title: Option<String>,
+    /// Characters of page text the source gave.
+    pub chars: u64,
+    /// How its fetch ended: `ok`, `refused`, `blocked`, `failed`, `unavailable`,
+    /// `no_url`, `no_reference`.
+    pub fetch: String,
+    /// Why it gave no text, when it gave none.
+    pub reason: Option<String>,
+}
+
+/// The fields of a unit's source entry that [`ReportRecord::sources`] holds once.
+const SOURCE_FIELDS: [&str; 5] = ["url", "title", "chars", "fetch", "reason"];
 
 /// The thumbnail of one figure (`tvir summarize --format html` embeds it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -266,7 +293,73 @@ impl ReportRecord {
         self.units = Vec::new();
         self.structural_errors = Default::default();
         self.thumbnails = Vec::new();
+        self.sources = Vec::new();
         self
+    }
+
+    /// Moves the fields every unit repeats about a cited source (address, title,
+    /// characters, fetch outcome) into [`ReportRecord::sources`], once per source;
+    /// each unit keeps the source's `idx` and its `judge_chars` when the judge was
+    /// not given the whole page. An entry whose fields differ from the table's
+    /// stays whole in its unit (nothing is lost).
+    /// Idempotent, so a record finished again (a batch collected) stays the same.
+    pub fn factor_sources(&mut self) {
+        let mut table: Vec<SourceRecord> = std::mem::take(&mut self.sources);
+        for u in &mut self.units {
+            let Some(list) = u.detail.get_mut("sources").and_then(|v| v.as_array_mut()) else {
+                continue;
+            };
+            for entry in list {
+                let Some(m) = entry.as_object_mut() else {
+                    continue;
+                };
+                if !SOURCE_FIELDS.iter().any(|f| m.contains_key(*f)) {
+                    continue;
+                }
+                let Some(source) = source_of(m) else {
+                    continue;
+                };
+                let chars = source.chars;
+                match table.iter().find(|s| s.idx == source.idx) {
+                    Some(known) if *known != source => continue,
+                    Some(_) => {}
+                    None => table.push(source),
+                }
+                for f in SOURCE_FIELDS {
+                    m.remove(f);
+                }
+                // The judge was given the whole page: `chars` says how much.
+                if m.get("judge_chars").and_then(|v| v.as_u64()) == Some(chars) {
+                    m.remove("judge_chars");
+                }
+            }
+        }
+        self.sources = table;
+    }
+
+    /// A unit's cited sources with every field, from its detail and
+    /// [`ReportRecord::sources`] (records of either form: earlier ones carry every
+    /// field in the unit).
+    pub fn unit_sources(&self, unit: &UnitRecord) -> Vec<serde_json::Value> {
+        let Some(list) = unit.detail.get("sources").and_then(|v| v.as_array()) else {
+            return Vec::new();
+        };
+        list.iter()
+            .map(|entry| {
+                let mut whole = entry.clone();
+                let idx = entry.get("idx").and_then(|v| v.as_str());
+                let known = idx.and_then(|i| self.sources.iter().find(|s| s.idx == i));
+                if let (Some(m), Some(known)) = (whole.as_object_mut(), known) {
+                    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(known) {
+                        for (k, v) in fields {
+                            m.entry(k).or_insert(v);
+                        }
+                    }
+                    m.entry("judge_chars").or_insert(known.chars.into());
+                }
+                whole
+            })
+            .collect()
     }
 
     /// Failed units that are failures of the run (judge or input problems), not
@@ -288,6 +381,24 @@ impl ReportRecord {
     pub fn extraction_suspect(&self) -> bool {
         self.extraction.as_ref().is_some_and(|e| e.is_suspect())
     }
+}
+
+/// A unit's source entry as a [`SourceRecord`] (None when it lacks `idx` or
+/// `fetch`, or a field has another type: such an entry stays in its unit).
+fn source_of(m: &serde_json::Map<String, serde_json::Value>) -> Option<SourceRecord> {
+    let text = |k: &str| match m.get(k) {
+        None | Some(serde_json::Value::Null) => Some(None),
+        Some(serde_json::Value::String(s)) => Some(Some(s.clone())),
+        Some(_) => None,
+    };
+    Some(SourceRecord {
+        idx: m.get("idx")?.as_str()?.to_string(),
+        url: text("url")?,
+        title: text("title")?,
+        chars: m.get("chars")?.as_u64()?,
+        fetch: m.get("fetch")?.as_str()?.to_string(),
+        reason: text("reason")?,
+    })
 }
 
 /// How one unit ended, as much of it as a summary needs ([`ReportRecord::from_json_compact`]).
@@ -393,6 +504,7 @@ impl ReportRecord {
             render: c.render,
             thumbnails: Vec::new(),
             protocol: c.protocol,
+            sources: Vec::new(),
         };
         Ok((record, outcomes))
     }

@@ -76,6 +76,7 @@ impl Engine {
             render: None,
             thumbnails: Vec::new(),
             protocol: self.settings.protocol.clone(),
+            sources: Vec::new(),
         }
     }
 
@@ -344,6 +345,7 @@ impl Engine {
         usage.cost_usd = cost;
         record.usage = usage;
         record.units = all.into_iter().map(|(u, _)| u).collect();
+        record.factor_sources();
         super::score::rescore_owned(record, &self.rubrics, &self.settings.score)
     }
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use tvir_engine::record::{ThumbnailRecord, UnitStatus};
+use tvir_engine::record::{SourceRecord, ThumbnailRecord, UnitStatus};
 use tvir_report::StructuralErrors;
 
 /// A JSON string, borrowed from the text when it holds no escape.
@@ -299,6 +299,8 @@ struct RawRecord<'a> {
     structural_errors: StructuralErrors,
     #[serde(default)]
     thumbnails: Vec<ThumbnailRecord>,
+    #[serde(default)]
+    sources: Vec<SourceRecord>,
 }
 
 /// The parts of a `report.json` its page shows beyond the summary's compact record.
@@ -307,6 +309,10 @@ pub(super) struct PageRecord<'a> {
     pub(super) units: Vec<PageUnit<'a>>,
     pub(super) structural_errors: StructuralErrors,
     pub(super) thumbnails: Vec<ThumbnailRecord>,
+    /// Every cited source once, in the order units first cite them: the record's
+    /// table, and the sources of units written whole (earlier records) that it
+    /// lacks. Each unit's sources have their fields filled from it.
+    pub(super) sources: Vec<PageSource<'a>>,
 }
 
 impl<'a> PageRecord<'a> {
@@ -314,7 +320,7 @@ impl<'a> PageRecord<'a> {
     pub(super) fn parse(text: &'a str) -> Result<Self, String> {
         let raw: RawRecord<'a> =
             serde_json::from_str(text).map_err(|e| format!("not a report record: {e}"))?;
-        Ok(Self {
+        let mut page = Self {
             units: raw
                 .units
                 .into_iter()
@@ -331,7 +337,54 @@ impl<'a> PageRecord<'a> {
                 .collect(),
             structural_errors: raw.structural_errors,
             thumbnails: raw.thumbnails,
-        })
+            sources: Vec::new(),
+        };
+        page.join_sources(raw.sources);
+        Ok(page)
+    }
+
+    /// Fills each unit's sources from the record's table (an entry's own fields
+    /// win) and lists every cited source once.
+    fn join_sources(&mut self, table: Vec<SourceRecord>) {
+        let owned = |s: Option<String>| s.map(Cow::Owned);
+        let table: Vec<PageSource<'a>> = table
+            .into_iter()
+            .map(|s| PageSource {
+                idx: Some(Cow::Owned(s.idx)),
+                url: owned(s.url),
+                title: owned(s.title),
+                fetch: Some(Cow::Owned(s.fetch)),
+                reason: owned(s.reason),
+                chars: Some(s.chars),
+                judge_chars: None,
+            })
+            .collect();
+        let mut listed: Vec<PageSource<'a>> = Vec::new();
+        for u in &mut self.units {
+            for s in u.detail.sources.iter_mut().flatten() {
+                let Some(idx) = s.idx.clone() else { continue };
+                if let Some(t) = table.iter().find(|t| t.idx.as_deref() == Some(&*idx)) {
+                    s.url = s.url.take().or_else(|| t.url.clone());
+                    s.title = s.title.take().or_else(|| t.title.clone());
+                    s.fetch = s.fetch.take().or_else(|| t.fetch.clone());
+                    s.reason = s.reason.take().or_else(|| t.reason.clone());
+                    s.chars = s.chars.or(t.chars);
+                }
+                if !listed.iter().any(|l| l.idx.as_deref() == Some(&*idx)) {
+                    listed.push(PageSource {
+                        judge_chars: None,
+                        ..s.clone()
+                    });
+                }
+            }
+        }
+        // Sources of the table no unit names (none today) still belong on the page.
+        for t in table {
+            if !listed.iter().any(|l| l.idx == t.idx) {
+                listed.push(t);
+            }
+        }
+        self.sources = listed;
     }
 }
 

@@ -34,6 +34,14 @@ pub enum Sections {
     None,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HtmlEvidence {
+    /// Deflated in the page, inflated by the folder's `evidence.js` when it opens.
+    Packed,
+    /// Plain markup.
+    Plain,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct SummarizeArgs {
     /// The `eval` output folder (`OUT/{system}/{task_id}/{judge_model}/report.json`).
@@ -54,6 +62,11 @@ pub struct SummarizeArgs {
     /// Per-report sections of the HTML page: every run, the first run only, or none.
     #[arg(long, value_enum, default_value_t = Sections::All)]
     pub sections: Sections,
+    /// How each report page stores its units and sources: `packed` (deflated,
+    /// shown by a small shared script: about a seventh of the bytes) or `plain`
+    /// (markup readable with scripts off).
+    #[arg(long, value_enum, default_value_t = HtmlEvidence::Packed)]
+    pub html_evidence: HtmlEvidence,
     /// Only this judge model (folder name without `-run{k}`).
     #[arg(long)]
     pub judge: Option<String>,
@@ -217,6 +230,10 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<ExitCode> {
                     Sections::None => html::ReportSections::None,
                 },
                 reports_root: args.reports.clone(),
+                evidence: match args.html_evidence {
+                    HtmlEvidence::Packed => aggregate::packed::EvidenceEncoding::Packed,
+                    HtmlEvidence::Plain => aggregate::packed::EvidenceEncoding::Plain,
+                },
                 ..Default::default()
             };
             let dir = args

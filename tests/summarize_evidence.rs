@@ -170,7 +170,12 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
             "{} not linked from its system's page",
             report_page.display()
         );
-        let html = Html::parse_document(&std::fs::read_to_string(&report_page).unwrap());
+        // Packed evidence as the page's script shows it (checked in Chromium below).
+        let stored_page = std::fs::read_to_string(&report_page).unwrap();
+        assert!(stored_page.contains("x-tvir-evidence"), "packed by default");
+        let html = Html::parse_document(
+            &tvir_analysis::aggregate::packed::unpack_page(&stored_page).unwrap(),
+        );
         assert_eq!(html.select(&sel("input#only-failed")).count(), 1);
         let section = html
             .select(&sel("details.report"))
@@ -202,18 +207,30 @@ async fn the_html_summary_shows_each_citation_units_evidence() {
             let justification = row.select(&sel("p.justification")).next().map(text_of);
             assert_eq!(justification.as_deref(), unit["justification"].as_str());
             let items: Vec<ElementRef> = row.select(&sel("li.source")).collect();
-            let stored = unit["detail"]["sources"].as_array().unwrap();
+            let stored = common::outputs::unit_sources(&report, unit);
             assert_eq!(items.len(), stored.len(), "{system}/{task} {id}");
-            for (li, s) in items.iter().zip(stored) {
+            for (li, s) in items.iter().zip(&stored) {
                 let shown = text_of(*li);
                 let name = s["title"].as_str().or(s["url"].as_str()).unwrap();
                 assert!(shown.contains(name), "{shown} lacks {name}");
+                // The unit links its source in the page's list, which gives the
+                // address once.
+                let idx = s["idx"].as_str().unwrap();
+                let href = li
+                    .select(&sel("a"))
+                    .next()
+                    .and_then(|a| a.value().attr("href"));
+                assert_eq!(href, Some(format!("#src-{idx}").as_str()), "{shown}");
+                let entry = html
+                    .select(&sel(&format!("ol.source-list li#src-{idx}")))
+                    .next()
+                    .unwrap_or_else(|| panic!("source [{idx}] not in the page's list"));
                 if let Some(url) = s["url"].as_str() {
-                    let href = li
+                    let link = entry
                         .select(&sel("a"))
                         .next()
                         .and_then(|a| a.value().attr("href"));
-                    assert_eq!(href, Some(url), "{shown}");
+                    assert_eq!(link, Some(url), "{}", text_of(entry));
                 }
                 let given = s["judge_chars"].as_u64().unwrap();
                 if s["chars"].as_u64().unwrap() > 0 {
@@ -299,7 +316,7 @@ fn report_page_of(site: &Path, path: &Path, report: &Value) -> PathBuf {
 
 /// Every relative link (`href`, `src`) of every page of the summary folder names a
 /// file inside it, with the fragment (if any) an id of that page; nothing points
-/// outside the folder or at a script.
+/// outside the folder, and no script runs but the folder's `evidence.js`.
 fn check_links(site: &Path) {
     let site = site.canonicalize().unwrap();
     let mut checked = 0;
@@ -310,9 +327,21 @@ fn check_links(site: &Path) {
         if e.path().extension().is_none_or(|x| x != "html") {
             continue;
         }
-        let text = std::fs::read_to_string(e.path()).unwrap();
-        assert!(!text.contains("<script"), "{}", e.path().display());
+        // Packed evidence as the page shows it: its links are checked too.
+        let text = tvir_analysis::aggregate::packed::unpack_page(
+            &std::fs::read_to_string(e.path()).unwrap(),
+        )
+        .unwrap();
         let doc = Html::parse_document(&text);
+        // The only script a page runs is the folder's own `evidence.js`.
+        for script in doc.select(&sel("script")) {
+            let src = script
+                .value()
+                .attr("src")
+                .unwrap_or_else(|| panic!("{}: an inline script", e.path().display()));
+            let target = e.path().parent().unwrap().join(src).canonicalize().unwrap();
+            assert_eq!(target, site.join("evidence.js"), "{}", e.path().display());
+        }
         for (tag, attr) in [("a", "href"), ("img", "src"), ("link", "href")] {
             for el in doc.select(&sel(&format!("{tag}[{attr}]"))) {
                 let target = el.value().attr(attr).unwrap();
@@ -330,7 +359,12 @@ fn check_links(site: &Path) {
                     .unwrap_or_else(|err| panic!("{}: {target}: {err}", e.path().display()));
                 assert!(resolved.starts_with(&site), "{target} leaves the folder");
                 if !fragment.is_empty() {
-                    let linked = Html::parse_document(&std::fs::read_to_string(&resolved).unwrap());
+                    let linked = Html::parse_document(
+                        &tvir_analysis::aggregate::packed::unpack_page(
+                            &std::fs::read_to_string(&resolved).unwrap(),
+                        )
+                        .unwrap(),
+                    );
                     assert!(
                         linked
                             .select(&sel(&format!("[id=\"{fragment}\"]")))
@@ -472,7 +506,12 @@ fn hundred_reports(out: &Path, tmp: &Path) {
         &gone.parent().unwrap().parent().unwrap().join("report.json"),
         &gone_report,
     );
-    let gone_html = Html::parse_document(&std::fs::read_to_string(&gone_page).unwrap());
+    let gone_html = Html::parse_document(
+        &tvir_analysis::aggregate::packed::unpack_page(
+            &std::fs::read_to_string(&gone_page).unwrap(),
+        )
+        .unwrap(),
+    );
     let notes: Vec<String> = gone_html.select(&sel(".nopic")).map(text_of).collect();
     assert!(
         notes
@@ -647,7 +686,8 @@ fn render_in_chromium(page: &Path, tmp: &Path, row: &str, expect: &str, must_hid
     let dom = Command::new(chromium)
         .args(common_args)
         .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", &url])
+        // Time for the page's script to show packed evidence before the dump.
+        .args(["--virtual-time-budget=5000", "--dump-dom", &url])
         .output()
         .unwrap();
     assert!(dom.status.success(), "{}", describe(&dom));
@@ -665,7 +705,7 @@ fn render_in_chromium(page: &Path, tmp: &Path, row: &str, expect: &str, must_hid
     std::fs::write(
         &probe,
         format!(
-            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const d=this.contentDocument;const shown=()=>[...d.querySelectorAll('tr.{row}')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.{row}.'+cls).length+'/'+d.querySelectorAll('tr.{row}').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');\"></iframe><p id=\"filters\">pending</p></body></html>",
+            "<!DOCTYPE html><html><body><p id=\"ms\">pending</p><script>const t0=performance.now();</script><iframe width=\"1400\" height=\"2400\" src=\"{}\" onload=\"const f=this;const go=()=>{{const d=f.contentDocument;const st=d.documentElement.getAttribute('data-evidence');if(d.querySelector('script[type=&quot;application/x-tvir-evidence&quot;]')&&st!=='shown'){{if(st==='failed'){{document.getElementById('ms').textContent='evidence failed';return;}}setTimeout(go,5);return;}}document.getElementById('ms').textContent=String(Math.round(performance.now()-t0));const shown=()=>[...d.querySelectorAll('tr.{row}')].filter(r=>getComputedStyle(r).display!=='none').length;const out=[];for(const [id,cls] of [['only-failed','failed'],['only-zero','zero']]){{const c=d.getElementById(id);c.checked=true;out.push(id+':'+shown()+'/'+d.querySelectorAll('tr.{row}.'+cls).length+'/'+d.querySelectorAll('tr.{row}').length);c.checked=false;}}document.getElementById('filters').textContent=out.join(' ');}};go();\"></iframe><p id=\"filters\">pending</p></body></html>",
             url
         ),
     )
@@ -673,7 +713,11 @@ fn render_in_chromium(page: &Path, tmp: &Path, row: &str, expect: &str, must_hid
     let timed = Command::new(chromium)
         .args(common_args)
         .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--allow-file-access-from-files", "--dump-dom"])
+        .args([
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
         .arg(format!("file://{}", probe.display()))
         .output()
         .unwrap();

@@ -46,6 +46,8 @@ pub struct HtmlOptions {
     pub thumbnail_side: u32,
     /// Longest answer text shown per unit (characters).
     pub max_answer_chars: usize,
+    /// How report pages store their units and sources.
+    pub evidence: super::packed::EvidenceEncoding,
 }
 
 impl Default for HtmlOptions {
@@ -56,6 +58,7 @@ impl Default for HtmlOptions {
             max_thumbnails_per_report: 24,
             thumbnail_side: 160,
             max_answer_chars: 600,
+            evidence: Default::default(),
         }
     }
 }
@@ -499,25 +502,23 @@ fn status_label(s: UnitStatus) -> &'static str {
 }
 
 /// Cited sources whose text came back empty, with how their fetch ended and why
-/// (`refused`, `blocked`, `failed`, `unavailable`, ...), from unit details.
+/// (`refused`, `blocked`, `failed`, `unavailable`, ...), from the page's sources.
 fn fetch_failures(page: &PageRecord) -> Vec<String> {
     let mut out = BTreeSet::new();
-    for u in &page.units {
-        if let Some(sources) = &u.detail.sources {
-            for s in sources {
-                if s.chars == Some(0) {
-                    let idx = s.idx.as_deref().unwrap_or("?");
-                    let url = s.url.as_deref().unwrap_or("(no URL)");
-                    // The fetch outcome and its reason, as the eval recorded them.
-                    let outcome = match (s.fetch.as_deref(), s.reason.as_deref()) {
-                        (Some(f), Some(r)) => format!(": {f} ({r})"),
-                        (Some(f), None) => format!(": {f}"),
-                        (None, _) => String::new(),
-                    };
-                    out.insert(format!("[{idx}] {url}{outcome}"));
-                }
-            }
+    for s in &page.sources {
+        if s.chars == Some(0) {
+            let idx = s.idx.as_deref().unwrap_or("?");
+            let url = s.url.as_deref().unwrap_or("(no URL)");
+            // The fetch outcome and its reason, as the eval recorded them.
+            let outcome = match (s.fetch.as_deref(), s.reason.as_deref()) {
+                (Some(f), Some(r)) => format!(": {f} ({r})"),
+                (Some(f), None) => format!(": {f}"),
+                (None, _) => String::new(),
+            };
+            out.insert(format!("[{idx}] {url}{outcome}"));
         }
+    }
+    for u in &page.units {
         if u.status == UnitStatus::Failed {
             if let Some(r) = u.reason.as_deref() {
                 let l = r.to_lowercase();
@@ -528,6 +529,67 @@ fn fetch_failures(page: &PageRecord) -> Vec<String> {
         }
     }
     out.into_iter().collect()
+}
+
+/// The anchor of a cited source in its page's source list.
+fn source_anchor(out: &mut String, idx: &str) {
+    out.push_str("src-");
+    for b in idx.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "_{b:02x}");
+        }
+    }
+}
+
+/// Every source the report's units cite, once: label, title and address, how
+/// much text it gave, how its fetch ended and why. Each unit links here.
+fn sources_list_into(out: &mut String, page: &PageRecord) {
+    if page.sources.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h4>Cited sources ({})</h4>", page.sources.len());
+    out.push_str("<ol class=\"source-list\">");
+    for s in &page.sources {
+        let idx = text(&s.idx).unwrap_or("?");
+        let url = text(&s.url);
+        let name = text(&s.title).or(url).unwrap_or("(no URL)");
+        let chars = s.chars.unwrap_or(0);
+        out.push_str("<li id=\"");
+        source_anchor(out, idx);
+        out.push_str(if chars > 0 {
+            "\" class=\"source read\">["
+        } else {
+            "\" class=\"source unread\">["
+        });
+        esc_into(out, idx);
+        out.push_str("] ");
+        match url {
+            Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+                out.push_str("<a href=\"");
+                esc_into(out, u);
+                out.push_str("\" rel=\"noreferrer\">");
+                esc_into(out, &truncate(name, 160));
+                out.push_str("</a>");
+            }
+            _ => esc_into(out, &truncate(name, 160)),
+        }
+        out.push_str(" &mdash; <span class=\"state\">");
+        if chars > 0 {
+            let _ = write!(out, "read: {chars} characters");
+        } else {
+            out.push_str("not read: ");
+            esc_into(out, text(&s.fetch).unwrap_or("not read"));
+            if let Some(r) = text(&s.reason) {
+                out.push_str(" (");
+                esc_into(out, r);
+                out.push(')');
+            }
+        }
+        out.push_str("</span></li>");
+    }
+    out.push_str("</ol>\n");
 }
 
 /// What the judge was shown for one unit, from its stored detail: the fact
@@ -569,30 +631,24 @@ fn unit_evidence_into(out: &mut String, u: &PageUnit) {
         out.push_str("</div>");
     }
     if let Some(sources) = &d.sources {
+        // Each source by its label, linked to the page's source list (address,
+        // title and fetch outcome are there, once), with what the judge was given.
         out.push_str("<ul class=\"sources\">");
         for s in sources {
             let idx = text(&s.idx).unwrap_or("?");
-            let url = text(&s.url);
-            let name = text(&s.title).or(url).unwrap_or("(no URL)");
+            let name = text(&s.title).or(text(&s.url)).unwrap_or("(no URL)");
             let chars = s.chars.unwrap_or(0);
             let given = s.judge_chars.unwrap_or(chars);
             out.push_str(if chars > 0 {
-                "<li class=\"source read\">["
+                "<li class=\"source read\"><a href=\"#"
             } else {
-                "<li class=\"source unread\">["
+                "<li class=\"source unread\"><a href=\"#"
             });
+            source_anchor(out, idx);
+            out.push_str("\">[");
             esc_into(out, idx);
-            out.push_str("] ");
-            match url {
-                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
-                    out.push_str("<a href=\"");
-                    esc_into(out, u);
-                    out.push_str("\" rel=\"noreferrer\">");
-                    esc_into(out, &truncate(name, 120));
-                    out.push_str("</a>");
-                }
-                _ => esc_into(out, &truncate(name, 120)),
-            }
+            out.push_str("]</a> ");
+            esc_into(out, &truncate(name, 80));
             out.push_str(" &mdash; <span class=\"state\">");
             if chars > 0 {
                 let _ = write!(out, "read: {given}");
@@ -603,11 +659,6 @@ fn unit_evidence_into(out: &mut String, u: &PageUnit) {
             } else {
                 out.push_str("not read: ");
                 esc_into(out, text(&s.fetch).unwrap_or("not read"));
-                if let Some(r) = text(&s.reason) {
-                    out.push_str(" (");
-                    esc_into(out, r);
-                    out.push(')');
-                }
                 out.push_str("; 0 characters given to the judge");
             }
             out.push_str("</span></li>");
@@ -678,6 +729,9 @@ pub(super) fn report_section(
         pct(rec.va),
         aec(rec.effective_citations),
     );
+    // Everything below the section's summary line is the report's evidence: stored
+    // as `opts.evidence` says (packed pages are a fraction of the bytes).
+    let start = out.len();
     if let Some(e) = &rec.extraction {
         let method = match e.method {
             tvir_report::ExtractionMethod::Rules => "rules",
@@ -786,40 +840,45 @@ pub(super) fn report_section(
         out.push_str("</div>\n");
     }
 
-    let _ = writeln!(out, "<h4>Units ({})</h4>", page.units.len());
-    out.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>What was judged</th><th>Verdict and justification</th><th>Reason</th></tr></thead><tbody>\n");
+    let mut evidence = out.split_off(start);
+    let ev = &mut evidence;
+    sources_list_into(ev, page);
+    let _ = writeln!(ev, "<h4>Units ({})</h4>", page.units.len());
+    ev.push_str("<table class=\"units\"><thead><tr><th>Metric</th><th>Unit</th><th>Status</th><th>Score</th><th>What was judged</th><th>Verdict and justification</th><th>Reason</th></tr></thead><tbody>\n");
     for u in &page.units {
         let zero = u.status == UnitStatus::Scored && u.score == Some(0.0);
         let status = status_label(u.status);
         let _ = write!(
-            out,
+            ev,
             "<tr class=\"unit {status}{}\" data-metric=\"",
             if zero { " zero" } else { "" }
         );
-        esc_into(out, &u.metric);
-        out.push_str("\" data-unit=\"");
-        esc_into(out, &u.unit);
-        out.push_str("\"><td>");
-        esc_into(out, &u.metric);
-        out.push_str("</td><td>");
-        esc_into(out, &u.unit);
-        let _ = write!(out, "</td><td>{status}</td><td class=\"num\">");
+        esc_into(ev, &u.metric);
+        ev.push_str("\" data-unit=\"");
+        esc_into(ev, &u.unit);
+        ev.push_str("\"><td>");
+        esc_into(ev, &u.metric);
+        ev.push_str("</td><td>");
+        esc_into(ev, &u.unit);
+        let _ = write!(ev, "</td><td>{status}</td><td class=\"num\">");
         match u.score {
             Some(s) => {
-                let _ = write!(out, "{s:.3}");
+                let _ = write!(ev, "{s:.3}");
             }
-            None => out.push('-'),
+            None => ev.push('-'),
         }
-        out.push_str("</td><td class=\"evidence\">");
-        pictures.of_unit_into(out, u);
-        unit_evidence_into(out, u);
-        out.push_str("</td><td class=\"verdict\">");
-        unit_verdict_into(out, u, opts.max_answer_chars);
-        out.push_str("</td><td>");
-        esc_into(out, u.reason.as_deref().unwrap_or(""));
-        out.push_str("</td></tr>\n");
+        ev.push_str("</td><td class=\"evidence\">");
+        pictures.of_unit_into(ev, u);
+        unit_evidence_into(ev, u);
+        ev.push_str("</td><td class=\"verdict\">");
+        unit_verdict_into(ev, u, opts.max_answer_chars);
+        ev.push_str("</td><td>");
+        esc_into(ev, u.reason.as_deref().unwrap_or(""));
+        ev.push_str("</td></tr>\n");
     }
-    out.push_str("</tbody></table>\n</details>\n");
+    ev.push_str("</tbody></table>\n");
+    super::packed::push_evidence(out, &evidence, opts.evidence, &r.path.display().to_string());
+    out.push_str("</details>\n");
 }
 
 pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\
@@ -836,6 +895,7 @@ td.evidence .pic{width:200px;height:150px;margin-bottom:4px}\
 .note,.warn{color:#8a5a00}code{font-size:11px;white-space:pre-wrap;word-break:break-word}\
 table.pairs td{text-align:center;font-size:12px;font-variant-numeric:tabular-nums}table.pairs th{font-size:12px}\
 blockquote{margin:0 0 4px;padding-left:6px;border-left:3px solid #bbb}ul.sources{margin:0;padding-left:16px;font-size:12px}\
+ol.source-list{margin:0 0 1em;padding-left:0;list-style:none;font-size:12px}ol.source-list li:target{background:#fff3c4}p.unpacking{color:#666}\
 li.unread .state{color:#a00}li.read .state{color:#060}.caption{font-size:12px;color:#444}p.justification{margin:2px 0;font-size:12px}\
 tr.zero td.num{color:#a00}\
 body:has(#only-failed:checked) tr.unit:not(.failed){display:none}\
@@ -916,7 +976,9 @@ mod tests {
 
     #[test]
     fn unit_evidence_shows_the_fact_its_sources_and_the_verdict() {
-        let unit: tvir_engine::record::UnitRecord = serde_json::from_value(serde_json::json!({
+        // The same unit written whole (records of earlier versions) and with its
+        // sources in the record's table (`factor_sources`): the same page.
+        let whole: tvir_engine::record::UnitRecord = serde_json::from_value(serde_json::json!({
             "metric": "citation_support", "unit": "fact:2", "status": "scored", "reason": null,
             "score": 0.0, "answer": {"verdict": "unsupported"}, "justification": "The <page> differs.",
             "detail": {"fact": "Sales rose 5 %.", "sources": [
@@ -926,29 +988,77 @@ mod tests {
                  "judge_chars": 0, "fetch": "blocked", "reason": "HTTP 403: captcha"}]}
         }))
         .unwrap();
-        let text = serde_json::json!({ "units": [unit] }).to_string();
-        let page = PageRecord::parse(&text).unwrap();
-        let unit = &page.units[0];
-        let e = unit_evidence(unit);
-        assert!(
-            e.contains("<blockquote class=\"fact\">Sales rose 5 %.</blockquote>"),
-            "{e}"
+        let mut record = tvir_engine::record::ReportRecord::from_json_compact(
+            &serde_json::json!({
+                "system": "s", "task_id": "t", "judge_model": "j", "run": 1,
+                "language": null, "complexity": null, "domain": null, "metrics": {},
+                "ta": null, "va": null, "overall": null, "effective_citations": null,
+                "structural_error_counts": {"traceability": 0, "consistency": 0, "completeness": 0},
+                "structural_errors": {"traceability": [], "consistency": [], "completeness": []},
+                "units": [],
+                "usage": {"calls": 0, "cache_hits": 0, "failed_calls": 0, "prompt_tokens": 0,
+                    "completion_tokens": 0, "cached_tokens": 0, "cost_usd": null},
+                "n_images": 0, "n_charts": 0
+            })
+            .to_string(),
+        )
+        .unwrap()
+        .0;
+        record.units = vec![whole.clone()];
+        let whole_text = serde_json::to_string(&record).unwrap();
+        record.factor_sources();
+        assert_eq!(record.sources.len(), 2);
+        assert_eq!(
+            record.units[0].detail["sources"],
+            serde_json::json!([{"idx": "1", "judge_chars": 12000}, {"idx": "2"}])
         );
-        assert!(e.contains(">Annual report</a>"), "{e}");
-        assert!(
-            e.contains("read: 12000 of 20000 characters given to the judge"),
-            "{e}"
+        assert_eq!(
+            record.unit_sources(&record.units[0]),
+            whole.detail["sources"].as_array().unwrap().clone()
         );
-        assert!(e.contains(">https://e.org/b</a>"), "{e}");
-        assert!(
-            e.contains("not read: blocked (HTTP 403: captcha); 0 characters given to the judge"),
-            "{e}"
-        );
-        let v = unit_verdict(unit, 100);
-        assert!(
-            v.contains("<b class=\"verdict-label\">unsupported</b>"),
-            "{v}"
-        );
-        assert!(v.contains("The &lt;page&gt; differs."), "{v}");
+        let table_text = serde_json::to_string(&record).unwrap();
+        assert!(table_text.len() < whole_text.len() + 40);
+        let mut shown = Vec::new();
+        for text in [&whole_text, &table_text] {
+            let page = PageRecord::parse(text).unwrap();
+            let unit = &page.units[0];
+            let e = unit_evidence(unit);
+            assert!(
+                e.contains("<blockquote class=\"fact\">Sales rose 5 %.</blockquote>"),
+                "{e}"
+            );
+            assert!(
+                e.contains("<a href=\"#src-1\">[1]</a> Annual report"),
+                "{e}"
+            );
+            assert!(
+                e.contains("read: 12000 of 20000 characters given to the judge"),
+                "{e}"
+            );
+            assert!(e.contains("[2]</a> https://e.org/b"), "{e}");
+            assert!(
+                e.contains("not read: blocked; 0 characters given to the judge"),
+                "{e}"
+            );
+            let mut list = String::new();
+            sources_list_into(&mut list, &page);
+            assert!(list.contains("<li id=\"src-1\" class=\"source read\">[1] <a href=\"https://e.org/a\" rel=\"noreferrer\">Annual report</a> &mdash; <span class=\"state\">read: 20000 characters"), "{list}");
+            assert!(
+                list.contains("not read: blocked (HTTP 403: captcha)"),
+                "{list}"
+            );
+            assert_eq!(
+                fetch_failures(&page),
+                ["[2] https://e.org/b: blocked (HTTP 403: captcha)"]
+            );
+            let v = unit_verdict(unit, 100);
+            assert!(
+                v.contains("<b class=\"verdict-label\">unsupported</b>"),
+                "{v}"
+            );
+            assert!(v.contains("The &lt;page&gt; differs."), "{v}");
+            shown.push(e + &list);
+        }
+        assert_eq!(shown[0], shown[1]);
     }
 }

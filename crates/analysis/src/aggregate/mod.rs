@@ -7,6 +7,7 @@
 
 pub mod agreement_tables;
 pub mod html;
+pub mod packed;
 mod page_record;
 mod pictures;
 pub mod render;

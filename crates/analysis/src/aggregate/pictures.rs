@@ -93,11 +93,15 @@ impl PictureFolder {
     }
 
     /// The file name of the picture of content `key` (extension `ext`), writing
-    /// the bytes `make` gives the first time the key is seen.
+    /// the bytes `make` gives the first time the key is seen. With `link_from` (the
+    /// file those bytes were read from), the picture is a hard link to it where the
+    /// file system allows (the summary inside its output folder then costs no
+    /// second copy of each thumbnail; a copy of the folder still holds the bytes).
     fn put(
         &self,
         key: &str,
         ext: &str,
+        link_from: Option<&Path>,
         make: impl FnOnce() -> Result<Vec<u8>, String>,
     ) -> Result<String, String> {
         let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
@@ -105,9 +109,18 @@ impl PictureFolder {
             return done.clone();
         }
         let name = format!("{key}.{ext}");
+        let dest = self.dir.join(&name);
         let result = make().and_then(|bytes| {
             std::fs::create_dir_all(&self.dir)
-                .and_then(|()| std::fs::write(self.dir.join(&name), bytes))
+                .and_then(|()| {
+                    let linked =
+                        link_from.is_some_and(|src| std::fs::hard_link(src, &dest).is_ok());
+                    if linked {
+                        Ok(())
+                    } else {
+                        std::fs::write(&dest, bytes)
+                    }
+                })
                 .map(|()| name.clone())
                 .map_err(|e| format!("picture not written to {}: {e}", self.dir.display()))
         });
@@ -253,19 +266,22 @@ pub(super) fn report_pictures(
                             .is_file() =>
                     {
                         stored_thumbnail(&r.path, rel)
-                            .and_then(|(b, _)| folder.put(hash, "jpg", || Ok(b)))
+                            .and_then(|(b, _)| folder.put(hash, "jpg", None, || Ok(b)))
                     }
-                    Some(hash) => folder.put(hash, "jpg", || {
-                        stored_thumbnail(&r.path, rel).and_then(|(b, ext)| {
-                            if ext == "jpg" {
-                                Ok(b)
-                            } else {
-                                Err(format!("thumbnail {rel} is not a JPEG"))
-                            }
+                    Some(hash) => {
+                        let src = r.path.parent().unwrap_or(Path::new(".")).join(rel);
+                        folder.put(hash, "jpg", Some(&src), || {
+                            stored_thumbnail(&r.path, rel).and_then(|(b, ext)| {
+                                if ext == "jpg" {
+                                    Ok(b)
+                                } else {
+                                    Err(format!("thumbnail {rel} is not a JPEG"))
+                                }
+                            })
                         })
-                    }),
+                    }
                     None => stored_thumbnail(&r.path, rel)
-                        .and_then(|(b, ext)| folder.put(&bytes_key(&b), ext, || Ok(b))),
+                        .and_then(|(b, ext)| folder.put(&bytes_key(&b), ext, None, || Ok(b))),
                 },
                 (None, Some(why), None) => Err(format!("no picture: {why}")),
                 (None, None, None) => Err("no picture recorded".to_string()),
@@ -293,7 +309,7 @@ pub(super) fn report_pictures(
                     opts.thumbnail_side,
                     limits,
                 )
-                .and_then(|png| folder.put(&bytes_key(&png), "png", || Ok(png))),
+                .and_then(|png| folder.put(&bytes_key(&png), "png", None, || Ok(png))),
                 (None, None) => Err(
                     "no thumbnail in the output folder (written before tvir eval made them) and no --reports folder given"
                         .into(),

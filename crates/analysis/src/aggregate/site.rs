@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use super::html::{agreement_section, esc, judge_section, report_section, HtmlOptions};
 use super::html::{ExtraPage, ReportSections, STYLE};
+use super::packed::{EvidenceEncoding, SCRIPT, SCRIPT_FILE};
 use super::page_record::PageRecord;
 use super::pictures::PictureFolder;
 use super::summary::Summary;
@@ -172,6 +173,9 @@ fn report_page(
     // Filters without script: the stylesheet hides the other units.
     out.push_str("<p class=\"filters\"><label><input type=\"checkbox\" id=\"only-failed\"> only failed units</label> <label><input type=\"checkbox\" id=\"only-zero\"> only units scored 0</label></p>\n");
     report_section(out, i, r, &page, opts, limits, folder, to_root);
+    if opts.evidence == EvidenceEncoding::Packed {
+        let _ = writeln!(out, "<script src=\"{to_root}{SCRIPT_FILE}\"></script>");
+    }
     out.push_str("</body></html>\n");
 }
 
@@ -398,6 +402,9 @@ pub fn write_site(
         )?;
     }
     total_bytes += write(dir, "style.css", STYLE)?;
+    if opts.evidence == EvidenceEncoding::Packed {
+        total_bytes += write(dir, SCRIPT_FILE, SCRIPT)?;
+    }
     let mut extra = Vec::new();
     let index = index_page(summary, &order, records.len(), &mut extra);
     let index_bytes = write(dir, "index.html", &index)?;

@@ -52,6 +52,7 @@ mod judge_real_servers;
 mod judge_unreachable;
 mod label_studio;
 mod output_schemas;
+mod outputs_compat;
 mod page_mutation;
 mod parse_byname;
 mod parse_cli;

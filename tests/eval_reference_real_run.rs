@@ -353,3 +353,53 @@ async fn a_page_to_fetch_without_the_serper_key_fails_its_units_naming_the_key()
     // Not taken for a network outage.
     assert!(!stderr.contains("no network"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_fact_citing_a_page_this_run_cannot_have_fails_under_the_reference_protocol() {
+    let f = fixture();
+    // The boardings fact also cites a page that is neither in the sources file nor
+    // fetchable (offline): the reference would have shown its judge that page too.
+    let report = f.reports.join("sys-a/t1/report.md");
+    let text = std::fs::read_to_string(&report)
+        .unwrap()
+        .replace("and 2024 [1].", "and 2024 [1][3].")
+        .replace(
+            "[2] Night network review. https://example.org/tram/night\n",
+            "[2] Night network review. https://example.org/tram/night\n\
+             [3] Depot survey. https://example.org/tram/depot\n",
+        );
+    std::fs::write(&report, text).unwrap();
+    let boardings = |out: &Path| {
+        let rec = read_json(&out.join("sys-a/t1/mock-model/report.json"));
+        units(&rec, "citation_support")
+            .into_iter()
+            .find(|u| {
+                u["detail"]["fact"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("boardings")
+            })
+            .unwrap_or_else(|| panic!("{}", rec["units"]))
+            .clone()
+    };
+    // The reference's protocol: its input cannot be reproduced, so no score.
+    let (out, bodies, _) = eval(&f, "out-ref", &["--protocol", "reference", "--offline"]).await;
+    let unit = boardings(&out);
+    assert_eq!(unit["status"], "failed", "{unit}");
+    let reason = unit["reason"].as_str().unwrap_or("");
+    assert!(reason.contains("not available in this run"), "{reason}");
+    assert!(prompts_with(&bodies, "Weekday tram boardings")
+        .iter()
+        .all(|m| !m.contains("verdict")));
+    // Ours: judged on the page it has (the unavailable one is never evidence).
+    let (out, bodies, _) = eval(&f, "out-ours", &["--offline"]).await;
+    let unit = boardings(&out);
+    assert_eq!(unit["status"], "scored", "{unit}");
+    assert_eq!(
+        prompts_with(&bodies, "Weekday tram boardings")
+            .iter()
+            .filter(|m| m.contains("verdict"))
+            .count(),
+        1
+    );
+}

@@ -333,7 +333,11 @@ impl Engine {
                         );
                     }
                     let unread = sources.iter().all(|s| s.text.trim().is_empty());
-                    let ours = unread
+                    // Under `--unread reference` one page this run could not have
+                    // (offline, not given) already makes the judge's input unlike
+                    // the reference's: the unit fails, for CS as for CSC.
+                    let exact = self.settings.unread == Unread::Reference;
+                    let ours = (unread || exact)
                         .then(|| ctx.ev.unread_on_our_side(&f.ref_idxs))
                         .flatten();
                     if let Some(why) = ours {
@@ -542,7 +546,8 @@ impl Engine {
             }
             let unread =
                 ctx.ev.sources.is_some() && sources.iter().all(|s| s.text.trim().is_empty());
-            let ours = (unread && !f.ref_idxs.is_empty())
+            let exact = self.settings.unread == Unread::Reference;
+            let ours = ((unread || exact) && !f.ref_idxs.is_empty())
                 .then(|| ctx.ev.unread_on_our_side(&f.ref_idxs))
                 .flatten();
             if let Some(why) = ours {

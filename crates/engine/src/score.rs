@@ -100,6 +100,16 @@ pub fn round4(x: f64) -> f64 {
     format!("{x:.4}").parse().unwrap_or(x)
 }
 
+/// `x` rounded to 4 decimals as the reference's summary script rounds its system
+/// means: they are numpy floats, whose `round(x, 4)` scales by 10^4, rounds half to
+/// even and scales back (so 0.14375 gives 0.1438 where [`round4`] gives 0.1437).
+pub fn round4_numpy(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    (x * 10_000.0).round_ties_even() / 10_000.0
+}
+
 impl Default for ScoreOptions {
     fn default() -> Self {
         Self {
@@ -682,5 +692,22 @@ mod tests {
         assert_eq!(round4(0.123_449_9), 0.1234);
         assert_eq!(round4(0.911_55), 0.9115); // 0.91155 is stored just below the tie
         assert_eq!(round4(2.0 / 3.0), 0.6667);
+    }
+
+    #[test]
+    fn round4_numpy_is_the_reference_summarys_round() {
+        // Values numpy's `round(np.float64(x), 4)` gives (checked with numpy):
+        // ties after scaling go to even, where Python's float round goes the other way.
+        for (x, numpy, python) in [
+            (0.14375, 0.1438, 0.1437),
+            (0.41665, 0.4166, 0.4167),
+            (0.00005, 0.0, 0.0001),
+            (0.12345, 0.1234, 0.1235),
+            (0.99995, 1.0, 1.0),
+        ] {
+            assert_eq!(round4_numpy(x), numpy, "{x}");
+            assert_eq!(round4(x), python, "{x}");
+        }
+        assert!(round4_numpy(f64::NAN).is_nan());
     }
 }

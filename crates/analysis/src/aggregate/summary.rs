@@ -12,7 +12,7 @@ use crate::load::{
     detect_language_fallback, normalize_language, LoadIssue, LoadedRecord, TaskInfo,
 };
 use tvir_engine::record::{MetricStatus, UsageRecord, METRIC_NAMES, TA_METRICS, VA_METRICS};
-use tvir_engine::score::round4;
+use tvir_engine::score::round4_numpy;
 
 /// Mean over runs of the per-run mean over reports, and the sample standard
 /// deviation (n - 1) of those per-run means (null with fewer than two runs).
@@ -286,14 +286,15 @@ pub fn system_stats(system: &str, records: &[&LoadedRecord]) -> SystemStats {
         };
     }
     // `--rounding reference`: the reference's summary rounds each metric's system
-    // mean to 4 decimals too, not only the levels.
+    // mean to 4 decimals too, not only the levels, as numpy rounds (ties to even
+    // after scaling, not Python's rounding of the decimal value).
     let round_means = ReferenceLevels::all_say(records, "rounding", "reference");
     out.metrics = metrics
         .iter()
         .map(|(k, v)| {
             let mut s = Stat::over_runs(v);
             if round_means {
-                s.mean = s.mean.map(round4);
+                s.mean = s.mean.map(round4_numpy);
             }
             (k.clone(), s)
         })
@@ -359,14 +360,14 @@ impl ReferenceLevels {
                 .iter_mut()
                 .zip([&TA_METRICS[..], &VA_METRICS[..], &all])
             {
-                let v = mean_of(names).map(|x| if self.round { round4(x) } else { x });
+                let v = mean_of(names).map(|x| if self.round { round4_numpy(x) } else { x });
                 push(level, run, v);
             }
         }
         levels.map(|l| {
             let mut s = Stat::over_runs(&l);
             if self.round {
-                s.mean = s.mean.map(round4);
+                s.mean = s.mean.map(round4_numpy);
             }
             s
         })

@@ -1,8 +1,9 @@
 //! A chart file is one figure: an MDX report shows three local chart files through a
 //! JSX component. One file is an infographic with its own `<title>` and two panels
 //! drawn by script; it is one chart figure, shot whole and captioned by that title
-//! (the report gives none), not two uncaptioned ones. A file with one chart and no
-//! heading of its own is captioned by its `<title>`. A chart the report's own page
+//! (the report gives none), not two uncaptioned ones. A file with one chart found in
+//! it, a heading of its own and a panel drawn without a library is shot whole too,
+//! captioned by its `<title>`. A chart the report's own page
 //! draws stays one figure per chart. With Chromium (no chart library needed).
 
 use crate::common;
@@ -40,10 +41,15 @@ fn two_panels() -> String {
     )
 }
 
+/// One chart drawn by script under a heading of its own, beside a small pie drawn
+/// as static shapes (no library, too few marks to count as a chart of its own): a
+/// reader sees one picture, the file's title over both.
 fn one_chart() -> String {
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Fares by zone</title></head>\
-         <body>{}</body></html>\n",
+         <body><div style=\"display:flex;gap:20px\"><div><h3>Zone 1 to zone 5</h3>{}</div>\
+         <svg width=\"160\" height=\"160\"><circle cx=\"80\" cy=\"80\" r=\"70\" fill=\"#2a9d8f\"/>\
+         <path d=\"M80 80 L80 10 A70 70 0 0 1 150 80 Z\" fill=\"#e9c46a\"/></svg></div></body></html>\n",
         panel("fares", &[20, 40, 60, 80, 90])
     )
 }
@@ -112,10 +118,17 @@ async fn a_chart_file_with_two_panels_is_one_figure_captioned_by_its_title() {
         "{}",
         r["render"]
     );
-    // The two-panel file is shot whole, named by its file.
-    let contents: Vec<&str> = cq
+    // Each file is shot whole, named by its file: the two panels, and the chart
+    // with the pie beside it (not the chart alone under its own heading).
+    let mut contents: Vec<&str> = cq
         .iter()
         .filter_map(|u| u["detail"]["content"].as_str())
         .collect();
-    assert!(contents.contains(&"charts/c2.html#:root"), "{contents:?}");
+    contents.sort();
+    assert_eq!(
+        contents,
+        ["charts/c2.html#:root", "charts/fares.html#:root"],
+        "{}",
+        r["render"]
+    );
 }

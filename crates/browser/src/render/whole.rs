@@ -3,10 +3,11 @@
 //! frames by now) is what a reader sees as one picture, however many panels it draws.
 //! The charts found inside such a frame are shot once, as the frame element grown to
 //! the file's height, and captioned by the file's own title (its `<title>`, else the
-//! heading or title element heading its content) when the report gives none. A lone
-//! chart in a file keeps its own shot and gets that title only when it has no caption,
-//! configured title or heading of its own. Charts the report's page draws itself are
-//! untouched: one figure per chart.
+//! heading or title element heading its content) when the report gives none. A file
+//! with one chart found in it is shot whole too (what else it draws, a panel drawn
+//! without a library, a legend, a note, is part of the picture a reader sees); that
+//! chart's own caption or heading captions it only when the file has no title.
+//! Charts the report's page draws itself are untouched: one figure per chart.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -70,45 +71,56 @@ pub(super) async fn chart_files_whole(
     let mut files = WholeFiles::new();
     for (key, ((frame, _), members)) in groups.into_iter().enumerate() {
         let anchor = slots[members[0]].as_ref().and_then(|c| c.anchor);
-        if members.len() == 1 {
-            let c = slots[members[0]].as_mut().expect("each chart in one group");
-            let own = [&c.caption, &c.title, &c.heading]
-                .into_iter()
-                .flatten()
-                .any(|s| !s.trim().is_empty());
-            if !own {
-                if let Some((Some(title), _)) = whole(page, &frame, anchor, key, false).await {
-                    c.caption = Some(title);
-                    c.caption_source = Some("chart file title".into());
-                }
-            }
-            continue;
-        }
         let Some((title, Some(selector))) = whole(page, &frame, anchor, key, true).await else {
             continue;
         };
         let parts: Vec<DetectedChart> = members.iter().filter_map(|&i| slots[i].take()).collect();
-        note(
-            log,
-            format!(
-                "chart file {frame}: {} charts drawn in it, shown by one element: one figure",
-                parts.len()
-            ),
-        );
+        if parts.len() > 1 {
+            note(
+                log,
+                format!(
+                    "chart file {frame}: {} charts drawn in it, shown by one element: one figure",
+                    parts.len()
+                ),
+            );
+        }
         let first = parts[0].clone();
+        // A lone chart keeps what its library says of it (type, labels, title),
+        // and lends its own caption or heading when the file has no title.
+        let lone = parts.len() == 1;
+        let own = [&first.caption, &first.title, &first.heading]
+            .into_iter()
+            .flatten()
+            .find(|s| !s.trim().is_empty())
+            .cloned();
+        let (caption, caption_source) = match (title, own.filter(|_| lone)) {
+            (Some(t), _) => (Some(t), Some("chart file title".to_string())),
+            (None, Some(own)) => (
+                Some(own),
+                first
+                    .caption_source
+                    .clone()
+                    .or(Some("chart heading".into())),
+            ),
+            (None, None) => (None, None),
+        };
         let merged = DetectedChart {
-            library: first.library,
-            chart_type: None,
+            library: first.library.clone(),
+            chart_type: if lone { first.chart_type.clone() } else { None },
             frame: None,
             anchor,
             selector: selector.clone(),
             visible: true,
-            title: None,
-            labels: Vec::new(),
+            title: if lone { first.title.clone() } else { None },
+            labels: if lone {
+                first.labels.clone()
+            } else {
+                Vec::new()
+            },
             series: parts.iter().flat_map(|p| p.series.clone()).collect(),
             truncated: parts.iter().any(|p| p.truncated),
-            caption: title.clone(),
-            caption_source: title.map(|_| "chart file title".into()),
+            caption,
+            caption_source,
             heading: None,
             data_urls: parts.iter().flat_map(|p| p.data_urls.clone()).collect(),
             no_data: parts.iter().all(|p| p.no_data),

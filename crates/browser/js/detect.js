@@ -400,8 +400,8 @@
         var added = null;
         if (staticCounts) {
           // Matched by id, else by document order when the page added no top-level svg.
-        var base = (svg.id && svg.id in staticCounts.byId) ? staticCounts.byId[svg.id] :
-                   (!svg.id && liveCount === staticCounts.byOrder.length) ? staticCounts.byOrder[myOrder] || 0 : 0;
+          var base = (svg.id && svg.id in staticCounts.byId) ? staticCounts.byId[svg.id] :
+                     (!svg.id && liveCount === staticCounts.byOrder.length) ? staticCounts.byOrder[myOrder] || 0 : 0;
           added = shapes.length - base;
         }
         var isD3 = marks.length >= MIN_D3_MARKS;

@@ -396,6 +396,74 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
     );
 }
 
+/// Figures as a reader counts them (issue 45, requirement 7), end to end: a chart
+/// drawn at load under a heading with an emoji, a tab's chart made only when its tab
+/// is clicked, and a chart meant for load whose script fails. The first is judged,
+/// captioned by its heading without the emoji; the tab's chart gives no unit at all
+/// (it was a failed unit); the broken one fails naming the script's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_shown_only_after_a_click_gives_no_unit_and_a_broken_one_fails() {
+    let Some(libs) = browser_and_libs() else {
+        return;
+    };
+    let page = format!(
+        r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Rooftop solar briefing</title>
+<script src="{CHART_JS}"></script>
+</head><body>
+<h1>Rooftop solar briefing</h1>
+<p>Installed cost fell from 3.1 to 2.1 USD per watt [2].</p>
+<div class="card"><h3><span>💲</span> Installed cost per watt</h3><canvas id="cost" width="800" height="360"></canvas></div>
+<p>Capacity differs by region [1].</p>
+<div class="card"><button id="by-region">By region</button>
+<div id="region-panel" style="display:none"><canvas id="region" width="800" height="360"></canvas></div></div>
+<p>Most roofs carry between ten and twenty panels [1].</p>
+<div class="card"><h3>Panels per roof</h3><canvas id="panels" width="800" height="360"></canvas></div>
+<h2>References</h2>
+<ol><li>Capacity https://example.org/solar/capacity</li><li>Cost https://example.org/solar/cost</li></ol>
+<script>
+new Chart(document.getElementById('cost'), {{ type: 'line', options: {{ animation: false }},
+  data: {{ labels: ['2019','2023'], datasets: [{{ label: 'USD/W', data: [3.1, 2.1] }}] }} }});
+document.getElementById('by-region').addEventListener('click', function () {{
+  document.getElementById('region-panel').style.display = 'block';
+  new Chart(document.getElementById('region'), {{ type: 'bar',
+    data: {{ labels: ['North','South'], datasets: [{{ label: 'MW', data: [50, 80] }}] }} }});
+}});
+</script>
+<script>
+var perRoof = countPanels();
+new Chart(document.getElementById('panels'), {{ type: 'bar', data: perRoof }});
+</script>
+</body></html>
+"#
+    );
+    let run = ChartRun::new("solar1", fixture).await;
+    run.write("report.html", &page);
+    run.seed(&libs, &[CHART_JS]);
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    let states: Vec<&str> = cq.iter().map(|u| u["status"].as_str().unwrap()).collect();
+    assert_eq!(states, ["scored", "failed"], "{cq:?} {}", r["render"]);
+    let reason = cq[1]["reason"].as_str().unwrap();
+    assert!(reason.contains("countPanels is not defined"), "{reason}");
+    let captions: Vec<(&str, &str)> = units(&r, "figure_caption_quality")
+        .iter()
+        .filter(|u| u["status"] == "scored")
+        .map(|u| {
+            (
+                u["detail"]["caption"].as_str().unwrap_or(""),
+                u["detail"]["caption_source"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        captions,
+        [("Installed cost per watt", "heading")],
+        "{}",
+        r["render"]
+    );
+}
+
 /// The charts of a page whose font and icon style sheets and analytics script are
 /// missing (offline, not in the cache), one ECharts chart drawn, one decorative
 /// canvas never drawn into and a button the chart script also looks up: one unit,

@@ -14,6 +14,9 @@
       MAX_LABELS = opts.maxLabels || 100, MAX_STR = opts.maxString || 200,
       MIN_D3_MARKS = opts.minD3Marks || 3, MIN_SIDE = opts.minSide || 40;
   var out = { url: String(location.href).slice(0, 500), frames: 0, charts: [], warnings: [] };
+  // What the page's code looked up so far was looked up at load (hooks.js); not what
+  // this script looks up.
+  try { if (window.__tvirHooks) window.__tvirHooks.frozen = true; } catch (e) {}
   var seen = [];   // elements already claimed by a chart (any frame)
   var elements = [], chartHosts = [];   // each chart's element and frame host, by index
 
@@ -377,11 +380,14 @@
           if (s.id) staticCounts.byId[s.id] = n; staticCounts.byOrder.push(n);
         });
       }
-      var order = 0;
+      var order = 0, liveCount = 0;
+      doc.querySelectorAll('svg').forEach(function (svg) { if (!(svg.parentElement && svg.parentElement.closest('svg'))) liveCount++; });
       doc.querySelectorAll('svg').forEach(function (svg) {
         if (svg.parentElement && svg.parentElement.closest('svg')) return;  // nested svg: part of outer
         var myOrder = order++;
         if (claimed(svg)) return;
+        // An icon in a heading, a button or a link is no chart.
+        if (svg.closest('h1, h2, h3, h4, h5, h6, button, a[href], [role=heading], [role=button]')) return;
         var r = svg.getBoundingClientRect();
         if (r.width < MIN_SIDE || r.height < MIN_SIDE) return;
         var shapes = svg.querySelectorAll(SHAPES), marks = [], ticks = [];
@@ -393,7 +399,9 @@
         svg.querySelectorAll('.tick').forEach(function (t) { if (t.__data__ !== undefined) ticks.push(t); });
         var added = null;
         if (staticCounts) {
-          var base = (svg.id && svg.id in staticCounts.byId) ? staticCounts.byId[svg.id] : 0;
+          // Matched by id, else by document order when the page added no top-level svg.
+          var base = (svg.id && svg.id in staticCounts.byId) ? staticCounts.byId[svg.id] :
+                     (!svg.id && liveCount === staticCounts.byOrder.length) ? staticCounts.byOrder[myOrder] || 0 : 0;
           added = shapes.length - base;
         }
         var isD3 = marks.length >= MIN_D3_MARKS;
@@ -503,8 +511,31 @@
     for (var j = 0; j < hosts.length; j++) if (e === hosts[j] || e.contains(hosts[j])) return true;
     return false;
   }
+  // A title's words as a reader reads them: the text of the element without its icons
+  // (an svg, an icon font's glyph or ligature, an emoji before or after the words).
+  var ICON_CLASS = /(^|\s)(material-icons|material-symbols[\w-]*|glyphicon|bi|fa[srbl]?|fa-solid|fa-regular|fa-brands|icon|iconify)(\s|$)/;
+  var EDGE_ICONS = /^[\s\p{Extended_Pictographic}\p{Emoji_Presentation}\p{Regional_Indicator}\p{Co}\u200d\ufe0e\ufe0f\u20e3\u{1f3fb}-\u{1f3ff}|:\u2013\u2014-]+|[\s\p{Extended_Pictographic}\p{Emoji_Presentation}\p{Regional_Indicator}\p{Co}\u200d\ufe0e\ufe0f\u20e3\u{1f3fb}-\u{1f3ff}|:\u2013\u2014-]+$/gu;
+  function wordsOf(e) {
+    var parts = [];
+    (function walk(n) {
+      for (var c = n.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3) parts.push(c.nodeValue);
+        else if (c.nodeType === 1) {
+          var icon = ICON_CLASS.test(c.getAttribute('class') || '') || c.getAttribute('aria-hidden') === 'true' ||
+            /^(svg|script|style|template|img|canvas)$/.test(c.localName) || (c.localName === 'i' && !/[\p{L}\p{N}]/u.test(c.textContent));
+          if (icon) { parts.push(' '); continue; }
+          var block = /^(div|p|br|li|h[1-6]|section|header|ul|ol|table|tr|td)$/.test(c.localName);
+          if (block) parts.push(' ');
+          walk(c);
+          if (block) parts.push(' ');
+        }
+      }
+    })(e);
+    return parts.join('');
+  }
   function titleText(e) {
-    var t = str(e.textContent);
+    var t = str(wordsOf(e));
+    if (t) t = t.replace(EDGE_ICONS, '').trim();
     return t && t.length <= 160 ? t : null;
   }
   function asTitle(e) {
@@ -514,8 +545,9 @@
     if (/^h[2-6]$/.test(name) || e.getAttribute('role') === 'heading') return titleText(e);
     // A bold line: the element's whole text is one <strong>/<b>.
     if (/^(strong|b)$/.test(name)) return titleText(e);
-    var kids = e.children;
-    if (kids.length === 1 && /^(strong|b)$/.test(kids[0].localName) && str(kids[0].textContent) === str(e.textContent)) return titleText(e);
+    // (An icon beside the bold words is not part of the line.)
+    var kids = [].filter.call(e.children, function (k) { return titleText(k) !== null || !/^(svg|i|img|span)$/.test(k.localName); });
+    if (kids.length === 1 && /^(strong|b)$/.test(kids[0].localName) && titleText(kids[0]) === titleText(e)) return titleText(e);
     // A header row holding the title (a card header with a heading and buttons).
     var inner = e.querySelector('h2, h3, h4, h5, h6, [role=heading]');
     if (inner && (e.textContent || '').length <= 300) return titleText(inner);
@@ -548,6 +580,173 @@
     if (!h && chartHosts[i]) { try { h = headingOf(chartHosts[i]); } catch (e) {} }
     c.heading = h;
   });
+  // ---- Boxes the page fills only after a reader's action. The page's own code is read,
+  // nothing is clicked: the inline scripts of the page, the handlers it registered for
+  // a click, a choice, a tab or a modal (hooks.js records them; `onclick` properties and
+  // attributes are read here) and the functions those handlers call by name. A box is
+  // filled on action when its id is named only inside that code, and none of the
+  // functions naming it is also called or passed on from code that may run at load;
+  // or, when one is, no code asked for the id while the page loaded (hooks.js records
+  // the ids looked up) and every script of the page loaded and ran without an error.
+  var actionScan = null;
+  var ON_PROPS = ['onclick', 'ondblclick', 'onchange', 'oninput', 'onsubmit', 'onmousedown', 'onpointerdown', 'ontoggle', 'onkeydown'];
+  var NOT_CALLS = /^(if|for|while|switch|catch|function|return|typeof|new|await|async|do|else|with|void|delete|in|of|super|this|import)$/;
+  // The end (exclusive) of the function whose body starts at the first '{' from `i`
+  // (an arrow's expression body: to the end of its statement).
+  function bodyEnd(T, i) {
+    var j = i;
+    while (j < T.length && /\s/.test(T[j])) j++;
+    if (T[j] !== '{') { var e = T.slice(j).search(/[;\n]/); return e < 0 ? T.length : j + e; }
+    var depth = 0, q = null;
+    for (; j < T.length; j++) {
+      var ch = T[j];
+      if (q) { if (ch === '\\') j++; else if (ch === q) q = null; continue; }
+      if (ch === '"' || ch === "'" || ch === '`') { q = ch; continue; }
+      if (ch === '/' && T[j + 1] === '/') { var nl = T.indexOf('\n', j); j = nl < 0 ? T.length : nl; continue; }
+      if (ch === '/' && T[j + 1] === '*') { var ce = T.indexOf('*/', j + 2); j = ce < 0 ? T.length : ce + 1; continue; }
+      if (ch === '{') depth++;
+      else if (ch === '}' && --depth === 0) return j + 1;
+    }
+    return T.length;
+  }
+  function reEsc(x) { return x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+  // Each definition of a function named `n` in T: {start, end}, its whole text.
+  function definitions(T, n) {
+    var N = reEsc(n), out2 = [];
+    var forms = [
+      new RegExp('function\\s*\\*?\\s*' + N + '\\s*\\(', 'g'),
+      new RegExp('(?:^|[^\\w$.])' + N + '\\s*[=:]\\s*(?:async\\s+)?function\\b[^(]*\\(', 'g'),
+      new RegExp('(?:^|[^\\w$.])' + N + '\\s*[=:]\\s*(?:async\\s+)?(?:\\([^)]*\\)|[\\w$]+)\\s*=>', 'g'),
+      new RegExp('(?:^|[\\s,{;])(?:async\\s+)?' + N + '\\s*\\([^)]*\\)\\s*\\{', 'g')
+    ];
+    forms.forEach(function (re, f) {
+      var m;
+      while ((m = re.exec(T)) && out2.length < 20) {
+        var after = m.index + m[0].length;
+        var open = f === 2 ? after : (f === 3 ? after - 1 : T.indexOf(')', after - 1) + 1);
+        if (f !== 2 && f !== 3) { var b = T.indexOf('{', open); if (b < 0) continue; open = b; }
+        out2.push({ start: m.index, end: bodyEnd(T, open) });
+      }
+    });
+    return out2;
+  }
+  function actionCode() {
+    if (actionScan) return actionScan;
+    var T = '';
+    document.querySelectorAll('script:not([src])').forEach(function (sc) {
+      var ty = (sc.getAttribute('type') || '').toLowerCase();
+      if (!ty || /javascript|ecmascript|module/.test(ty)) T += '\n' + sc.textContent;
+    });
+    var texts = [];   // handler code outside T: inline attributes
+    var fns = ((window.__tvirHooks && window.__tvirHooks.actions) || []).slice();
+    var all = document.querySelectorAll('*');
+    for (var i = 0; i < all.length && i < 20000; i++) {
+      for (var k = 0; k < ON_PROPS.length; k++) {
+        var a = all[i].getAttribute(ON_PROPS[k]);
+        if (a) { if (texts.length < 300) texts.push(a); continue; }
+        var f = all[i][ON_PROPS[k]];
+        if (typeof f === 'function' && fns.indexOf(f) < 0 && fns.length < 600) fns.push(f);
+      }
+    }
+    // Functions reached from the handlers: {name, ranges}; roots have no name unless
+    // declared with one.
+    var reached = [], byName = {};
+    var work = texts.slice();
+    function reach(name, ranges) {
+      if (name && byName[name]) return;
+      var fnode = { name: name, ranges: ranges };
+      reached.push(fnode); if (name) byName[name] = fnode;
+      ranges.forEach(function (r) { work.push(T.slice(r.start, r.end)); });
+    }
+    fns.forEach(function (fn) {
+      var src; try { src = Function.prototype.toString.call(fn); } catch (e) { return; }
+      if (!src || src.length < 4) return;
+      var at = T.indexOf(src);
+      if (at < 0) return;
+      var named = /^(?:async\s+)?function\s*\*?\s*([\w$]+)/.exec(src);
+      reach(named ? named[1] : null, [{ start: at, end: at + src.length }]);
+    });
+    for (var w = 0; w < work.length && w < 200; w++) {
+      var re = /([A-Za-z_$][\w$]*)\s*\(/g, m;
+      while ((m = re.exec(work[w]))) {
+        var n = m[1];
+        // (Names of one or two letters are a minified library's, not the page's own.)
+        if (n.length < 3 || NOT_CALLS.test(n) || byName[n] || reached.length >= 100) continue;
+        var defs = definitions(T, n);
+        if (defs.length) reach(n, defs);
+      }
+    }
+    // A reached function that code outside the handlers' reach also names (a call at
+    // load, a timer, a load handler) may run at load: not only on action. Until no
+    // more is taken out; handing it to addEventListener or an on-property is not a call.
+    var live = reached.slice(), changed = true;
+    function inside(pos, except) {
+      for (var i2 = 0; i2 < live.length; i2++) {
+        if (live[i2] === except) continue;
+        for (var j2 = 0; j2 < live[i2].ranges.length; j2++) { var r = live[i2].ranges[j2]; if (pos >= r.start && pos < r.end) return true; }
+      }
+      return false;
+    }
+    live.forEach(function (fnode) {
+      fnode.refs = [];
+      if (!fnode.name) return;
+      var ref = new RegExp('(^|[^\\w$])' + reEsc(fnode.name) + '(?![\\w$])', 'g'), mm;
+      while ((mm = ref.exec(T)) && fnode.refs.length < 200) {
+        var pos = mm.index + mm[1].length;
+        if (fnode.ranges.some(function (r) { return pos >= r.start && pos < r.end; })) continue;   // its own text
+        var before = T.slice(Math.max(0, pos - 80), pos);
+        if (/addEventListener\(\s*['"][\w.]+['"]\s*,\s*$/.test(before) || /\.on\w+\s*=\s*$/.test(before)) continue;
+        fnode.refs.push(pos);
+      }
+    });
+    for (var round = 0; changed && round < 100; round++) {
+      changed = false;
+      for (var x = 0; x < live.length; x++) {
+        var fnode = live[x];
+        if (fnode.refs.some(function (pos) { return !inside(pos, fnode); })) { live.splice(x, 1); x--; changed = true; }
+      }
+    }
+    var H0 = window.__tvirHooks;
+    var reachedAt = function (pos) {
+      return reached.some(function (f) { return f.ranges.some(function (r) { return pos >= r.start && pos < r.end; }); });
+    };
+    actionScan = { T: T, texts: texts, live: live, inside: inside, reachedAt: reachedAt, lookups: (H0 && H0.lookups) || {},
+      quiet: !!(H0 && H0.lookups && !H0.failedScripts && !(H0.pageErrors && H0.pageErrors.length)) };
+    return actionScan;
+  }
+  // Why the element is filled only on a reader's action, or null. The ids that count
+  // are those of the element and what it holds (not of a button in it); an id named by
+  // code that may run at load keeps the box a chart's place when its element is where
+  // a chart is drawn (a canvas, an svg, an empty box), not when it is a panel around
+  // it (a tab panel the page shows at load by its id).
+  function filledOnAction(el) {
+    var ids = [];
+    [el].concat([].slice.call(el.querySelectorAll('[id]'), 0, 8)).forEach(function (d) {
+      if (d.id && !d.closest(CONTROLS)) ids.push({ id: d.id, target: /^(canvas|svg)$/.test(d.localName) || !d.firstElementChild });
+    });
+    if (!ids.length) return null;
+    var A = actionCode();
+    if (!A.live.length && !A.texts.length) return null;
+    var onAction = 0;
+    for (var i = 0; i < ids.length; i++) {
+      var id = ids[i].id, idx = -1;
+      while ((idx = A.T.indexOf(id, idx + 1)) >= 0) {
+        var before = A.T[idx - 1], after = A.T[idx + id.length] || '';
+        if (!/['"`#]/.test(before || '') || /[\w-]/.test(after)) continue;
+        if (A.inside(idx, null)) onAction++;
+        // Code a handler reaches that may also run at load: on action only when no code
+        // asked for the id at load, in a page whose scripts all loaded and ran without
+        // an error (a tab function the page runs for the first tab, drawing this chart
+        // only for another tab).
+        else if (A.reachedAt(idx)) {
+          if (ids[i].target && !(A.quiet && !A.lookups[id])) return null;
+          onAction++;
+        } else if (ids[i].target) return null;   // drawn by other code
+      }
+      A.texts.forEach(function (t) { if (new RegExp('[\'"`#]' + reEsc(id) + '(?![\\w-])').test(t)) onAction++; });
+    }
+    return onAction ? 'filled only by code a click or another action of the reader runs (none at load)' : null;
+  }
   // Controls and widgets: never a place for a chart.
   var CONTROLS = 'button, a[href], input, select, textarea, label, summary, [role=button], [role=link], ' +
     '[role=progressbar], [role=slider], [role=tab], [role=tablist], [role=menu], [role=menubar], ' +
@@ -564,6 +763,13 @@
   });
   function slotState(at, el) {
     var res = function (state, detail) { var o = { anchor: at, state: state }; if (detail) o.detail = str(detail); return o; };
+    // Nothing drawn there at load: no chart at all when only a reader's action would
+    // fill it (a tab, a button, a modal), else a chart's place left undrawn.
+    var undrawn = function (state) {
+      var why = null;
+      try { why = filledOnAction(el); } catch (e) {}
+      return why ? res('after-click', why) : res(state);
+    };
     for (var i = 0; i < elements.length; i++) {
       var c = elements[i];
       if (c === el || el.contains(c) || (c.contains && c.contains(el)) || chartHosts[i] === el) return res('chart');
@@ -593,17 +799,17 @@
       // An empty layer over the page (a reading-progress bar, a tooltip, an overlay),
       // not a box in its flow.
       if (/^(fixed|absolute|sticky)$/.test(getComputedStyle(el).position)) return res('layer');
-      return res(hidden ? 'hidden' : 'empty');
+      return undrawn(hidden ? 'hidden' : 'empty');
     }
-    if (hidden) return res('hidden');
+    if (hidden) return undrawn('hidden');
     var r = drawing.getBoundingClientRect();
     if (r.width < MIN_SIDE || r.height < MIN_SIDE) return res('small');
     if (drawing.localName === 'canvas') {
       var p = paint(drawing);
-      return p === 0 ? res('empty') : res('drawn', p === null ? 'unreadable canvas' : 'a drawing no library claims');
+      return p === 0 ? undrawn('empty') : res('drawn', p === null ? 'unreadable canvas' : 'a drawing no library claims');
     }
     var shapes = drawing.querySelectorAll('rect,circle,ellipse,path,line,polyline,polygon,text,image,use').length;
-    return shapes ? res('drawn', 'an svg no library claims') : res('empty');
+    return shapes ? res('drawn', 'an svg no library claims') : undrawn('empty');
   }
   out.popupsBlocked = (window.__tvirHooks && window.__tvirHooks.popups) || 0;
   // Script errors of every same-origin document (hooks.js).

@@ -25,6 +25,39 @@
     window.addEventListener('unhandledrejection', function (ev) { var r = ev && ev.reason; pageError((r && r.message) || r || 'unhandled rejection', null); });
   } catch (e) {}
   function safe(f) { try { f(); } catch (e) { try { H.errors.push(String(e && e.message || e)); } catch (_) {} } }
+  // Handlers of what a reader does (a click, a choice, a tab or a panel shown), for
+  // detect.js: a box only such a handler fills is no chart at load. At most 300.
+  H.actions = [];
+  var ACTIONS = /^(click|dblclick|mousedown|mouseup|pointerdown|pointerup|touchstart|touchend|change|input|submit|keydown|keyup|toggle|shown?\.bs\.(tab|modal|collapse)|shown?|open)$/;
+  try {
+    var add = EventTarget.prototype.addEventListener;
+    var wrappedAdd = function (type, fn) {
+      try {
+        if (typeof fn === 'function' && ACTIONS.test(String(type)) && H.actions.length < 300 && H.actions.indexOf(fn) < 0) H.actions.push(fn);
+      } catch (e) {}
+      return add.apply(this, arguments);
+    };
+    Object.defineProperty(EventTarget.prototype, 'addEventListener', { configurable: true, writable: true, value: wrappedAdd });
+  } catch (e) {}
+  // The ids the page's code looks up before detect.js runs (it sets H.frozen): a box
+  // whose id no code asked for at load was not one load-time code tried to draw in.
+  // Scripts that failed to load are counted (their code never ran).
+  H.lookups = {}; H.lookupCount = 0; H.failedScripts = 0;
+  function looked(id) { if (!H.frozen && H.lookupCount < 5000 && typeof id === 'string' && !H.lookups[id]) { H.lookups[id] = 1; H.lookupCount++; } }
+  try {
+    var byId = Document.prototype.getElementById;
+    Document.prototype.getElementById = function (id) { try { looked(String(id)); } catch (e) {} return byId.apply(this, arguments); };
+    ['querySelector', 'querySelectorAll'].forEach(function (m) {
+      [Document.prototype, Element.prototype].forEach(function (proto) {
+        var orig = proto[m];
+        proto[m] = function (sel) {
+          try { if (typeof sel === 'string' && sel.indexOf('#') >= 0) sel.replace(/#((?:[\w-]|\\.)+)/g, function (_, id) { looked(id.replace(/\\(.)/g, '$1')); }); } catch (e) {}
+          return orig.apply(this, arguments);
+        };
+      });
+    });
+    window.addEventListener('error', function (ev) { try { if (ev && ev.target && ev.target.localName === 'script') H.failedScripts++; } catch (e) {} }, true);
+  } catch (e) {}
 
   // Trap `window.NAME = lib` (UMD builds assign a global) and run `patch(lib)` once.
   function trap(name, patch) {

@@ -294,7 +294,10 @@ pub struct PageRender {
 /// text and no drawing, other than a loading placeholder), `layer` (an empty fixed or
 /// absolutely placed element: a progress bar, a tooltip, an overlay), `small` (a canvas
 /// or svg under 40 px), `drawn` (a drawing that is no chart), `not-a-chart` (a chart
-/// file whose content holds no chart), `gone` (not in the live page).
+/// file whose content holds no chart), `after-click` (an empty or hidden box only code
+/// a reader's action runs fills: a tab's chart made when the tab is clicked, a "show"
+/// button's, a modal's; no chart at load, and nothing is clicked to find out), `gone`
+/// (not in the live page).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotProbe {
     pub anchor: usize,

@@ -8,5 +8,6 @@ mod capture;
 mod charts;
 mod hostile;
 mod process;
+mod reader;
 mod reveal;
 mod unknown;

@@ -30,7 +30,8 @@
 #                 each chart file into one picture; tvir reads the .mdx and draws the
 #                 files with its browser.
 # About one cited page in ten comes back empty (an empty `text`), the same on both
-# sides. Nothing the reference writes lands in this checkout.
+# sides; own-remote also cites a page that is always empty and one whose fetch fails
+# (Serper 500; absent from sources.jsonl). Nothing the reference writes lands in this checkout.
 #
 # tvir runs twice, and each run is compared with the reference:
 #   online   pages through the mock's Serper route (SERPER_BASE_URL), --allow-private
@@ -111,7 +112,9 @@ for d in "$work"/reports/*/*/; do
 done
 # The same page text for every cited address, on both sides; about one page in ten is
 # empty (an empty `text`, as Serper returns for a page it could not read), on both
-# sides too: in the mock's Serper answer and in sources.jsonl. A page is its address
+# sides too: in the mock's Serper answer and in sources.jsonl (and every address with
+# /empty-page in it). An address with /failing-page in it fails: the mock's Serper
+# route answers 500 and sources.jsonl leaves it out. A page is its address
 # without the #fragment and utm_* parameters (one page, one text, as a real scraper
 # gives: the reference asks Serper for the address as written, tvir without those).
 "$py" - "$work" "$here/compare_reference" <<'PY'
@@ -121,12 +124,16 @@ from mock_judge_pages import page_of
 urls = sorted({r["url"] for f in glob.glob(sys.argv[1] + "/parse/*.json")
                for r in json.load(open(f, encoding="utf-8"))["references"] if r.get("url")})
 pages = {page_of(u) for u in urls}
-blank = {p for p in pages if int(hashlib.sha256(p.encode()).hexdigest(), 16) % 10 == 0}
+blank = {p for p in pages if int(hashlib.sha256(p.encode()).hexdigest(), 16) % 10 == 0 or "/empty-page" in p}
+failing = {p for p in pages if "/failing-page" in p}
 with open(sys.argv[1] + "/sources.jsonl", "w", encoding="utf-8") as o:
     for u in urls:
         p = page_of(u)
+        if p in failing:
+            continue
         o.write(json.dumps({"url": u, "text": "" if p in blank else ("Page text of %s for the comparison. " % p) * 20}) + "\n")
-print(f"compare_reference: {len(urls)} cited addresses, {len(pages)} pages, {len(blank)} of them empty")
+print(f"compare_reference: {len(urls)} cited addresses, {len(pages)} pages, {len(blank)} of them empty, "
+      f"{len(failing)} failing (Serper 500 online, absent from sources.jsonl offline)")
 PY
 rm -f "$work/mock-log.jsonl" "$work"/ours-*.sqlite
 "$py" "$here/compare_reference/mock_judge.py" "$port" "$work/reports" "$work/parse" "$work/tasks.json" \

@@ -13,7 +13,7 @@ The reference side is told apart by its request path (/ref/<module>/v1, set by
 run_reference.py); our side sends a JSON schema named after the rubric.
 Evidence shown: which cited pages' text appears in the prompt (every page text in the
 sources file is distinctive) and whether the prompt says that a page could not be
-read. Two sides that show the same pages get the same answer; a side that shows a
+read (either side's wording, see unread_notice). Two sides that show the same pages get the same answer; a side that shows a
 notice where the other shows an empty page gets another answer, as a real judge would
 answer another input.
 Extraction prompts (sent by the reference evaluator only) are answered from our
@@ -130,10 +130,17 @@ def match_image(uri):
 page_marks = {u: t[:t.find(" for the comparison. ") + 21] if " for the comparison. " in t else t[:200]
               for u, t in sources.items() if t}
 
+def unread_notice(text):
+    """Whether the prompt says that a cited page could not be read, in either side's
+    words (ours: "This page could not be read: ..."; the reference's page text for a
+    failed fetch: "Error extracting web content: ..."): one input, as a judge reads it."""
+    t = text.lower()
+    return "could not be read" in t or "error extracting web content" in t
+
 def evidence(text):
     """The cited pages whose text the prompt shows, and whether it says a page could not be read."""
     shown = sorted(u for u, m in page_marks.items() if m in text)
-    notice = "could not be read" in text.lower()
+    notice = unread_notice(text)
     return hashlib.sha256(json.dumps([shown, notice]).encode()).hexdigest()[:12]
 
 def chart_file(report_key, content):
@@ -348,7 +355,7 @@ class H(http.server.BaseHTTPRequestHandler):
             if metric in ("citation_support", "chart_source_consistency"):
                 full = sys_t + user_t
                 rec["pages_shown"] = sorted(u for u, m in page_marks.items() if m in full)
-                rec["unread_notice"] = "could not be read" in full.lower()
+                rec["unread_notice"] = unread_notice(full)
             rec["prompt_chars"] = len(sys_t) + len(user_t)
             rec["images"] = len(imgs)
             logf.write(json.dumps(rec, ensure_ascii=False) + "\n")

@@ -1,7 +1,11 @@
-"""Print, per report and metric and per system, the reference evaluator's scores beside
-tvir's, and check from the mock's log that both sides asked the same units.
-Usage: compare.py REF_RESULTS OURS_OUT OURS_SUMMARY_JSON MOCK_LOG [REF_SUMMARY_XLSX]
-Exit status 1 when a judged score differs."""
+"""Print, per report and metric and per system, the reference evaluator's score beside
+tvir's, every cell, and check from the mock's log that both sides asked the same units.
+A cell is equal when both are absent or tvir's score rounded to 4 decimals is the
+reference's rounded to 4 decimals (the reference rounds every score to 4 decimals
+except image quality, which it writes unrounded); otherwise it is beyond.
+Usage: compare.py REF_RESULTS OURS_OUT OURS_SUMMARY_JSON MOCK_LOG [REF_SUMMARY_XLSX [LABEL]]
+LABEL (online, offline) picks tvir's calls in the mock's log (side ours:LABEL).
+Exit status 1 when a cell is beyond the reference's rounding."""
 import collections
 import json
 import math
@@ -33,38 +37,45 @@ def fmt(v):
     return "-" if v is None else f"{v:.4f}" if abs(v - round(v, 4)) < 1e-12 else f"{v:.6f}"
 
 
+def same(r, o):
+    if r is None or o is None:
+        return r is None and o is None
+    return abs(round(o, 4) - round(r, 4)) < 1e-9
+
+
 def main():
     ref_dir, ours_dir, ours_summary, log = sys.argv[1:5]
     xlsx = sys.argv[5] if len(sys.argv) > 5 else None
+    label = sys.argv[6] if len(sys.argv) > 6 else None
     model = os.environ.get("EVAL_MODEL_NAME", "gpt-4.1")
-    differ = 0
-    rows = []
-    reports = sorted({(s, t) for s in os.listdir(ref_dir) if os.path.isdir(os.path.join(ref_dir, s))
-                      for t in os.listdir(os.path.join(ref_dir, s))})
+    reports = sorted({(s, t) for d in (ref_dir, ours_dir) if os.path.isdir(d)
+                      for s in os.listdir(d) if os.path.isdir(os.path.join(d, s))
+                      for t in os.listdir(os.path.join(d, s)) if os.path.isdir(os.path.join(d, s, t))
+                      and os.path.isdir(os.path.join(ref_dir, s, t))})
     equal = total = 0
-    print("Per report and metric (reference | tvir | difference); only rows that differ:")
+    print("Per report and metric (reference | tvir | tvir - reference; = equal at 4 decimals, X beyond):")
     for s, t in reports:
         for m, ab in METRICS:
             r = score(os.path.join(ref_dir, s, t, model, f"{m}.json"))
             o = score(os.path.join(ours_dir, s, t, model, f"{m}.json"))
             total += 1
-            if r == o:
-                equal += 1
-                continue
-            d = "n/a" if r is None or o is None else f"{o - r:+.6f}"
-            rows.append((f"{s}/{t}", ab, fmt(r), fmt(o), d))
-    for row in rows:
-        print("  %-45s %-4s %10s %10s %10s" % row)
-    differ += len(rows)
-    print(f"  {equal} of {total} report x metric scores equal (both absent counts as equal)")
+            ok = same(r, o)
+            equal += ok
+            d = "" if ok else "n/a" if r is None or o is None else f"{o - r:+.6f}"
+            print("  %s %-42s %-4s %10s %10s %10s" % ("=" if ok else "X", f"{s}/{t}", ab, fmt(r), fmt(o), d))
+    print(f"  report x metric: {equal} of {total} cells equal, {total - equal} beyond (both absent counts as equal)")
 
+    n = sn = 0
     if xlsx and os.path.exists(xlsx):
         import pandas as pd
         df = pd.read_excel(xlsx)
-        with open(ours_summary, encoding="utf-8") as f:
-            systems = {x["system"]: x for x in json.load(f)["judges"][0]["systems"]}
-        print("\nPer system (reference summarize_results.py | tvir summarize); only cells that differ:")
-        n = same = 0
+        try:
+            with open(ours_summary, encoding="utf-8") as f:
+                systems = {x["system"]: x for x in json.load(f)["judges"][0]["systems"]}
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            print(f"  (no tvir summary: {e})")
+            systems = {}
+        print("\nPer system (reference summarize_results.py | tvir summarize | tvir - reference):")
         for _, row in df.iterrows():
             o = systems.get(row["model"], {})
             for col, ab in SYSTEM_COLS:
@@ -73,21 +84,23 @@ def main():
                 v = o.get(key) if key else o.get("metrics", {}).get(col)
                 v = None if v is None else v.get("mean")
                 n += 1
-                if r == v:
-                    same += 1
-                    continue
-                d = "n/a" if r is None or v is None else f"{v - r:+.6f}"
-                print("  %-22s %-7s %10s %10s %10s" % (row["model"], ab, fmt(r), fmt(v), d))
-        print(f"  {same} of {n} system cells equal")
+                ok = same(r, v)
+                sn += ok
+                d = "" if ok else "n/a" if r is None or v is None else f"{v - r:+.6f}"
+                print("  %s %-22s %-7s %10s %10s %10s" % ("=" if ok else "X", row["model"], ab, fmt(r), fmt(v), d))
+        print(f"  system: {sn} of {n} cells equal, {n - sn} beyond")
 
     # Did both sides ask the same units? (metric, unit key) multisets from the mock's log.
+    ours_side = f"ours:{label}" if label else "ours"
     asked = collections.defaultdict(collections.Counter)
     with open(log, encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
-            if rec.get("metric") in (None, "serper") or rec["metric"].startswith("extract_"):
+            if rec.get("metric") in (None, "serper", "figure") or rec["metric"].startswith("extract_"):
                 continue
-            asked[(rec["metric"], rec["side"])][rec["key"]] += 1
+            side = {"ref": "ref", ours_side: "ours"}.get(rec["side"])
+            if side:
+                asked[(rec["metric"], side)][rec["key"]] += 1
     print("\nJudge calls per metric (reference | tvir | units asked by one side only):")
     for metric in sorted({m for m, _ in asked}):
         r, o = asked[(metric, "ref")], asked[(metric, "ours")]
@@ -95,7 +108,10 @@ def main():
         unknown = r.get("?", 0) + o.get("?", 0)
         print(f"  {metric:28s} {sum(r.values()):6d} {sum(o.values()):6d} {only:6d}"
               + (f"  ({unknown} calls the mock could not tie to a unit)" if unknown else ""))
-    sys.exit(1 if differ else 0)
+    cells, eq = total + n, equal + sn
+    print(f"\n{label or 'tvir'}: {eq} of {cells} cells equal at the reference's 4-decimal rounding, "
+          f"{cells - eq} beyond (report x metric {equal}/{total}, system {sn}/{n})")
+    sys.exit(1 if cells != eq else 0)
 
 
 main()

@@ -2,14 +2,29 @@
 evaluators on the same judgments. Every answer is a function of (metric, unit key)
 only, where the unit key is read from what both evaluators send for that unit:
   report-level metrics -> the report (matched by distinctive lines of its text)
-  citation support     -> the fact text
-  figure metrics       -> the figure file nearest to the attached picture
+  citation support     -> the fact text and the evidence shown (see below)
+  figure metrics       -> the figure file nearest to the attached picture, by its path
+                          without the extension (a chart file charts/c1.html and its
+                          picture charts/c1.png are one unit); chart-source
+                          consistency adds the evidence shown
   instruction items    -> (report, item text)
   duplicate-fact pairs -> the two fact texts (about one pair in four is a duplicate)
 The reference side is told apart by its request path (/ref/<module>/v1, set by
 run_reference.py); our side sends a JSON schema named after the rubric.
+Evidence shown: which cited pages' text appears in the prompt (every page text in the
+sources file is distinctive) and whether the prompt says that a page could not be
+read (either side's wording, see unread_notice). Two sides that show the same pages get the same answer; a side that shows a
+notice where the other shows an empty page gets another answer, as a real judge would
+answer another input.
 Extraction prompts (sent by the reference evaluator only) are answered from our
-parser's output for the matched report, so both sides judge the same units.
+parser's output for the matched report, so both sides judge the same units, except
+that figures drawn from one local chart file (FILE.html, FILE.html#panel, ...) are
+answered as one figure per file, as a reader sees it and as the paper's authors fed
+them: its picture FILE.png (made beside it by compare_reference.sh), its caption the
+file's <title> when our parser found none from the report.
+Serper: POST /serper[/ours] answers {"text": the sources file's text} (an empty text
+for the pages the script made empty), 500 for an unknown address. GET /figures/...
+answers 404 (a remote figure that cannot be downloaded).
 Usage: mock_judge.py PORT REPORTS_DIR PARSE_DIR TASKS_JSON SOURCES_JSONL LOG_JSONL"""
 import base64, hashlib, io, json, os, re, sys, threading, http.server, socketserver
 import numpy as np
@@ -24,6 +39,8 @@ reports = {}  # "sys/task" -> dict(text, lines, parse)
 for s in sorted(os.listdir(REPORTS)):
     for t in sorted(os.listdir(os.path.join(REPORTS, s))):
         p = os.path.join(REPORTS, s, t, "report.md")
+        if not os.path.exists(p):
+            p = os.path.join(REPORTS, s, t, "report.mdx")
         if not os.path.exists(p):
             continue
         text = open(p, encoding="utf-8").read()
@@ -49,10 +66,12 @@ for k, r in reports.items():
         print("no signature lines for", k, file=sys.stderr)
 
 tasks = {t["id"]: t for t in json.load(open(TASKS, encoding="utf-8"))}
-sources = {}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_judge_pages import page_of  # noqa: E402
+sources = {}  # page (see mock_judge_pages.py) -> text
 for l in open(SOURCES, encoding="utf-8"):
     o = json.loads(l)
-    sources[o["url"]] = o["text"]
+    sources[page_of(o["url"])] = o["text"]
 facts = {}
 for k, r in reports.items():
     for f in r["parse"]["facts"]:
@@ -68,7 +87,7 @@ def thumb(img):
 figfiles = {}
 for root, _, files in os.walk(REPORTS):
     for fn in files:
-        if fn in ("report.md", "meta.json"):
+        if fn in ("report.md", "report.mdx", "meta.json"):
             continue
         p = os.path.join(root, fn)
         try:
@@ -105,7 +124,62 @@ def match_image(uri):
         d = float(np.abs(figfiles[k] - t).mean())
         if best is None or d < best - 1e-9:
             best, bk = d, k
-    return bk, best
+    return (os.path.splitext(bk)[0] if bk else None), best
+
+# a page's mark: the first sentence of its text, which names the whole address
+page_marks = {u: t[:t.find(" for the comparison. ") + 21] if " for the comparison. " in t else t[:200]
+              for u, t in sources.items() if t}
+
+def unread_notice(text):
+    """Whether the prompt says that a cited page could not be read, in either side's
+    words (ours: "This page could not be read: ..."; the reference's page text for a
+    failed fetch: "Error extracting web content: ..."): one input, as a judge reads it."""
+    t = text.lower()
+    return "could not be read" in t or "error extracting web content" in t
+
+def evidence(text):
+    """The cited pages whose text the prompt shows, and whether it says a page could not be read."""
+    shown = sorted(u for u, m in page_marks.items() if m in text)
+    notice = unread_notice(text)
+    return hashlib.sha256(json.dumps([shown, notice]).encode()).hexdigest()[:12]
+
+def chart_file(report_key, content):
+    """(file, png) when the figure's content is a local chart file (or a part of one)."""
+    path = content.split("#", 1)[0]
+    if content.startswith("http") or not path.lower().endswith((".html", ".htm")):
+        return None
+    png = os.path.splitext(path)[0] + ".png"
+    return path, png
+
+def reader_figures(report_key, figures):
+    """One figure per local chart file, as a reader (and the paper's authors) see it."""
+    out, seen = [], {}
+    for f in figures:
+        cf = chart_file(report_key, f["content"])
+        if not cf:
+            out.append(dict(f))
+            continue
+        path, png = cf
+        if path in seen:
+            g = seen[path]
+            g["ref_idxs"] = sorted(set(g["ref_idxs"]) | set(f.get("ref_idxs", [])), key=int)
+            continue
+        g = dict(f)
+        g["content"] = png
+        title = ""
+        try:
+            html = open(os.path.join(REPORTS, report_key, path), encoding="utf-8").read()
+            m = re.search(r"<title>(.*?)</title>", html, re.S | re.I)
+            title = re.sub(r"\s+", " ", m.group(1)).strip() if m else ""
+        except OSError:
+            pass
+        if title and (f.get("caption_source") is not None or not f.get("caption")):
+            # caption_source set: the caption was not taken from the report
+            g["caption"] = title
+        g["ref_idxs"] = list(f.get("ref_idxs", []))
+        seen[path] = g
+        out.append(g)
+    return out
 
 def texts(body):
     sys_t, user_t, imgs = "", "", []
@@ -158,7 +232,7 @@ def answer(side, metric, sys_t, user_t, imgs, schema):
         if metric == "extract_citations":
             return [{"fact": f["fact"], "ref_idxs": [str(i) for i in f["ref_idxs"]]} for f in p["facts"]], rk
         return [{"caption": f.get("caption") or "", "contents": [f["content"]], "context": f.get("context") or "",
-                 "ref_idxs": [str(i) for i in f.get("ref_idxs", [])]} for f in p["figures"]], rk
+                 "ref_idxs": [str(i) for i in f.get("ref_idxs", [])]} for f in reader_figures(rk, p["figures"])], rk
     if metric == "fact_dedup":
         found = [f for f in fact_list if f in user_t]
         found = sorted(f for f in found if not any(f != g and f in g for g in found))
@@ -166,13 +240,14 @@ def answer(side, metric, sys_t, user_t, imgs, schema):
         dup = h(metric, key) % 4 == 0
         return ({"dedup": dup} if side == "ref" else {"justification": "", "duplicate": dup}), key
     if metric == "citation_support":
-        key = match_fact(user_t) or "?"
+        key = (match_fact(user_t) or "?") + " | evidence " + evidence(full)
         v = VERDICTS[h(metric, key) % 4]
         return ({"result": v, "justification": ""} if side == "ref" else {"justification": "", "verdict": v}), key
     if metric in ("chart_quality", "figure_caption_quality", "figure_context_integration", "chart_source_consistency"):
         fk, dist = match_image(imgs[0]) if imgs else (None, None)
         key = fk or "?"
         if metric == "chart_source_consistency":
+            key += " | evidence " + evidence(full)
             n = h(metric, key) % 11
             return ({"total_issues": n} if side == "ref" else {"justification": "", "issues": [], "total_issues": n}), key
         vals = dims(metric, key)
@@ -229,13 +304,19 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b)
     def do_GET(self):
+        if self.path.startswith("/figures/"):
+            with lock:
+                logf.write(json.dumps({"side": "?", "metric": "figure", "key": self.path}) + "\n")
+                logf.flush()
+            return self.reply({"message": "not found"}, 404)
         self.reply({"object": "list", "data": [{"id": "gpt-4.1", "object": "model"}]})
     def do_POST(self):
         n = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(n))
         if self.path.startswith("/serper"):
-            url = body.get("url", "")
-            side = "ours" if self.path.startswith("/serper/ours") else "ref"
+            url = page_of(body.get("url", ""))
+            m = re.match(r"/serper/ours/([A-Za-z0-9_-]+)", self.path)
+            side = ("ours:" + m.group(1) if m else "ours") if self.path.startswith("/serper/ours") else "ref"
             with lock:
                 logf.write(json.dumps({"side": side, "metric": "serper", "key": url, "found": url in sources}) + "\n")
                 logf.flush()
@@ -245,7 +326,9 @@ class H(http.server.BaseHTTPRequestHandler):
         sys_t, user_t, imgs = texts(body)
         rf = body.get("response_format") or {}
         if rf.get("type") == "json_schema":
-            side = "ours"
+            # tvir: /run/<label>/v1 names the run (online, offline) in the log
+            m = re.match(r"/run/([A-Za-z0-9_-]+)/", self.path)
+            side = "ours:" + m.group(1) if m else "ours"
             metric = rf["json_schema"].get("name")
             schema = rf["json_schema"].get("schema")
         else:
@@ -269,6 +352,10 @@ class H(http.server.BaseHTTPRequestHandler):
                 rec["answer"] = content
             else:
                 rec["units"] = len(ans)
+            if metric in ("citation_support", "chart_source_consistency"):
+                full = sys_t + user_t
+                rec["pages_shown"] = sorted(u for u, m in page_marks.items() if m in full)
+                rec["unread_notice"] = unread_notice(full)
             rec["prompt_chars"] = len(sys_t) + len(user_t)
             rec["images"] = len(imgs)
             logf.write(json.dumps(rec, ensure_ascii=False) + "\n")

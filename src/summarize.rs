@@ -63,7 +63,7 @@ pub struct SummarizeArgs {
     #[arg(long, value_enum, default_value_t = Sections::All)]
     pub sections: Sections,
     /// How each report page stores its units and sources: `packed` (deflated,
-    /// shown by a small shared script: about a seventh of the bytes) or `plain`
+    /// shown by a small shared script: a fraction of the bytes) or `plain`
     /// (markup readable with scripts off).
     #[arg(long, value_enum, default_value_t = HtmlEvidence::Packed)]
     pub html_evidence: HtmlEvidence,

@@ -380,7 +380,7 @@ mod tests {
         let mut made = 0;
         for _ in 0..3 {
             let name = folder
-                .put("abcdef012345", "jpg", || {
+                .put("abcdef012345", "jpg", None, || {
                     made += 1;
                     Ok(vec![0xFF, 0xD8, 0xFF])
                 })
@@ -389,6 +389,30 @@ mod tests {
         }
         assert_eq!((made, folder.count()), (1, 1));
         assert!(dir.path().join("pictures/abcdef012345.jpg").is_file());
+        // From a file on the same file system: a hard link to it, no second copy.
+        use std::os::unix::fs::MetadataExt;
+        let source = dir.path().join("thumb.jpg");
+        std::fs::write(&source, [0xFF, 0xD8, 0xFF, 1]).unwrap();
+        let name = folder
+            .put("0123456789ab", "jpg", Some(&source), || {
+                Ok(std::fs::read(&source).unwrap())
+            })
+            .unwrap();
+        let linked = std::fs::metadata(dir.path().join("pictures").join(name)).unwrap();
+        assert_eq!(linked.ino(), std::fs::metadata(&source).unwrap().ino());
+        // Where no link can be made (no such file), the bytes are written.
+        let name = folder
+            .put(
+                "ba9876543210",
+                "jpg",
+                Some(&dir.path().join("gone.jpg")),
+                || Ok(vec![0xFF, 0xD8, 0xFF, 2]),
+            )
+            .unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("pictures").join(name)).unwrap(),
+            [0xFF, 0xD8, 0xFF, 2]
+        );
         assert_eq!(
             figure_hash_of("figures/fig-3-abcdef012345.jpg"),
             Some("abcdef012345")

@@ -388,8 +388,11 @@ async fn an_mdx_component_of_any_name_shows_its_chart_files() {
     assert_eq!(
         captions,
         [
-            ("Installed capacity by year".into(), "heading".into()),
-            ("Installed cost per watt".into(), "heading".into())
+            (
+                "Installed capacity by year".into(),
+                "chart file title".into()
+            ),
+            ("Installed cost per watt".into(), "chart file title".into())
         ],
         "{}",
         r["render"]

@@ -511,7 +511,12 @@ fn text_csv_and_html_carry_intervals_groups_and_the_matrix() {
     );
     // The mean of each system is a point with its interval bar.
     assert_eq!(html.matches(" r=\"4.5\"").count(), 3 * 3 + 4);
-    assert!(!html.contains("<script"));
+    // No script but the folder's own, which shows report pages' packed evidence.
+    assert_eq!(
+        html.matches("<script").count(),
+        html.matches("<script src=\"../../../evidence.js\"></script>")
+            .count()
+    );
 }
 
 /// The bar charts of a one-system summary: Overall, TA, VA and Citation Support.

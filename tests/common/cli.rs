@@ -142,7 +142,8 @@ pub fn describe(o: &Output) -> String {
 /// The pages of the HTML summary whose `index.html` path `tvir summarize --format
 /// html` printed (`stdout`): `index.html` first, then every other page of the
 /// folder (systems, levels, reports) in path order, as one text (for assertions on
-/// what the summary shows anywhere).
+/// what the summary shows anywhere); report pages' packed evidence unpacked, as
+/// their script shows it.
 pub fn summary_pages(stdout: &str) -> String {
     let index = Path::new(stdout.trim());
     let mut text = std::fs::read_to_string(index)
@@ -157,7 +158,10 @@ pub fn summary_pages(stdout: &str) -> String {
         .collect();
     pages.sort();
     for p in pages {
-        text.push_str(&std::fs::read_to_string(&p).unwrap());
+        let page = std::fs::read_to_string(&p).unwrap();
+        let shown = tvir_analysis::aggregate::packed::unpack_page(&page)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        text.push_str(&shown);
     }
     text
 }

@@ -15,6 +15,7 @@ pub mod site;
 pub mod summary;
 pub mod uncertainty;
 mod uncertainty_html;
+mod unit_html;
 
 // The loader moved up to `crate::load` (agree and ablate read trees too); kept
 // reachable here under its old path.

@@ -141,6 +141,7 @@ fn record(rubrics: &RubricSet, system: usize, task: usize) -> LoadedRecord {
         render: None,
         thumbnails: Vec::new(),
         protocol: None,
+        sources: Vec::new(),
         error: None,
     };
     LoadedRecord {

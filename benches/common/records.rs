@@ -64,6 +64,7 @@ pub fn loaded_record(
         render: None,
         thumbnails: Vec::new(),
         protocol: None,
+        sources: Vec::new(),
         error: None,
     };
     LoadedRecord {

@@ -305,6 +305,12 @@ impl ReportRecord {
     /// Idempotent, so a record finished again (a batch collected) stays the same.
     pub fn factor_sources(&mut self) {
         let mut table: Vec<SourceRecord> = std::mem::take(&mut self.sources);
+        // Position of each label in the table (a report may cite hundreds).
+        let mut at: std::collections::HashMap<String, usize> = table
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.idx.clone(), k))
+            .collect();
         for u in &mut self.units {
             let Some(list) = u.detail.get_mut("sources").and_then(|v| v.as_array_mut()) else {
                 continue;
@@ -320,10 +326,13 @@ impl ReportRecord {
                     continue;
                 };
                 let chars = source.chars;
-                match table.iter().find(|s| s.idx == source.idx) {
+                match at.get(&source.idx).map(|&k| &table[k]) {
                     Some(known) if *known != source => continue,
                     Some(_) => {}
-                    None => table.push(source),
+                    None => {
+                        at.insert(source.idx.clone(), table.len());
+                        table.push(source);
+                    }
                 }
                 for f in SOURCE_FIELDS {
                     m.remove(f);

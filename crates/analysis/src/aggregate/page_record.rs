@@ -344,8 +344,11 @@ impl<'a> PageRecord<'a> {
     }
 
     /// Fills each unit's sources from the record's table (an entry's own fields
-    /// win) and lists every cited source once.
+    /// win) and lists every cited source once. Both looked up by label through a
+    /// map: a report citing a hundred sources from two hundred units would
+    /// otherwise scan the table for each.
     fn join_sources(&mut self, table: Vec<SourceRecord>) {
+        use std::collections::HashMap;
         let owned = |s: Option<String>| s.map(Cow::Owned);
         let table: Vec<PageSource<'a>> = table
             .into_iter()
@@ -359,18 +362,24 @@ impl<'a> PageRecord<'a> {
                 judge_chars: None,
             })
             .collect();
+        let by_idx: HashMap<String, usize> = table
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| t.idx.as_deref().map(|i| (i.to_string(), k)))
+            .collect();
         let mut listed: Vec<PageSource<'a>> = Vec::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
         for u in &mut self.units {
             for s in u.detail.sources.iter_mut().flatten() {
                 let Some(idx) = s.idx.clone() else { continue };
-                if let Some(t) = table.iter().find(|t| t.idx.as_deref() == Some(&*idx)) {
+                if let Some(t) = by_idx.get(&*idx).map(|&k| &table[k]) {
                     s.url = s.url.take().or_else(|| t.url.clone());
                     s.title = s.title.take().or_else(|| t.title.clone());
                     s.fetch = s.fetch.take().or_else(|| t.fetch.clone());
                     s.reason = s.reason.take().or_else(|| t.reason.clone());
                     s.chars = s.chars.or(t.chars);
                 }
-                if !listed.iter().any(|l| l.idx.as_deref() == Some(&*idx)) {
+                if seen.insert(idx.to_string(), ()).is_none() {
                     listed.push(PageSource {
                         judge_chars: None,
                         ..s.clone()
@@ -380,7 +389,8 @@ impl<'a> PageRecord<'a> {
         }
         // Sources of the table no unit names (none today) still belong on the page.
         for t in table {
-            if !listed.iter().any(|l| l.idx == t.idx) {
+            let idx = t.idx.as_deref().unwrap_or_default().to_string();
+            if seen.insert(idx, ()).is_none() {
                 listed.push(t);
             }
         }

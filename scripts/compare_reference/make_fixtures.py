@@ -39,6 +39,7 @@ def draw_bars(path):
         d.rectangle([x0 + 45, 400 - y, x0 + 85, 400], fill=(220, 140, 40))
         d.text((x0 + 30, 410), f"S{i + 1}", fill="black")
     d.text((300, 8), "Green bean price index, two grades", fill="black")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     img.save(path)
 
 
@@ -55,6 +56,7 @@ def draw_photo(path):
                 stripe = (x // 6 + row * 3) % 7
                 px[x, y] = (120 + stripe * 9 - row * 2, 80 + stripe * 6, 50 + row * 3)
     img = img.filter(ImageFilter.GaussianBlur(0.8))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     img.save(path)
 
 
@@ -71,6 +73,7 @@ def screenshot(html, png):
         pad = 12
         box = (max(0, box[0] - pad), max(0, box[1] - pad), min(img.width, box[2] + pad), min(img.height, box[3] + pad))
         img = img.crop(box)
+    os.makedirs(os.path.dirname(png), exist_ok=True)
     img.save(png)
 
 

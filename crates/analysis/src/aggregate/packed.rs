@@ -1,9 +1,10 @@
 //! How a report page of the HTML summary stores its evidence (the units table and
 //! the cited sources): as plain markup, or packed (deflated, base64) in an inert
 //! `<script type="application/x-tvir-evidence">` that the folder's shared
-//! `evidence.js` inflates in place when the page opens. Packed pages are about a
-//! seventh of the bytes (a 10,000-report summary: hundreds of megabytes less) and,
-//! in headless Chromium over `file://`, show their units as fast as plain ones (see
+//! `evidence.js` inflates in place when the page opens. On the scale bench's
+//! reports a packed page is about 18 KB where its plain markup is 75 KB (10,000
+//! pages: 176 MB), and in headless Chromium over `file://` its units show about
+//! 62 ms after navigation against 49 ms for a plain page (medians over 30 pages,
 //! `scripts/page_load_bench.mjs`); plain pages need no script at all.
 
 use std::io::Write as _;

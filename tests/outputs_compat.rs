@@ -138,23 +138,19 @@ async fn summarize_agree_and_ablate_read_an_earlier_versions_outputs() {
     assert!(now["sources"].as_array().is_some_and(|s| !s.is_empty()));
 
     // summarize: every text format the same; JSON the same numbers.
+    let summarize = |out: &Path, format: &str| {
+        run(&[
+            "summarize",
+            s(out),
+            "--format",
+            format,
+            "--bootstrap",
+            "200",
+        ])
+    };
     for format in ["table", "md", "csv"] {
-        let a = run(&[
-            "summarize",
-            s(&old),
-            "--format",
-            format,
-            "--bootstrap",
-            "200",
-        ]);
-        let b = run(&[
-            "summarize",
-            s(&new),
-            "--format",
-            format,
-            "--bootstrap",
-            "200",
-        ]);
+        let a = summarize(&old, format);
+        let b = summarize(&new, format);
         // The folders' names, and the protocol note: the earlier records do not
         // name `unread`, a setting added since (its default is what they did).
         let cut = |t: &str| {
@@ -164,22 +160,8 @@ async fn summarize_agree_and_ablate_read_an_earlier_versions_outputs() {
         };
         assert_eq!(cut(&a), cut(&b), "summarize --format {format}");
     }
-    let a = run(&[
-        "summarize",
-        s(&old),
-        "--format",
-        "json",
-        "--bootstrap",
-        "200",
-    ]);
-    let b = run(&[
-        "summarize",
-        s(&new),
-        "--format",
-        "json",
-        "--bootstrap",
-        "200",
-    ]);
+    let a = summarize(&old, "json");
+    let b = summarize(&new, "json");
     assert_same(&comparable(&a), &comparable(&b), "summarize --format json");
 
     // agree: the earlier and the current run agree on everything, on every level.

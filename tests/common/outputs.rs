@@ -47,26 +47,13 @@ pub fn journal_calls(out: &Path) -> (BTreeMap<String, u64>, std::collections::BT
 }
 
 /// A unit's cited sources with every field (address, title, characters, fetch
-/// outcome, reason, characters given to the judge): its `detail.sources` entries
-/// joined by `idx` with the record's `sources` table, as
-/// `ReportRecord::unit_sources` does.
+/// outcome, reason, characters given to the judge), as
+/// `ReportRecord::unit_sources` joins them; panics when the unit lists none.
 pub fn unit_sources(record: &Value, unit: &Value) -> Vec<Value> {
-    let table = record["sources"].as_array().cloned().unwrap_or_default();
-    unit["detail"]["sources"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no sources in {unit}"))
-        .iter()
-        .map(|entry| {
-            let mut whole = entry.clone();
-            if let Some(known) = table.iter().find(|s| s["idx"] == entry["idx"]) {
-                let m = whole.as_object_mut().unwrap();
-                for (k, v) in known.as_object().unwrap() {
-                    m.entry(k.clone()).or_insert(v.clone());
-                }
-                // Left out when the judge was given the whole page.
-                m.entry("judge_chars").or_insert(known["chars"].clone());
-            }
-            whole
-        })
-        .collect()
+    assert!(unit["detail"]["sources"].is_array(), "no sources in {unit}");
+    let record: tvir_engine::record::ReportRecord =
+        serde_json::from_value(record.clone()).expect("a report record");
+    let unit: tvir_engine::record::UnitRecord =
+        serde_json::from_value(unit.clone()).expect("a unit record");
+    record.unit_sources(&unit)
 }

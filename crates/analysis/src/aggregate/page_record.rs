@@ -348,7 +348,7 @@ impl<'a> PageRecord<'a> {
     /// map: a report citing a hundred sources from two hundred units would
     /// otherwise scan the table for each.
     fn join_sources(&mut self, table: Vec<SourceRecord>) {
-        use std::collections::HashMap;
+        use std::collections::{HashMap, HashSet};
         let owned = |s: Option<String>| s.map(Cow::Owned);
         let table: Vec<PageSource<'a>> = table
             .into_iter()
@@ -368,7 +368,7 @@ impl<'a> PageRecord<'a> {
             .filter_map(|(k, t)| t.idx.as_deref().map(|i| (i.to_string(), k)))
             .collect();
         let mut listed: Vec<PageSource<'a>> = Vec::new();
-        let mut seen: HashMap<String, ()> = HashMap::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for u in &mut self.units {
             for s in u.detail.sources.iter_mut().flatten() {
                 let Some(idx) = s.idx.clone() else { continue };
@@ -379,7 +379,7 @@ impl<'a> PageRecord<'a> {
                     s.reason = s.reason.take().or_else(|| t.reason.clone());
                     s.chars = s.chars.or(t.chars);
                 }
-                if seen.insert(idx.to_string(), ()).is_none() {
+                if seen.insert(idx.to_string()) {
                     listed.push(PageSource {
                         judge_chars: None,
                         ..s.clone()
@@ -390,7 +390,7 @@ impl<'a> PageRecord<'a> {
         // Sources of the table no unit names (none today) still belong on the page.
         for t in table {
             let idx = t.idx.as_deref().unwrap_or_default().to_string();
-            if seen.insert(idx, ()).is_none() {
+            if seen.insert(idx) {
                 listed.push(t);
             }
         }

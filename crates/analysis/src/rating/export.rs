@@ -770,9 +770,10 @@ storage (nothing leaves the machine). The tasks point at them as \
 folder as its document root, and the project needs a local storage on `{PICTURES_DIR}/`. \
 If you move this folder, use its new path below.\n\n\
 ## Run it\n\n\
-1. Start Label Studio with local file serving on this folder and sign up:\n\n\
+1. Install Label Studio (the version this study format is tested with; sentry-sdk 3 \
+stops it from starting), start it with local file serving on this folder, and sign up:\n\n\
    ```sh\n\
-   pip install label-studio\n\
+   pip install \"label-studio==1.23.2\" \"sentry-sdk<3\"\n\
    LOCAL_FILES_SERVING_ENABLED=true LOCAL_FILES_DOCUMENT_ROOT={root_q} label-studio start\n\
    ```\n\n\
 2. Create the project (your API token is under Account & Settings; with it, the three \

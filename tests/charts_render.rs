@@ -467,14 +467,15 @@ new Chart(document.getElementById('panels'), {{ type: 'bar', data: perRoof }});
     );
 }
 
-/// The charts of a page whose font and icon style sheets and analytics script are
-/// missing (offline, not in the cache), one ECharts chart drawn, one decorative
-/// canvas never drawn into and a button the chart script also looks up: one unit,
-/// scored; no failed unit naming a style sheet, none for the button
-/// (issue 34). With Chart.js missing too, the Chart.js chart fails naming it and
-/// only it; with Chart.js there but the page's script failing, the reason is the
-/// script's error, also when it is thrown inside the library from another origin;
-/// with the chart's data file missing from the folder, the refused request.
+/// The charts of a page whose font and icon style sheets, analytics script, Tailwind
+/// runtime and icon loader are missing (offline, not in the cache), one ECharts chart
+/// drawn, one decorative canvas never drawn into and a button the chart script also
+/// looks up: one unit, scored; no failed unit naming any of those scripts or the
+/// errors their absence causes (`tailwind is not defined`), none for the button. With
+/// Chart.js missing too, the Chart.js chart fails naming it and only it; with Chart.js
+/// there but the page's script failing, the reason is the script's error, also when
+/// it is thrown inside the library from another origin; with the chart's data file
+/// missing from the folder, the refused request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
     let Some(libs) = browser_and_libs() else {
@@ -484,6 +485,10 @@ async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
     const ICONS: &str =
         "https://cdn.jsdelivr.net/npm/bootstrap-icons@1.11.3/font/bootstrap-icons.min.css";
     const GTAG: &str = "https://www.googletagmanager.com/gtag/js?id=G-TEST";
+    // Tailwind's runtime and an icon loader, missing offline: the page's own use of
+    // their globals then throws, and that error is no chart's cause either.
+    const TAILWIND: &str = "https://cdn.tailwindcss.com/3.4.1";
+    const LUCIDE: &str = "https://unpkg.com/lucide@0.400.0/dist/umd/lucide.min.js";
     let page = |chartjs: &str, draw: &str| {
         format!(
             r#"<!DOCTYPE html>
@@ -491,6 +496,9 @@ async fn undrawn_charts_name_their_true_cause_and_non_charts_give_no_unit() {
 <link rel="stylesheet" href="{FONT}">
 <link rel="stylesheet" href="{ICONS}">
 <script async src="{GTAG}"></script>
+<script src="{TAILWIND}"></script>
+<script>tailwind.config = {{ theme: {{ extend: {{ colors: {{ brand: '#0a6' }} }} }} }};</script>
+<script src="{LUCIDE}"></script>
 <script src="{ECHARTS}"></script>
 {chartjs}
 </head><body>
@@ -509,6 +517,7 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
   xAxis: {{ type: 'category', data: ['2019','2020','2021','2022','2023'] }}, yAxis: {{ type: 'value' }},
   series: [{{ type: 'bar', data: [40, 58, 77, 101, 130] }}] }});
 </script>
+<script>lucide.createIcons();</script>
 <script>{draw}</script>
 </body></html>
 "#
@@ -570,7 +579,7 @@ echarts.init(document.getElementById('cap')).setOption({{ animation: false,
         for u in cq.iter().filter(|u| u["status"] == "failed") {
             let reason = u["reason"].as_str().unwrap();
             assert!(reason.contains(needle.unwrap()), "case {k}: {reason}");
-            for not in [FONT, ICONS, GTAG] {
+            for not in [FONT, ICONS, GTAG, TAILWIND, LUCIDE, "tailwind", "lucide"] {
                 assert!(!reason.contains(not), "case {k} names {not}: {reason}");
             }
         }

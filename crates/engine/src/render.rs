@@ -34,7 +34,8 @@ use sha2::{Digest, Sha256};
 
 use crate::pages::{Pages, ResourceFailure};
 use crate::render_requests::{
-    folder_file_hash, is_chart_script, is_data_request, page_scripts_text, unused_by_scripts,
+    error_of_decoration, folder_file_hash, is_chart_script, is_data_request, page_scripts_text,
+    unused_by_scripts,
 };
 use tvir_browser::{
     Browser, BrowserConfig, ChartData, DroppedChart, PageRequest, RequestOutcome, RequestRecord,
@@ -645,6 +646,7 @@ impl Renderer {
         let errors: Vec<String> = stored
             .script_errors
             .iter()
+            .filter(|e| !error_of_decoration(&e.message, e.r#where.as_deref(), &stored.requests))
             .take(3)
             .map(|e| match &e.r#where {
                 Some(w) => format!("{} (at {w})", e.message),

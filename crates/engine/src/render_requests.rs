@@ -145,6 +145,45 @@ pub(crate) fn draws_no_chart(path: &str) -> bool {
     NOT_CHART_SCRIPTS.iter().any(|m| path.contains(m))
 }
 
+/// Whether a script error of the page comes from a script that draws no chart: thrown
+/// inside one (a Tailwind runtime, an icon loader), or a page's use of the global
+/// such a script would have defined when that script could not be had
+/// (`tailwind.config = ...` with Tailwind's CDN script offline: "tailwind is not
+/// defined"). Such an error is never why a chart was not drawn.
+pub(crate) fn error_of_decoration(
+    message: &str,
+    thrown_in: Option<&str>,
+    requests: &[RequestRecord],
+) -> bool {
+    if thrown_in.is_some_and(|w| {
+        let w = w.to_ascii_lowercase();
+        draws_no_chart(w.split(['?', '#']).next().unwrap_or(&w))
+    }) {
+        return true;
+    }
+    let Some(global) = undefined_name(message) else {
+        return false;
+    };
+    let global = global.to_ascii_lowercase();
+    requests.iter().any(|r| {
+        let url = r.url.to_ascii_lowercase();
+        let path = url.split(['?', '#']).next().unwrap_or(&url);
+        matches!(r.outcome, RequestOutcome::Refused { .. })
+            && draws_no_chart(path)
+            && path.contains(&global)
+    })
+}
+
+/// The name a `ReferenceError` says is not defined: `tailwind` of
+/// "Uncaught ReferenceError: tailwind is not defined".
+fn undefined_name(message: &str) -> Option<&str> {
+    let before = &message[..message.find(" is not defined")?];
+    let name = before
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .next()?;
+    (name.len() >= 3).then_some(name)
+}
+
 /// Address marks of scripts that style or decorate a page and draw no chart.
 const NOT_CHART_SCRIPTS: &[&str] = &[
     // CSS frameworks' in-browser runtimes.
@@ -313,6 +352,54 @@ mod tests {
         ] {
             assert!(is_chart_script(&script(url)), "{url}");
         }
+    }
+
+    #[test]
+    fn errors_left_by_a_missing_decoration_script_are_never_a_cause() {
+        let refused = |url: &str| RequestRecord {
+            url: url.into(),
+            outcome: RequestOutcome::Refused {
+                reason: "offline".into(),
+            },
+            resource_type: Some("Script".into()),
+        };
+        let requests = [
+            refused("https://cdn.tailwindcss.com/3.4.1?plugins=forms"),
+            refused("https://unpkg.com/lucide@latest"),
+            refused("https://cdn.jsdelivr.net/npm/chart.js@4.4.1"),
+        ];
+        for message in [
+            "Uncaught ReferenceError: tailwind is not defined",
+            "ReferenceError: lucide is not defined",
+        ] {
+            assert!(error_of_decoration(message, None, &requests), "{message}");
+        }
+        // Thrown inside a decoration script, whatever it says.
+        assert!(error_of_decoration(
+            "TypeError: Cannot read properties of null",
+            Some("https://kit.fontawesome.com/abc123.js:2"),
+            &[]
+        ));
+        // The chart library missing, the page's own code failing, a decoration
+        // script that was served: each stays a cause.
+        for (message, at) in [
+            ("Uncaught ReferenceError: Chart is not defined", None),
+            ("ReferenceError: loadRows is not defined", None),
+            ("TypeError: x is undefined", Some("report.html:40")),
+        ] {
+            assert!(!error_of_decoration(message, at, &requests), "{message}");
+        }
+        let served = [RequestRecord {
+            outcome: RequestOutcome::Provided {
+                sha256: "00".into(),
+            },
+            ..refused("https://cdn.tailwindcss.com")
+        }];
+        assert!(!error_of_decoration(
+            "ReferenceError: tailwind is not defined",
+            None,
+            &served
+        ));
     }
 
     #[test]

@@ -382,8 +382,13 @@ fn reasons(
     if c.list_entries >= MIN_LIST_FOR_CITED_SHARE && cites_expected {
         let cited = c.list_entries - c.entries_never_cited;
         if share(cited, c.list_entries) < CITED_ENTRY_SHARE {
+            let how_many = match cited {
+                0 => "none of them is cited".to_string(),
+                1 => "only 1 of them is cited".to_string(),
+                k => format!("only {k} of them are cited"),
+            };
             out.push(format!(
-                "a reference list of {} entries exists but only {cited} of them is cited",
+                "a reference list of {} entries exists but {how_many}",
                 c.list_entries
             ));
         }
@@ -404,10 +409,21 @@ fn reasons(
         && barely_cited
         && !out.iter().any(|r| r.starts_with("a reference list"))
     {
-        out.push(format!(
-            "a reference list of {} entries exists but {} cited units cite only {cited_entries} of them",
-            c.list_entries, c.cited_units
-        ));
+        out.push(if c.cited_units == 0 {
+            format!(
+                "a reference list of {} entries exists but nothing in the report cites any of them",
+                c.list_entries
+            )
+        } else {
+            let units = match c.cited_units {
+                1 => "1 cited unit cites".to_string(),
+                n => format!("{n} cited units cite"),
+            };
+            format!(
+                "a reference list of {} entries exists but {units} only {cited_entries} of them",
+                c.list_entries
+            )
+        });
     }
     if c.names_unresolved >= MIN_NAMES_UNRESOLVED
         && share(c.names_unresolved, c.names_unresolved + c.names_resolved)
@@ -1077,7 +1093,7 @@ mod tests {
                 c.markers_seen = 0;
                 c.markers_resolved = 0;
             },
-            "0 cited units cite only 0 of them",
+            "exists but nothing in the report cites any of them",
         );
         case(&|c| c.img_tags = 3, "<img> tags");
         case(&|c| c.units_without_text = 4, "no text of their own");
@@ -1104,12 +1120,12 @@ mod tests {
         for numbered in [false, true] {
             assert!(reasons(&c, &input, 5000, numbered)
                 .iter()
-                .any(|r| r.contains("0 cited units cite only 0 of them")));
+                .any(|r| r.contains("nothing in the report cites any of them")));
         }
         c.residue.numerals = 1;
         assert!(reasons(&c, &input, 5000, true)
             .iter()
-            .any(|r| r.contains("only 0 of them")));
+            .any(|r| r.contains("exists but none of them is cited")));
         // Nearly no unit: two units citing one entry of ten.
         c.residue.numerals = 0;
         c.cited_units = 2;

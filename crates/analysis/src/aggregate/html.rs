@@ -695,6 +695,7 @@ blockquote{margin:0 0 4px;padding-left:6px;border-left:3px solid #bbb}ul.sources
 ol.source-list{margin:0 0 1em;padding-left:0;list-style:none;font-size:12px}ol.source-list li:target{background:#fff3c4}p.unpacking{color:#666}\
 li.unread .state{color:#a00}li.read .state{color:#060}.caption{font-size:12px;color:#444}p.justification{margin:2px 0;font-size:12px}\
 tr.zero td.num{color:#a00}\
+table.report-metrics td:last-child,table.units td{overflow-wrap:anywhere}table.report-metrics td:last-child{max-width:48em}\
 body:has(#only-failed:checked) tr.unit:not(.failed){display:none}\
 body:has(#only-zero:checked) tr.unit:not(.zero){display:none}\
 body:has(#only-failed:checked) tr.report-row:not(.failed){display:none}\

@@ -648,8 +648,8 @@ fn write_report(
             })
             .map(|n| {
                 thumbnails_written.fetch_add(n, Relaxed);
-            })
-            .and_then(|()| output::write_timing(out, r, &report_timing));
+                output::remove_old_timing(out, r);
+            });
         if let Err(e) = w {
             write_errors
                 .lock()

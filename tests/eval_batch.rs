@@ -57,8 +57,8 @@ fn mask_timing(bytes: &[u8]) -> Vec<u8> {
     serde_json::to_vec_pretty(&report).unwrap()
 }
 
-/// Every output file except the journal, `run.json` and `timing.json` (this process's
-/// counters and timings), with `report.json`'s `timing` masked.
+/// Every output file except the journal and `run.json` (this process's counters and
+/// timings), with `report.json`'s `timing` masked.
 fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -71,10 +71,7 @@ fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 let name = p.file_name().unwrap().to_string_lossy().to_string();
                 if !matches!(
                     name.as_str(),
-                    "judge-journal.jsonl.zst"
-                        | "judge-journal.texts.jsonl.zst"
-                        | "run.json"
-                        | "timing.json"
+                    "judge-journal.jsonl.zst" | "judge-journal.texts.jsonl.zst" | "run.json"
                 ) {
                     let bytes = std::fs::read(&p).unwrap();
                     let bytes = if name == "report.json" {

@@ -71,8 +71,6 @@ fn results(out: &Path) -> Vec<(String, Value)> {
         if entry.file_type().is_file()
             && rel.ends_with(".json")
             && rel != "run.json"
-            // Stage times of this process: never the same twice.
-            && !rel.ends_with("timing.json")
             && !rel.ends_with("judge-journal.jsonl")
         {
             let value = read(entry.path());

@@ -10,7 +10,7 @@
 //! **What is masked** (genuinely run-dependent, nothing else):
 //! - the temporary output folder's absolute path and the mock judge's port, wherever
 //!   they appear in a file (replaced by `<TMP>` and `<MOCK>`);
-//! - in `run.json`, `report.json`, `timing.json` and the judge journal (its zstd
+//! - in `run.json`, `report.json` and the judge journal (its zstd
 //!   streams compared by their lines, under their names without `.zst`), the values
 //!   of the keys in [`MASKED_KEYS`] (wall and CPU times, latencies, timestamps, peak
 //!   memory), replaced by `"<masked>"`; these files are compared as JSON values after
@@ -86,10 +86,7 @@ fn normalise_journal_line(v: &mut Value) {
 
 /// Files compared as masked JSON values instead of bytes.
 fn is_masked_file(rel: &str) -> bool {
-    rel == "run.json"
-        || rel.ends_with("/report.json")
-        || rel.ends_with("timing.json")
-        || rel.ends_with(".jsonl")
+    rel == "run.json" || rel.ends_with("/report.json") || rel.ends_with(".jsonl")
 }
 
 fn golden_root() -> PathBuf {

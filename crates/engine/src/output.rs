@@ -147,7 +147,7 @@ fn write_through_temp(path: &Path, bytes: &[u8], suffix: &str) -> Result<(), Out
     std::fs::rename(&tmp, path).map_err(err)
 }
 
-/// Indented JSON (`summary.json`, `timing.json`: small files people read).
+/// Indented JSON (`summary.json`: a small file people read).
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), OutputError> {
     write_json_as(path, value, true)
 }
@@ -356,15 +356,11 @@ fn write_rendered_figures(dir: &Path, record: &ReportRecord) -> Result<(), Outpu
     Ok(())
 }
 
-/// `timing.json` beside a report's `report.json`: wall and CPU time by stage, the
-/// same object as `report.json`'s `timing` key (kept as a file of its own for tools
-/// that read only the timings).
-pub fn write_timing(
-    out: &Path,
-    record: &ReportRecord,
-    timing: &super::timing::ReportTiming,
-) -> Result<(), OutputError> {
-    write_json(&report_dir(out, record).join("timing.json"), timing)
+/// Removes a `timing.json` an earlier version wrote beside `report.json` (it repeated
+/// `report.json`'s `timing` object); left there, it would give a re-run's reader
+/// stale times.
+pub fn remove_old_timing(out: &Path, record: &ReportRecord) {
+    let _ = std::fs::remove_file(report_dir(out, record).join("timing.json"));
 }
 
 fn mean(xs: &[f64]) -> Option<f64> {

@@ -109,7 +109,7 @@ impl StageTime {
     }
 }
 
-/// Stage times of one report (written to `timing.json` beside its `report.json`).
+/// Stage times of one report (`report.json`'s `timing` object).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReportTiming {
     pub parse: StageTime,

@@ -347,6 +347,17 @@ fn cached_rerun_encodes_nothing_and_an_edit_rejudges_only_its_report() {
     );
     assert_eq!(run2["cache_hits"], run2["answers"]);
 
+    // Again into out1, where an earlier version left a timing.json beside a
+    // report.json: the re-run takes it away rather than leave stale times there.
+    let old_timing = dir
+        .path()
+        .join("out1/system-a-1/ex001/mock-model/timing.json");
+    std::fs::write(&old_timing, "{\"parse\":{\"wall_seconds\":9.9}}").unwrap();
+    let (again, _) = run("out1");
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(!old_timing.exists(), "a stale timing.json was left");
+    assert_eq!(mock.requests(), calls, "the re-run must call nothing");
+
     // Edit one report: only its units go to the judge.
     let md = reports.join("system-a-1/ex001/report.md");
     let mut text = std::fs::read_to_string(&md).unwrap();

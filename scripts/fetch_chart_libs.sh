@@ -38,6 +38,8 @@ packages=(
   "vega-lite 5.23.0"
   "vega-embed 6.29.0"
   "topojson 3.0.2"
+  # not a chart library: pages bind their click handlers through it
+  "jquery 3.7.1"
 )
 for p in "${packages[@]}"; do
   set -- $p
@@ -84,6 +86,9 @@ https://cdn.jsdelivr.net/npm/vega@5	vega-5.33.1/package/build/vega.min.js
 https://cdn.jsdelivr.net/npm/vega-lite@5	vega-lite-5.23.0/package/build/vega-lite.min.js
 https://cdn.jsdelivr.net/npm/vega-embed@6	vega-embed-6.29.0/package/build/vega-embed.min.js
 https://cdnjs.cloudflare.com/ajax/libs/topojson/3.0.2/topojson.min.js	topojson-3.0.2/package/dist/topojson.min.js
+https://code.jquery.com/jquery-3.7.1.min.js	jquery-3.7.1/package/dist/jquery.min.js
+https://cdn.jsdelivr.net/npm/jquery@3.7.1/dist/jquery.min.js	jquery-3.7.1/package/dist/jquery.min.js
+https://cdnjs.cloudflare.com/ajax/libs/jquery/3.7.1/jquery.min.js	jquery-3.7.1/package/dist/jquery.min.js
 TSV
 while IFS=$'\t' read -r url file; do
   [ -f "$dir/$file" ] || { echo "fetch_chart_libs: $file missing after unpacking (for $url)" >&2; exit 1; }

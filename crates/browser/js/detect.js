@@ -696,6 +696,8 @@
         if (fnode.ranges.some(function (r) { return pos >= r.start && pos < r.end; })) continue;   // its own text
         var before = T.slice(Math.max(0, pos - 80), pos);
         if (/addEventListener\(\s*['"][\w.]+['"]\s*,\s*$/.test(before) || /\.on\w+\s*=\s*$/.test(before)) continue;
+        // Handed to jQuery: `.on('click', f)`, `.on('click', '#sel', f)`, `.click(f)`.
+        if (/\.(?:on|one|bind|delegate|click|dblclick|change|submit)\(\s*(?:['"][^'"]*['"]\s*,\s*){0,2}$/.test(before)) continue;
         fnode.refs.push(pos);
       }
     });

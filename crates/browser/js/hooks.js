@@ -82,6 +82,35 @@
     } catch (e) { H.errors.push('trap ' + name); }
   }
 
+  // jQuery binds a page's handlers through one dispatcher of its own, which is all
+  // addEventListener sees: the page's handlers are taken where they are handed over
+  // (`.on`, `.one`, and `.click`, `.bind`, `.delegate`, which call `.on`).
+  function jqueryActions(jq) {
+    if (!jq || !jq.fn || typeof jq.fn.on !== 'function') return false;
+    function note(types, args) {
+      try {
+        var pairs = [];
+        if (types && typeof types === 'object') Object.keys(types).forEach(function (t) { pairs.push([t, types[t]]); });
+        else {
+          var fn = null;
+          for (var i = args.length - 1; i >= 1; i--) if (typeof args[i] === 'function') { fn = args[i]; break; }
+          String(types || '').split(/\s+/).forEach(function (t) { pairs.push([t, fn]); });
+        }
+        pairs.forEach(function (p) {
+          var t = p[0], fn = p[1];
+          if (typeof fn !== 'function' || !(ACTIONS.test(t) || ACTIONS.test(t.split('.')[0]))) return;
+          if (H.actions.length < 300 && H.actions.indexOf(fn) < 0) H.actions.push(fn);
+        });
+      } catch (e) {}
+    }
+    ['on', 'one'].forEach(function (m) {
+      var orig = jq.fn[m];
+      if (typeof orig !== 'function') return;
+      jq.fn[m] = function (types) { note(types, arguments); return orig.apply(this, arguments); };
+    });
+  }
+  trap('jQuery', jqueryActions);
+
   trap('Chart', function (Chart) {
     if (!Chart.defaults) return false;
     if (Chart.defaults.global) {               // Chart.js 2.x

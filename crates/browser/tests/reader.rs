@@ -5,7 +5,8 @@
 //! failed, also when a button draws it again) stays a chart's place. A card holding one
 //! chart lends it its heading also when an icon, an icon font's glyph or an emoji
 //! stands in or beside the heading, without those glyphs; a heading over two charts
-//! labels neither. Nothing is clicked. Needs Chromium and the npm chart libraries
+//! labels neither. Handlers bound through jQuery count as the page's own. Nothing is
+//! clicked. Needs Chromium and the npm chart libraries
 //! (skipped otherwise).
 
 use crate::common;
@@ -111,6 +112,50 @@ async fn a_chart_whose_library_failed_stays_a_place_for_a_chart() {
         "{:?}",
         r.slots
     );
+}
+
+/// The same rule when the page binds its handlers with jQuery (`.on`, `.click`, a
+/// delegated `.on` handing over a named function, `.one`), which addEventListener sees
+/// only as jQuery's own dispatcher: the chart drawn when the document is ready is
+/// found, every box a click fills is none, and the chart meant for load whose data is
+/// missing stays a chart's place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boxes_a_jquery_click_handler_fills_are_no_place_for_a_chart_at_load() {
+    let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
+        return;
+    };
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let mut req = request(&libs, "p-filled-on-click-jquery.html");
+    req.probes = vec![10, 11, 20, 21, 30, 31, 40, 50, 60];
+    let r = browser.render(req).await;
+    browser.close().await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let found: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
+    assert_eq!(found, ["#crossings"], "{:?}", r.notes);
+    let states: Vec<(usize, &str)> = r
+        .slots
+        .iter()
+        .map(|s| (s.anchor, s.state.as_str()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (10, "chart"),
+            (11, "chart"),
+            (20, "after-click"),
+            (21, "after-click"),
+            (30, "after-click"),
+            (31, "after-click"),
+            (40, "after-click"),
+            (50, "after-click"),
+            (60, "empty"),
+        ],
+        "{:?}",
+        r.slots
+    );
+    assert!(r.slots.last().unwrap().is_chart_slot());
+    let errors: Vec<&str> = r.script_errors.iter().map(|e| e.message.as_str()).collect();
+    assert!(errors.iter().any(|e| e.contains("hourly")), "{errors:?}");
 }
 
 /// One function shows a tab and draws its chart the first time; the page runs it for

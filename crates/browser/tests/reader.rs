@@ -19,22 +19,20 @@ async fn boxes_filled_only_after_a_click_are_no_place_for_a_chart_at_load() {
     let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
         return;
     };
-    let browser = Browser::start(config(exe)).await.expect("browser starts");
-    let mut req = request(&libs, "p-filled-on-click.html");
-    req.probes = vec![10, 11, 20, 21, 30, 31, 40, 50, 60, 70];
-    let r = browser.render(req).await;
-    browser.close().await;
-    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let r = render_probed(
+        exe,
+        &libs,
+        "p-filled-on-click.html",
+        None,
+        vec![10, 11, 20, 21, 30, 31, 40, 50, 60, 70],
+    )
+    .await;
     // The chart drawn at load is found, with its card's heading; nothing else is.
     let found: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
     assert_eq!(found, ["#rides"], "{:?}", r.notes);
     assert!(!is_blank(&r.charts[0].png));
     assert_eq!(r.charts[0].data.heading.as_deref(), Some("Rides per week"));
-    let states: Vec<(usize, &str)> = r
-        .slots
-        .iter()
-        .map(|s| (s.anchor, s.state.as_str()))
-        .collect();
+    let states = slot_states(&r);
     assert_eq!(
         states,
         [
@@ -86,19 +84,16 @@ async fn a_chart_whose_library_failed_stays_a_place_for_a_chart() {
         "https://cdn.example.invalid/never-served/chart.js",
     );
     assert_ne!(html, refused);
-    let browser = Browser::start(config(exe)).await.expect("browser starts");
-    let mut req = request(&libs, page);
-    req.entry_override = Some(refused.into_bytes());
-    req.probes = vec![10, 11, 30, 31, 60, 70];
-    let r = browser.render(req).await;
-    browser.close().await;
-    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let r = render_probed(
+        exe,
+        &libs,
+        page,
+        Some(refused),
+        vec![10, 11, 30, 31, 60, 70],
+    )
+    .await;
     assert!(r.charts.is_empty(), "{:?}", r.notes);
-    let states: Vec<(usize, &str)> = r
-        .slots
-        .iter()
-        .map(|s| (s.anchor, s.state.as_str()))
-        .collect();
+    let states = slot_states(&r);
     assert_eq!(
         states,
         [
@@ -124,19 +119,17 @@ async fn boxes_a_jquery_click_handler_fills_are_no_place_for_a_chart_at_load() {
     let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
         return;
     };
-    let browser = Browser::start(config(exe)).await.expect("browser starts");
-    let mut req = request(&libs, "p-filled-on-click-jquery.html");
-    req.probes = vec![10, 11, 20, 21, 30, 31, 40, 50, 60];
-    let r = browser.render(req).await;
-    browser.close().await;
-    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let r = render_probed(
+        exe,
+        &libs,
+        "p-filled-on-click-jquery.html",
+        None,
+        vec![10, 11, 20, 21, 30, 31, 40, 50, 60],
+    )
+    .await;
     let found: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
     assert_eq!(found, ["#crossings"], "{:?}", r.notes);
-    let states: Vec<(usize, &str)> = r
-        .slots
-        .iter()
-        .map(|s| (s.anchor, s.state.as_str()))
-        .collect();
+    let states = slot_states(&r);
     assert_eq!(
         states,
         [
@@ -166,19 +159,17 @@ async fn a_tab_drawn_by_the_function_that_shows_the_first_tab_is_none_at_load() 
     let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
         return;
     };
-    let browser = Browser::start(config(exe)).await.expect("browser starts");
-    let mut req = request(&libs, "p-tabs-drawn-on-show.html");
-    req.probes = vec![10, 11, 20, 21];
-    let r = browser.render(req).await;
-    browser.close().await;
-    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let r = render_probed(
+        exe,
+        &libs,
+        "p-tabs-drawn-on-show.html",
+        None,
+        vec![10, 11, 20, 21],
+    )
+    .await;
     let found: Vec<&str> = r.charts.iter().map(|c| c.selector.as_str()).collect();
     assert_eq!(found, ["#harvestChart"], "{:?}", r.notes);
-    let states: Vec<(usize, &str)> = r
-        .slots
-        .iter()
-        .map(|s| (s.anchor, s.state.as_str()))
-        .collect();
+    let states = slot_states(&r);
     assert_eq!(
         states,
         [

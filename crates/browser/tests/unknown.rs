@@ -17,12 +17,14 @@ async fn a_canvas_drawn_by_an_unknown_script_is_a_chart_and_decoration_is_not() 
     let (Some(exe), Some(libs)) = (chromium(), libraries()) else {
         return;
     };
-    let browser = Browser::start(config(exe)).await.expect("browser starts");
-    let mut req = request(&libs, PAGE);
-    req.probes = vec![5, 10, 11, 20, 30, 40, 50, 60, 70];
-    let r = browser.render(req).await;
-    browser.close().await;
-    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    let r = render_probed(
+        exe,
+        &libs,
+        PAGE,
+        None,
+        vec![5, 10, 11, 20, 30, 40, 50, 60, 70],
+    )
+    .await;
     let found: Vec<(&str, &str)> = r
         .charts
         .iter()
@@ -33,11 +35,7 @@ async fn a_canvas_drawn_by_an_unknown_script_is_a_chart_and_decoration_is_not() 
     assert!(!is_blank(&ships.png), "{:?}", r.notes);
     assert_eq!((ships.width, ships.height), (720, 300));
     assert_eq!(ships.data.heading.as_deref(), Some("Ships per month"));
-    let states: Vec<(usize, &str)> = r
-        .slots
-        .iter()
-        .map(|s| (s.anchor, s.state.as_str()))
-        .collect();
+    let states = slot_states(&r);
     assert_eq!(
         states,
         [

@@ -91,6 +91,34 @@ pub async fn render(browser: &Browser, libs: &LocalLibraries, entry: &str) -> Pa
     browser.render(request(libs, entry)).await
 }
 
+/// A fixture page rendered in a browser of its own, with the live page asked what it
+/// shows at each of `probes`; `text` replaces the page's own bytes when given. The
+/// render must not fail.
+pub async fn render_probed(
+    exe: PathBuf,
+    libs: &LocalLibraries,
+    entry: &str,
+    text: Option<String>,
+    probes: Vec<usize>,
+) -> PageRender {
+    let browser = Browser::start(config(exe)).await.expect("browser starts");
+    let mut req = request(libs, entry);
+    req.entry_override = text.map(String::into_bytes);
+    req.probes = probes;
+    let r = browser.render(req).await;
+    browser.close().await;
+    assert!(r.failure.is_none(), "{:?} {:?}", r.failure, r.notes);
+    r
+}
+
+/// Each probe's anchor and what the live page showed there.
+pub fn slot_states(r: &PageRender) -> Vec<(usize, &str)> {
+    r.slots
+        .iter()
+        .map(|s| (s.anchor, s.state.as_str()))
+        .collect()
+}
+
 /// Decoded RGBA pixels.
 pub fn pixels(png: &[u8]) -> image::RgbaImage {
     image::load_from_memory_with_format(png, image::ImageFormat::Png)

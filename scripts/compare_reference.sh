@@ -31,7 +31,9 @@
 #                 files with its browser.
 # About one cited page in ten comes back empty (an empty `text`), the same on both
 # sides; own-remote also cites a page that is always empty and one whose fetch fails
-# (Serper 500; absent from sources.jsonl). Nothing the reference writes lands in this checkout.
+# (Serper 500; recorded in sources.jsonl as a failed fetch with its error, as `tvir
+# fetch` on a connected machine records it). Nothing the reference writes lands in
+# this checkout.
 #
 # tvir runs twice, and each run is compared with the reference:
 #   online   pages through the mock's Serper route (SERPER_BASE_URL), --allow-private
@@ -114,7 +116,8 @@ done
 # empty (an empty `text`, as Serper returns for a page it could not read), on both
 # sides too: in the mock's Serper answer and in sources.jsonl (and every address with
 # /empty-page in it). An address with /failing-page in it fails: the mock's Serper
-# route answers 500 and sources.jsonl leaves it out. A page is its address
+# route answers 500 and sources.jsonl records the failure (`{"url", "error"}`). A
+# page is its address
 # without the #fragment and utm_* parameters (one page, one text, as a real scraper
 # gives: the reference asks Serper for the address as written, tvir without those).
 "$py" - "$work" "$here/compare_reference" <<'PY'
@@ -130,10 +133,11 @@ with open(sys.argv[1] + "/sources.jsonl", "w", encoding="utf-8") as o:
     for u in urls:
         p = page_of(u)
         if p in failing:
+            o.write(json.dumps({"url": u, "error": "serper: HTTP 500: not available"}) + "\n")
             continue
         o.write(json.dumps({"url": u, "text": "" if p in blank else ("Page text of %s for the comparison. " % p) * 20}) + "\n")
 print(f"compare_reference: {len(urls)} cited addresses, {len(pages)} pages, {len(blank)} of them empty, "
-      f"{len(failing)} failing (Serper 500 online, absent from sources.jsonl offline)")
+      f"{len(failing)} failing (Serper 500 online, a failed fetch in sources.jsonl offline)")
 PY
 rm -f "$work/mock-log.jsonl" "$work"/ours-*.sqlite
 "$py" "$here/compare_reference/mock_judge.py" "$port" "$work/reports" "$work/parse" "$work/tasks.json" \

@@ -1,6 +1,6 @@
 //! `tvir eval --protocol reference` in the conditions of a real run, on fixtures of
 //! our own: offline from a sources file with no Serper key, a cited page that comes
-//! back empty, a remote figure that cannot be downloaded, a text-only system; and a
+//! back empty, one the sources file records as a failed fetch, a remote figure that cannot be downloaded, a text-only system; and a
 //! page really to be fetched without the key (its units fail naming the key, the run
 //! goes on).
 
@@ -28,15 +28,19 @@ Figure 2: Boardings by line, 2024.\n\n\
 [1] City transit office. Boardings 2019-2024. https://example.org/tram/boardings\n\
 [2] Night network review. https://example.org/tram/night\n";
 
-/// A text-only report of a second system.
+/// A text-only report of a second system; its second page failed to fetch where the
+/// sources file was made.
 const T2: &str = "# Tram fares\n\n\
 Single fares stayed flat in nominal terms from 2020 to 2024 [1].\n\n\
+Day passes sold out twice during the 2023 festival week [2].\n\n\
 ## References\n\n\
-[1] Fare tables. https://example.org/tram/fares\n";
+[1] Fare tables. https://example.org/tram/fares\n\
+[2] Pass sales. https://example.org/tram/passes\n";
 
 const SOURCES: &str = r#"{"url": "https://example.org/tram/boardings", "text": "Weekday boardings grew from 80,000 in 2019 to 100,000 in 2024."}
 {"url": "https://example.org/tram/night", "text": ""}
 {"url": "https://example.org/tram/fares", "text": "The single fare was 2.40 in every year from 2020 to 2024."}
+{"url": "https://example.org/tram/passes", "error": "HTTP 500 from the site"}
 "#;
 
 struct Fixture {
@@ -229,6 +233,43 @@ fn an_empty_page_is_empty_text_for_citation_support_under_the_reference_protocol
                 .as_str()
                 .unwrap_or("")
                 .contains("Night services")
+        })
+        .unwrap();
+    assert_eq!(settled["detail"]["rule"], "no_source_text", "{settled}");
+}
+
+#[test]
+fn a_fetch_the_sources_file_records_as_failed_shows_its_error_under_the_reference_protocol() {
+    let r = runs();
+    let asked: Vec<String> = prompts_with(&r.reference_bodies, "Day passes sold out")
+        .into_iter()
+        .filter(|m| m.contains("verdict"))
+        .collect();
+    assert_eq!(asked.len(), 1, "one CS request for the fact: {asked:?}");
+    assert!(
+        asked[0].contains("Error extracting web content: HTTP 500 from the site"),
+        "{}",
+        asked[0]
+    );
+    let rec = report(&r.reference, "sys-b");
+    let failed = rec["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["url"] == "https://example.org/tram/passes")
+        .unwrap_or_else(|| panic!("{}", rec["sources"]));
+    assert_eq!(failed["fetch"], "failed", "{failed}");
+    assert_eq!(failed["reason"], "HTTP 500 from the site", "{failed}");
+    // The default protocol never takes the failed page as evidence: settled unknown
+    // without a call.
+    let d = report(&r.default, "sys-b");
+    let settled = units(&d, "citation_support")
+        .into_iter()
+        .find(|u| {
+            u["detail"]["fact"]
+                .as_str()
+                .unwrap_or("")
+                .contains("Day passes")
         })
         .unwrap();
     assert_eq!(settled["detail"]["rule"], "no_source_text", "{settled}");

@@ -23,7 +23,8 @@ answered as one figure per file, as a reader sees it and as the paper's authors 
 them: its picture FILE.png (made beside it by compare_reference.sh), its caption the
 file's <title> when our parser found none from the report.
 Serper: POST /serper[/ours] answers {"text": the sources file's text} (an empty text
-for the pages the script made empty), 500 for an unknown address. GET /figures/...
+for the pages the script made empty), 500 for an address the file records as failed
+or does not list. GET /figures/...
 answers 404 (a remote figure that cannot be downloaded).
 Usage: mock_judge.py PORT REPORTS_DIR PARSE_DIR TASKS_JSON SOURCES_JSONL LOG_JSONL"""
 import base64, hashlib, io, json, os, re, sys, threading, http.server, socketserver
@@ -71,7 +72,8 @@ from mock_judge_pages import page_of  # noqa: E402
 sources = {}  # page (see mock_judge_pages.py) -> text
 for l in open(SOURCES, encoding="utf-8"):
     o = json.loads(l)
-    sources[page_of(o["url"])] = o["text"]
+    if "text" in o:  # a line with "error" records a failed fetch: Serper answers 500
+        sources[page_of(o["url"])] = o["text"]
 facts = {}
 for k, r in reports.items():
     for f in r["parse"]["facts"]:

@@ -69,7 +69,8 @@ pub struct FetchConfig {
     pub offline: bool,
     /// Ignore cached pages and fetch again.
     pub refresh: bool,
-    /// JSONL of pre-fetched pages `{"url", "text"}`, used instead of the network.
+    /// JSONL of pre-fetched pages `{"url", "text"}` (or `{"url", "error"}`: a fetch
+    /// that failed), used instead of the network.
     pub sources_file: Option<std::path::PathBuf>,
     pub page_cap_bytes: u64,
     pub image_cap_bytes: u64,
@@ -252,7 +253,7 @@ struct Inner {
     store: Store,
     http: http::HttpLayer,
     reader: Option<backends::ReaderClient>,
-    sources: HashMap<String, String>,
+    sources: HashMap<String, sources_file::SourcePage>,
     inflight: Mutex<HashMap<String, SharedPage>>,
     /// URLs fetched afresh during this run under `refresh` (refetch once, not per call).
     refreshed: Mutex<HashSet<String>>,
@@ -417,11 +418,15 @@ impl Fetcher {
                 PageOrigin::Rules,
             );
         }
-        if let Some(text) = self.inner.sources.get(&key) {
-            let outcome = if text.trim().is_empty() {
-                PageOutcome::without_text(raw, PageStatus::Failed, EMPTY_IN_SOURCES_FILE.into())
-            } else {
-                PageOutcome::with_text(raw, text.clone())
+        if let Some(page) = self.inner.sources.get(&key) {
+            let outcome = match page {
+                sources_file::SourcePage::Text(text) if text.trim().is_empty() => {
+                    PageOutcome::without_text(raw, PageStatus::Failed, EMPTY_IN_SOURCES_FILE.into())
+                }
+                sources_file::SourcePage::Text(text) => PageOutcome::with_text(raw, text.clone()),
+                sources_file::SourcePage::Failed(error) => {
+                    PageOutcome::without_text(raw, PageStatus::Failed, error.clone())
+                }
             };
             return (outcome, PageOrigin::SourcesFile);
         }

@@ -28,7 +28,7 @@ pub struct FetchOptions {
     #[arg(long)]
     pub offline: bool,
     /// JSONL of pre-fetched pages, one {"url", "text"} per line, used instead of the
-    /// network for those URLs.
+    /// network for those URLs; {"url", "error"} records a fetch that failed.
     #[arg(long, value_name = "FILE")]
     pub sources: Option<PathBuf>,
     /// Ignore cached pages and fetch each URL again (once per run).

@@ -1,5 +1,7 @@
 //! `--sources FILE.jsonl`: pre-fetched pages, one `{"url": "...", "text": "..."}`
-//! object per line, used instead of the network for those URLs.
+//! object per line, used instead of the network for those URLs. A page whose fetch
+//! failed where the file was made is `{"url": "...", "error": "..."}`: the same
+//! failure, with its error, as a fetch in this run would have given.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,12 +27,22 @@ pub enum SourcesFileError {
 #[derive(serde::Deserialize)]
 struct Entry {
     url: String,
-    text: String,
+    text: Option<String>,
+    error: Option<String>,
 }
 
-/// Normalised URL -> text. Blank lines are skipped; a later line for the same URL
+/// One page of a sources file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourcePage {
+    /// The page's text (empty: the page was read and is empty).
+    Text(String),
+    /// The fetch failed, with this error.
+    Failed(String),
+}
+
+/// Normalised URL -> page. Blank lines are skipped; a later line for the same URL
 /// replaces an earlier one (so a file can be patched by appending).
-pub fn load(path: &Path) -> Result<HashMap<String, String>, SourcesFileError> {
+pub fn load(path: &Path) -> Result<HashMap<String, SourcePage>, SourcesFileError> {
     let raw = std::fs::read(path).map_err(|source| SourcesFileError::Read {
         path: path.display().to_string(),
         source,
@@ -38,7 +50,7 @@ pub fn load(path: &Path) -> Result<HashMap<String, String>, SourcesFileError> {
     parse(&String::from_utf8_lossy(&raw), &path.display().to_string())
 }
 
-pub fn parse(content: &str, path: &str) -> Result<HashMap<String, String>, SourcesFileError> {
+pub fn parse(content: &str, path: &str) -> Result<HashMap<String, SourcePage>, SourcesFileError> {
     let mut pages = HashMap::new();
     for (i, line) in content.lines().enumerate() {
         let line = line.trim().trim_start_matches('\u{feff}');
@@ -50,12 +62,26 @@ pub fn parse(content: &str, path: &str) -> Result<HashMap<String, String>, Sourc
             line: i + 1,
             message,
         };
-        let entry: Entry = serde_json::from_str(line)
-            .map_err(|e| err(format!("expected {{\"url\", \"text\"}}: {e}")))?;
+        let entry: Entry = serde_json::from_str(line).map_err(|e| {
+            err(format!(
+                "expected {{\"url\", \"text\"}} or {{\"url\", \"error\"}}: {e}"
+            ))
+        })?;
         if entry.url.trim().is_empty() {
             return Err(err("empty `url`".into()));
         }
-        pages.insert(normalize_url(&entry.url), entry.text);
+        let page = match (entry.text, entry.error) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "both `text` and `error`: a page was either read or not".into(),
+                ))
+            }
+            (Some(text), None) => SourcePage::Text(text),
+            (None, Some(error)) if !error.trim().is_empty() => SourcePage::Failed(error),
+            (None, Some(_)) => return Err(err("empty `error`".into())),
+            (None, None) => return Err(err("expected `text` or `error`".into())),
+        };
+        pages.insert(normalize_url(&entry.url), page);
     }
     Ok(pages)
 }
@@ -71,8 +97,33 @@ mod tests {
                        {\"url\": \"https://example.com/a\", \"text\": \"second\"}\n";
         let pages = parse(content, "s.jsonl").unwrap();
         assert_eq!(pages.len(), 2);
-        assert_eq!(pages["https://example.com/a"], "second");
-        assert_eq!(pages["https://b.example/"], "");
+        assert_eq!(
+            pages["https://example.com/a"],
+            SourcePage::Text("second".into())
+        );
+        assert_eq!(pages["https://b.example/"], SourcePage::Text(String::new()));
+    }
+
+    #[test]
+    fn a_failed_fetch_is_recorded_with_its_error() {
+        let content = "{\"url\": \"https://a.example/x\", \"error\": \"HTTP 500\"}\n";
+        let pages = parse(content, "s.jsonl").unwrap();
+        assert_eq!(
+            pages["https://a.example/x"],
+            SourcePage::Failed("HTTP 500".into())
+        );
+        for (bad, why) in [
+            (
+                r#"{"url": "https://a/", "text": "x", "error": "HTTP 500"}"#,
+                "both",
+            ),
+            (r#"{"url": "https://a/", "error": " "}"#, "empty `error`"),
+            (r#"{"url": "https://a/"}"#, "expected `text` or `error`"),
+        ] {
+            let msg = parse(bad, "s.jsonl").unwrap_err().to_string();
+            assert!(msg.starts_with("sources file s.jsonl, line 1:"), "{msg}");
+            assert!(msg.contains(why), "{msg}");
+        }
     }
 
     #[test]

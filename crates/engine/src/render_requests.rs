@@ -83,8 +83,8 @@ pub(crate) fn is_data_request(r: &RequestRecord) -> bool {
 /// a record without one, by its address), never a style sheet, a font or an
 /// analytics or tag-manager script.
 pub(crate) fn is_chart_script(r: &RequestRecord) -> bool {
-    let url = r.url.to_ascii_lowercase();
-    let path = url.split(['?', '#']).next().unwrap_or(&url);
+    let path = address_path(&r.url);
+    let path = path.as_str();
     if ANALYTICS.iter().any(|a| path.contains(a)) || draws_no_chart(path) {
         return false;
     }
@@ -105,8 +105,8 @@ pub(crate) fn is_chart_script(r: &RequestRecord) -> bool {
 /// The chart library a script address names (by the names the live page's charts
 /// carry), if any: `vega-embed@6`, `plotly-2.35.2.min.js`, `chart.js@4/dist/chart.umd.js`.
 pub(crate) fn library_of_script(url: &str) -> Option<&'static str> {
-    let u = url.to_ascii_lowercase();
-    let path = u.split(['?', '#']).next().unwrap_or(&u);
+    let path = address_path(url);
+    let path = path.as_str();
     let file = path.rsplit('/').next().unwrap_or(path);
     let names: &[(&str, &[&str])] = &[
         ("vega", &["vega"]),
@@ -137,11 +137,21 @@ pub(crate) fn library_of_script(url: &str) -> Option<&'static str> {
     d3.then_some("d3")
 }
 
-/// Whether a script address is one that never draws a chart: a CSS framework's
-/// runtime (Tailwind's CDN script), an icon or font loader. A page missing one
-/// still draws its charts, so it is never named as why a chart was not drawn.
-pub(crate) fn draws_no_chart(path: &str) -> bool {
-    let path = path.to_ascii_lowercase();
+/// An address lower-cased without its query and fragment: what the address rules
+/// below match against.
+fn address_path(url: &str) -> String {
+    let url = url.to_ascii_lowercase();
+    match url.find(['?', '#']) {
+        Some(end) => url[..end].to_string(),
+        None => url,
+    }
+}
+
+/// Whether a script address (its [`address_path`]) is one that never draws a chart:
+/// a CSS framework's runtime (Tailwind's CDN script), an icon or font loader. A page
+/// missing one still draws its charts, so it is never named as why a chart was not
+/// drawn.
+fn draws_no_chart(path: &str) -> bool {
     NOT_CHART_SCRIPTS.iter().any(|m| path.contains(m))
 }
 
@@ -155,10 +165,7 @@ pub(crate) fn error_of_decoration(
     thrown_in: Option<&str>,
     requests: &[RequestRecord],
 ) -> bool {
-    if thrown_in.is_some_and(|w| {
-        let w = w.to_ascii_lowercase();
-        draws_no_chart(w.split(['?', '#']).next().unwrap_or(&w))
-    }) {
+    if thrown_in.is_some_and(|w| draws_no_chart(&address_path(w))) {
         return true;
     }
     let Some(global) = undefined_name(message) else {
@@ -166,10 +173,9 @@ pub(crate) fn error_of_decoration(
     };
     let global = global.to_ascii_lowercase();
     requests.iter().any(|r| {
-        let url = r.url.to_ascii_lowercase();
-        let path = url.split(['?', '#']).next().unwrap_or(&url);
+        let path = address_path(&r.url);
         matches!(r.outcome, RequestOutcome::Refused { .. })
-            && draws_no_chart(path)
+            && draws_no_chart(&path)
             && path.contains(&global)
     })
 }
@@ -324,15 +330,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn scripts_that_draw_no_chart_are_never_a_cause() {
-        let script = |url: &str| RequestRecord {
+    /// A script request refused offline.
+    fn refused_script(url: &str) -> RequestRecord {
+        RequestRecord {
             url: url.into(),
             outcome: RequestOutcome::Refused {
                 reason: "offline".into(),
             },
             resource_type: Some("Script".into()),
-        };
+        }
+    }
+
+    #[test]
+    fn scripts_that_draw_no_chart_are_never_a_cause() {
         for url in [
             "https://cdn.tailwindcss.com",
             "https://cdn.tailwindcss.com/3.4.1?plugins=forms",
@@ -343,30 +353,23 @@ mod tests {
             "https://code.iconify.design/3/3.1.0/iconify.min.js",
             "https://ajax.googleapis.com/ajax/libs/webfont/1.6.26/webfont.js",
         ] {
-            assert!(!is_chart_script(&script(url)), "{url}");
+            assert!(!is_chart_script(&refused_script(url)), "{url}");
         }
         for url in [
             "https://cdn.jsdelivr.net/npm/chart.js@4.4.1",
             "https://cdn.jsdelivr.net/npm/echarts@5/dist/echarts.min.js",
             "charts/draw.js",
         ] {
-            assert!(is_chart_script(&script(url)), "{url}");
+            assert!(is_chart_script(&refused_script(url)), "{url}");
         }
     }
 
     #[test]
     fn errors_left_by_a_missing_decoration_script_are_never_a_cause() {
-        let refused = |url: &str| RequestRecord {
-            url: url.into(),
-            outcome: RequestOutcome::Refused {
-                reason: "offline".into(),
-            },
-            resource_type: Some("Script".into()),
-        };
         let requests = [
-            refused("https://cdn.tailwindcss.com/3.4.1?plugins=forms"),
-            refused("https://unpkg.com/lucide@latest"),
-            refused("https://cdn.jsdelivr.net/npm/chart.js@4.4.1"),
+            refused_script("https://cdn.tailwindcss.com/3.4.1?plugins=forms"),
+            refused_script("https://unpkg.com/lucide@latest"),
+            refused_script("https://cdn.jsdelivr.net/npm/chart.js@4.4.1"),
         ];
         for message in [
             "Uncaught ReferenceError: tailwind is not defined",
@@ -393,7 +396,7 @@ mod tests {
             outcome: RequestOutcome::Provided {
                 sha256: "00".into(),
             },
-            ..refused("https://cdn.tailwindcss.com")
+            ..refused_script("https://cdn.tailwindcss.com")
         }];
         assert!(!error_of_decoration(
             "ReferenceError: tailwind is not defined",

@@ -29,11 +29,14 @@
   // detect.js: a box only such a handler fills is no chart at load. At most 300.
   H.actions = [];
   var ACTIONS = /^(click|dblclick|mousedown|mouseup|pointerdown|pointerup|touchstart|touchend|change|input|submit|keydown|keyup|toggle|shown?\.bs\.(tab|modal|collapse)|shown?|open)$/;
+  function noteAction(fn) {
+    if (typeof fn === 'function' && H.actions.length < 300 && H.actions.indexOf(fn) < 0) H.actions.push(fn);
+  }
   try {
     var add = EventTarget.prototype.addEventListener;
     var wrappedAdd = function (type, fn) {
       try {
-        if (typeof fn === 'function' && ACTIONS.test(String(type)) && H.actions.length < 300 && H.actions.indexOf(fn) < 0) H.actions.push(fn);
+        if (ACTIONS.test(String(type))) noteAction(fn);
       } catch (e) {}
       return add.apply(this, arguments);
     };
@@ -97,9 +100,8 @@
           String(types || '').split(/\s+/).forEach(function (t) { pairs.push([t, fn]); });
         }
         pairs.forEach(function (p) {
-          var t = p[0], fn = p[1];
-          if (typeof fn !== 'function' || !(ACTIONS.test(t) || ACTIONS.test(t.split('.')[0]))) return;
-          if (H.actions.length < 300 && H.actions.indexOf(fn) < 0) H.actions.push(fn);
+          var t = p[0];
+          if (ACTIONS.test(t) || ACTIONS.test(t.split('.')[0])) noteAction(p[1]);
         });
       } catch (e) {}
     }

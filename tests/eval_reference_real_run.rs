@@ -1,8 +1,8 @@
 //! `tvir eval --protocol reference` in the conditions of a real run, on fixtures of
 //! our own: offline from a sources file with no Serper key, a cited page that comes
-//! back empty, one the sources file records as a failed fetch, a remote figure that cannot be downloaded, a text-only system; and a
-//! page really to be fetched without the key (its units fail naming the key, the run
-//! goes on).
+//! back empty, one the sources file records as a failed fetch, a remote figure that
+//! cannot be downloaded, a text-only system; and a page really to be fetched without
+//! the key (its units fail naming the key, the run goes on).
 
 use crate::common;
 
@@ -194,6 +194,23 @@ fn prompts_with(bodies: &[Value], needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// The messages of the Citation Support requests (they ask for a verdict) about
+/// `needle`.
+fn cs_prompts(bodies: &[Value], needle: &str) -> Vec<String> {
+    prompts_with(bodies, needle)
+        .into_iter()
+        .filter(|m| m.contains("verdict"))
+        .collect()
+}
+
+/// The Citation Support unit of the fact that contains `needle`.
+fn cs_unit<'a>(r: &'a Value, needle: &str) -> &'a Value {
+    units(r, "citation_support")
+        .into_iter()
+        .find(|u| u["detail"]["fact"].as_str().unwrap_or("").contains(needle))
+        .unwrap_or_else(|| panic!("no CS unit for {needle:?} in {}", r["units"]))
+}
+
 #[test]
 fn offline_from_a_sources_file_needs_no_serper_key_under_the_reference_protocol() {
     let r = runs();
@@ -212,10 +229,7 @@ fn offline_from_a_sources_file_needs_no_serper_key_under_the_reference_protocol(
 #[test]
 fn an_empty_page_is_empty_text_for_citation_support_under_the_reference_protocol() {
     let r = runs();
-    let night: Vec<String> = prompts_with(&r.reference_bodies, "Night services carried")
-        .into_iter()
-        .filter(|m| m.contains("verdict"))
-        .collect();
+    let night = cs_prompts(&r.reference_bodies, "Night services carried");
     assert_eq!(night.len(), 1, "one CS request for the fact: {night:?}");
     assert!(!night[0].contains("could not be read"), "{}", night[0]);
     assert!(
@@ -226,25 +240,14 @@ fn an_empty_page_is_empty_text_for_citation_support_under_the_reference_protocol
     // The default protocol never takes an empty page as evidence: settled unknown
     // without a call.
     let rec = report(&r.default, "sys-a");
-    let settled = units(&rec, "citation_support")
-        .into_iter()
-        .find(|u| {
-            u["detail"]["fact"]
-                .as_str()
-                .unwrap_or("")
-                .contains("Night services")
-        })
-        .unwrap();
+    let settled = cs_unit(&rec, "Night services");
     assert_eq!(settled["detail"]["rule"], "no_source_text", "{settled}");
 }
 
 #[test]
 fn a_fetch_the_sources_file_records_as_failed_shows_its_error_under_the_reference_protocol() {
     let r = runs();
-    let asked: Vec<String> = prompts_with(&r.reference_bodies, "Day passes sold out")
-        .into_iter()
-        .filter(|m| m.contains("verdict"))
-        .collect();
+    let asked = cs_prompts(&r.reference_bodies, "Day passes sold out");
     assert_eq!(asked.len(), 1, "one CS request for the fact: {asked:?}");
     assert!(
         asked[0].contains("Error extracting web content: HTTP 500 from the site"),
@@ -263,15 +266,7 @@ fn a_fetch_the_sources_file_records_as_failed_shows_its_error_under_the_referenc
     // The default protocol never takes the failed page as evidence: settled unknown
     // without a call.
     let d = report(&r.default, "sys-b");
-    let settled = units(&d, "citation_support")
-        .into_iter()
-        .find(|u| {
-            u["detail"]["fact"]
-                .as_str()
-                .unwrap_or("")
-                .contains("Day passes")
-        })
-        .unwrap();
+    let settled = cs_unit(&d, "Day passes");
     assert_eq!(settled["detail"]["rule"], "no_source_text", "{settled}");
 }
 
@@ -366,11 +361,7 @@ async fn a_page_to_fetch_without_the_serper_key_fails_its_units_naming_the_key()
     std::fs::write(&report, text).unwrap();
     let (out, bodies, stderr) = eval(&f, "out-nokey", &["--protocol", "reference"]).await;
     let rec = read_json(&out.join("sys-a/t1/mock-model/report.json"));
-    let depot = units(&rec, "citation_support")
-        .into_iter()
-        .find(|u| u["detail"]["fact"].as_str().unwrap_or("").contains("depot"))
-        .unwrap_or_else(|| panic!("{}", rec["units"]))
-        .clone();
+    let depot = cs_unit(&rec, "depot").clone();
     // Its unit fails (not a zero: the missing key is this machine's), naming the key.
     assert_eq!(depot["status"], "failed", "{depot}");
     assert!(
@@ -384,11 +375,7 @@ async fn a_page_to_fetch_without_the_serper_key_fails_its_units_naming_the_key()
     assert!(page.contains("SERPER_API_KEY"), "{depot}");
     assert!(page.contains("unavailable"), "{depot}");
     // The other facts were judged from the sources file.
-    let boardings = prompts_with(&bodies, "Weekday tram boardings");
-    assert_eq!(
-        boardings.iter().filter(|m| m.contains("verdict")).count(),
-        1
-    );
+    assert_eq!(cs_prompts(&bodies, "Weekday tram boardings").len(), 1);
     // Said once, not once per page.
     assert_eq!(stderr.matches("SERPER_API_KEY").count(), 1, "{stderr}");
     // Not taken for a network outage.
@@ -412,16 +399,7 @@ async fn a_fact_citing_a_page_this_run_cannot_have_fails_under_the_reference_pro
     std::fs::write(&report, text).unwrap();
     let boardings = |out: &Path| {
         let rec = read_json(&out.join("sys-a/t1/mock-model/report.json"));
-        units(&rec, "citation_support")
-            .into_iter()
-            .find(|u| {
-                u["detail"]["fact"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("boardings")
-            })
-            .unwrap_or_else(|| panic!("{}", rec["units"]))
-            .clone()
+        cs_unit(&rec, "boardings").clone()
     };
     // The reference's protocol: its input cannot be reproduced, so no score.
     let (out, bodies, _) = eval(&f, "out-ref", &["--protocol", "reference", "--offline"]).await;
@@ -429,18 +407,10 @@ async fn a_fact_citing_a_page_this_run_cannot_have_fails_under_the_reference_pro
     assert_eq!(unit["status"], "failed", "{unit}");
     let reason = unit["reason"].as_str().unwrap_or("");
     assert!(reason.contains("not available in this run"), "{reason}");
-    assert!(prompts_with(&bodies, "Weekday tram boardings")
-        .iter()
-        .all(|m| !m.contains("verdict")));
+    assert!(cs_prompts(&bodies, "Weekday tram boardings").is_empty());
     // Ours: judged on the page it has (the unavailable one is never evidence).
     let (out, bodies, _) = eval(&f, "out-ours", &["--offline"]).await;
     let unit = boardings(&out);
     assert_eq!(unit["status"], "scored", "{unit}");
-    assert_eq!(
-        prompts_with(&bodies, "Weekday tram boardings")
-            .iter()
-            .filter(|m| m.contains("verdict"))
-            .count(),
-        1
-    );
+    assert_eq!(cs_prompts(&bodies, "Weekday tram boardings").len(), 1);
 }

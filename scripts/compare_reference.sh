@@ -31,9 +31,9 @@
 #                 files with its browser.
 # About one cited page in ten comes back empty (an empty `text`), the same on both
 # sides; own-remote also cites a page that is always empty and one whose fetch fails
-# (Serper 500; recorded in sources.jsonl as a failed fetch with its error, as `tvir
-# fetch` on a connected machine records it). Nothing the reference writes lands in
-# this checkout.
+# (Serper 500; recorded in sources.jsonl as a failed fetch with its error, the way a
+# sources file made on a connected machine records one). Nothing the reference
+# writes lands in this checkout.
 #
 # tvir runs twice, and each run is compared with the reference:
 #   online   pages through the mock's Serper route (SERPER_BASE_URL), --allow-private

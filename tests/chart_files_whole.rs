@@ -3,8 +3,11 @@
 //! drawn by script; it is one chart figure, shot whole and captioned by that title
 //! (the report gives none), not two uncaptioned ones. A file with one chart found in
 //! it, a heading of its own and a panel drawn without a library is shot whole too,
-//! captioned by its `<title>`. A chart the report's own page
-//! draws stays one figure per chart. With Chromium (no chart library needed).
+//! captioned by its `<title>`. A file drawn with no script at all (a static SVG) is
+//! one figure too, through a component or a plain `<iframe>`, and its picture is the
+//! drawing, not the frame's empty box; a local page of prose with a small picture in
+//! it is no chart. A chart the report's own page draws stays one figure per chart.
+//! With Chromium (no chart library needed).
 
 use crate::common;
 
@@ -131,4 +134,151 @@ async fn a_chart_file_with_two_panels_is_one_figure_captioned_by_its_title() {
         "{}",
         r["render"]
     );
+}
+
+/// A chart file drawn once and for all: an `<svg>` of shapes, with no script.
+fn static_bars(title: &str, heights: &[u32]) -> String {
+    let bars: String = heights
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"50\" height=\"{h}\" fill=\"#3b7dd8\"/>",
+                40 + i * 70,
+                260 - h
+            )
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body style=\"margin:0\"><svg width=\"420\" height=\"280\"><line x1=\"30\" y1=\"260\" x2=\"400\" \
+         y2=\"260\" stroke=\"#333\"/>{bars}</svg></body></html>\n"
+    )
+}
+
+/// Two static chart files, one shown through a JSX component and one through a plain
+/// `<iframe>`, and a local page of prose with a small picture in it, also in an
+/// `<iframe>` (no chart file: it gives no figure).
+fn static_fixture(dir: &Path) {
+    let report = dir.join("reports/sysA/dock1");
+    std::fs::create_dir_all(report.join("charts")).unwrap();
+    std::fs::write(
+        report.join("report.mdx"),
+        "# Dock briefing\n\nimport ChartFrame from '../components/ChartFrame'\n\n\
+         Containers handled rose every year from 2020 to 2024 [1].\n\n\
+         <ChartFrame src=\"charts/boxes.html\" height={320} />\n\n\
+         Berth waits fell as the new cranes came in [1].\n\n\
+         <iframe src=\"charts/waits.html\" width=\"600\" height=\"320\"></iframe>\n\n\
+         The port's notes on method are kept beside the data [1].\n\n\
+         <iframe src=\"notes.html\" width=\"600\" height=\"400\"></iframe>\n\n\
+         ## References\n\n1. Port office https://example.org/port/boxes\n",
+    )
+    .unwrap();
+    std::fs::write(
+        report.join("charts/boxes.html"),
+        static_bars(
+            "Containers handled per year (millions)",
+            &[60, 90, 130, 170, 220],
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        report.join("charts/waits.html"),
+        static_bars("Average berth wait (hours)", &[200, 170, 120, 90, 70]),
+    )
+    .unwrap();
+    let prose = "The counts are taken from the berth log each night and checked against \
+                 the gate records the next morning. ";
+    std::fs::write(
+        report.join("notes.html"),
+        format!(
+            "<!DOCTYPE html><html><head><title>Method notes</title></head><body>\
+             <h1>Method notes</h1>{}<svg width=\"130\" height=\"90\"><rect width=\"40\" height=\"40\" \
+             fill=\"#2a9d8f\"/><circle cx=\"90\" cy=\"45\" r=\"30\" fill=\"#e76f51\"/>\
+             <line x1=\"0\" y1=\"88\" x2=\"130\" y2=\"88\" stroke=\"#333\"/></svg>{}</body></html>\n",
+            format!("<p>{}</p>", prose.repeat(12)).repeat(6),
+            format!("<p>{}</p>", prose.repeat(12)).repeat(6)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tasks.json"),
+        serde_json::json!([{"id": "dock1", "query": "Brief the port board on throughput.",
+            "checklist": {"Throughput": ["Does the report give the container trend?"]}}])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sources.jsonl"),
+        "{\"url\": \"https://example.org/port/boxes\", \"text\": \"Containers handled rose each year; waits fell.\"}\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_file_drawn_without_a_script_is_one_figure_through_a_component_or_an_iframe() {
+    if chromium().is_none() {
+        common::skip("no Chromium");
+        return;
+    }
+    let run = ChartRun::new("dock1", static_fixture).await;
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    let mut contents: Vec<&str> = cq
+        .iter()
+        .map(|u| {
+            assert_eq!(u["status"], "scored", "{u}");
+            u["detail"]["content"].as_str().unwrap_or("")
+        })
+        .collect();
+    contents.sort();
+    // One figure per chart file, shot whole; the page of prose is no chart.
+    assert_eq!(
+        contents,
+        ["charts/boxes.html#:root", "charts/waits.html#:root"],
+        "{}",
+        r["render"]
+    );
+    let mut captions: Vec<(String, String)> = units(&r, "figure_caption_quality")
+        .iter()
+        .map(|u| {
+            (
+                u["detail"]["caption"].as_str().unwrap_or("").to_string(),
+                u["detail"]["caption_source"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    captions.sort();
+    assert_eq!(
+        captions,
+        [
+            (
+                "Average berth wait (hours)".into(),
+                "chart file title".into()
+            ),
+            (
+                "Containers handled per year (millions)".into(),
+                "chart file title".into()
+            )
+        ],
+        "{}",
+        r["render"]
+    );
+    // Each picture is the file's drawing (the 420x280 svg, less its empty corners),
+    // not the box we laid the frame out in (the page's width, 320 px high) with the
+    // frame's border.
+    for c in r["render"]["charts"].as_array().expect("charts") {
+        let (w, h) = (c["width"].as_u64().unwrap(), c["height"].as_u64().unwrap());
+        assert!((380..=420).contains(&w) && (220..=270).contains(&h), "{c}");
+    }
+    for metric in [
+        "chart_quality",
+        "figure_caption_quality",
+        "figure_context_integration",
+    ] {
+        assert_eq!(units(&r, metric).len(), 2, "{metric}: {}", r["units"]);
+    }
 }

@@ -9,7 +9,9 @@ need drawn here (no binary file is kept in the repository):
   own-mdx       every charts/*.html also as charts/*.png: one screenshot per chart file
                 (headless Chromium, white margins cropped), the one picture per chart
                 file the reference's pipeline is given (the paper's authors turned each
-                chart file into one picture).
+                chart file into one picture). It is laid out 1264 px wide, the width
+                tvir's frame gives the file in its 1280 px viewport, so both sides send
+                the same picture (the mock tells figures apart by their pictures).
 REF_REPORTS (what the reference evaluator reads; it reads report.md only) gets the same
 fixtures, except that an MDX report becomes report.md: front matter and import lines
 dropped, each component showing a local chart file (<Any src="charts/x.html" ... />)
@@ -64,7 +66,7 @@ def screenshot(html, png):
     if not chromium:
         sys.exit("make_fixtures: no chromium for the chart files' pictures")
     subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    f"--screenshot={png}", "--window-size=900,700", "file://" + os.path.abspath(html)],
+                    f"--screenshot={png}", "--window-size=1264,700", "file://" + os.path.abspath(html)],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     img = Image.open(png).convert("RGB")
     gray = img.convert("L").point(lambda v: 255 if v < 250 else 0)

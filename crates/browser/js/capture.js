@@ -336,6 +336,8 @@
     if (op.grow) {
       host.setAttribute('data-tvir-whole', op.key);
       sel = '[data-tvir-whole="' + op.key + '"]';
+      // The frame's own border is the report's decoration, not the file's picture.
+      host.style.setProperty('border', '0', 'important');
       var se = doc.scrollingElement || doc.documentElement;
       var want = Math.min(Math.max(se.scrollHeight, doc.body ? doc.body.scrollHeight : 0), window.innerHeight);
       var box = host.getBoundingClientRect();

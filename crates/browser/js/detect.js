@@ -454,8 +454,48 @@
       var r = f.getBoundingClientRect(), cs = win.getComputedStyle(f);
       var o2 = { x: off.x + r.left + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0),
                  y: off.y + r.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0) };
+      var before = out.charts.length;
       scan(cw, framePath(cw), o2, f, topHost || f);
+      // A local chart file shown by an element of the report itself, in which no script
+      // drew a chart: what it shows drawn once and for all (an svg, a canvas, a picture)
+      // is one chart, shot whole with the file (whole.rs).
+      if (!topHost && out.charts.length === before && String(cw.location.href).indexOf(location.origin + '/') === 0) {
+        try { staticChartFile(cw, o2, f); } catch (e) { out.warnings.push('static chart file: ' + e.message); }
+      }
     });
+  }
+  // The largest sizeable drawing of a chart file (see above), when drawings fill a fair
+  // share of the file's content: a page of prose with a picture in it is no chart file.
+  var STATIC_SHARE = 0.2;
+  function staticChartFile(win, off, host) {
+    var doc = win.document, body = doc.body, best = null, bestArea = 0, area = 0, kind = null;
+    doc.querySelectorAll('svg, canvas, img').forEach(function (el) {
+      if (el.localName === 'svg' && el.parentElement && el.parentElement.closest('svg')) return;
+      if (el.closest('h1, h2, h3, h4, h5, h6, button, a[href], [role=heading], [role=button]')) return;
+      var r = el.getBoundingClientRect();
+      if (r.width < MIN_CANVAS_W || r.height < MIN_CANVAS_H) return;
+      var cs = win.getComputedStyle(el);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0 || backgroundLayer(el, win)) return;
+      if (el.localName === 'svg') {
+        if (el.querySelectorAll('rect,circle,ellipse,path,line,polyline,polygon,image,use').length < 3) return;
+      } else if (el.localName === 'canvas') {
+        var p = paint(el);
+        if (p === null || p < 3) return;
+      } else if (!(el.complete && el.naturalWidth > 0)) return;
+      var a = r.width * r.height;
+      area += a;
+      if (a > bestArea) { best = el; bestArea = a; kind = el.localName === 'img' ? 'picture' : el.localName; }
+    });
+    if (!best) return;
+    var b = body.getBoundingClientRect();
+    if (area < STATIC_SHARE * Math.max(1, b.width * b.height)) return;
+    var title = null;
+    if (best.localName === 'svg') {
+      var t = best.querySelector(':scope > title');
+      title = t ? t.textContent : null;
+    } else if (best.localName === 'img') title = best.getAttribute('alt');
+    push(framePath(win), off, best, 'static', { type: null, title: title, series: [] }, host, host);
+    out.warnings.push('chart file ' + framePath(win) + ': no chart drawn by script; its ' + kind + ' is taken as one chart, shot whole');
   }
   var MIN_CANVAS_W = 120, MIN_CANVAS_H = 80;
   // Distinct colours (coarsely binned) of a canvas's drawn pixels, sampled on a grid; 0

@@ -124,6 +124,59 @@ pub(crate) fn is_one_colour(png_bytes: &[u8]) -> bool {
     differing * 1000 < w * h
 }
 
+/// Room left around the drawing when a shot is trimmed, in pixels.
+const TRIM_PAD: u32 = 12;
+
+/// A shot of a chart file without the empty margins its frame adds: the box the
+/// suite gave the frame (the page's width, the height a component asked for) is our
+/// layout, not the file's, so the background beyond the drawing's extent (what
+/// differs from the top-left pixel, with `TRIM_PAD` px kept around it) is cut. None
+/// when there is nothing to cut (or the data is no PNG).
+pub(crate) fn trim_margins(png_bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    dec.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = dec.read_info().ok()?;
+    let mut buf = vec![0; reader.output_buffer_size()?];
+    let info = reader.next_frame(&mut buf).ok()?;
+    let (w, h) = (info.width as usize, info.height as usize);
+    let bpp = info.line_size.checked_div(w)?;
+    if h == 0 || bpp == 0 {
+        return None;
+    }
+    let px = |x: usize, y: usize| &buf[y * info.line_size + x * bpp..][..bpp];
+    let bg = px(0, 0).to_vec();
+    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            if px(x, y).iter().zip(&bg).any(|(a, b)| a.abs_diff(*b) > 8) {
+                (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            }
+        }
+    }
+    if x0 > x1 {
+        return None;
+    }
+    let pad = TRIM_PAD as usize;
+    let (x0, y0) = (x0.saturating_sub(pad), y0.saturating_sub(pad));
+    let (x1, y1) = ((x1 + pad).min(w - 1), (y1 + pad).min(h - 1));
+    let (cw, ch) = (x1 - x0 + 1, y1 - y0 + 1);
+    if (cw, ch) == (w, h) {
+        return None;
+    }
+    let mut data = Vec::with_capacity(cw * ch * bpp);
+    for y in y0..=y1 {
+        data.extend_from_slice(&buf[y * info.line_size + x0 * bpp..][..cw * bpp]);
+    }
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, cw as u32, ch as u32);
+        enc.set_color(info.color_type);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.write_header().ok()?.write_image_data(&data).ok()?;
+    }
+    Some(out)
+}
+
 /// Width and height from a PNG's IHDR.
 pub(crate) fn png_size(png: &[u8]) -> Option<(u32, u32)> {
     if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" {
@@ -198,5 +251,30 @@ mod tests {
             [36, 52, 71, 255]
         })));
         assert!(is_one_colour(b"not a png"));
+    }
+
+    #[test]
+    fn a_chart_file_shot_loses_its_empty_margins_and_keeps_a_pad() {
+        // A 40x30 drawing at (100, 50) on a white 400x300 shot.
+        let shot = png_of(400, 300, |x, y| {
+            if (100..140).contains(&x) && (50..80).contains(&y) {
+                [200, 40, 40, 255]
+            } else {
+                [255, 255, 255, 255]
+            }
+        });
+        let cut = trim_margins(&shot).expect("margins cut");
+        assert_eq!(png_size(&cut), Some((40 + 24, 30 + 24)));
+        assert!(!is_one_colour(&cut));
+        // A drawing within the pad of every edge: nothing to cut; no PNG: nothing done.
+        let near_edges = png_of(40, 30, |x, y| {
+            if (x, y) == (1, 1) || (x, y) == (38, 28) {
+                [0, 0, 0, 255]
+            } else {
+                [255; 4]
+            }
+        });
+        assert!(trim_margins(&near_edges).is_none());
+        assert!(trim_margins(b"not a png").is_none());
     }
 }

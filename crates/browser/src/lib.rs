@@ -348,7 +348,9 @@ pub struct ScriptError {
 /// One chart found in the live page.
 #[derive(Clone, Debug)]
 pub struct RenderedChart {
-    /// `chartjs`, `echarts`, `plotly`, `highcharts`, `apexcharts`, `vega`, `d3` or `svg-script`.
+    /// `chartjs`, `echarts`, `plotly`, `highcharts`, `apexcharts`, `vega`, `d3`,
+    /// `svg-script`, `unknown` (a canvas no library claims) or `static` (what a chart
+    /// file with no chart drawn by script shows: an svg, a canvas or a picture).
     pub library: String,
     /// `data-tvir-at` of the chart element or its nearest ancestor in the top
     /// document, or of the `<iframe>`/`<embed>`/`<object>` holding the chart.

@@ -692,11 +692,17 @@ async fn shoot(
     deadline: Instant,
 ) -> Result<Vec<RenderedChart>, String> {
     let (charts, files) = whole::chart_files_whole(page, log, charts).await;
-    // A chart file shot whole is named by its file, as its content.
+    // A chart file shot whole is named by its file, as its content, and shown without
+    // the empty margins of the box we laid its frame out in.
     let as_file = |mut r: RenderedChart| {
         if let Some(file) = files.get(&r.selector) {
             r.frame = Some(file.clone());
             r.selector = ":root".into();
+            if let Some(png) = capture::trim_margins(&r.png) {
+                if let Some((w, h)) = capture::png_size(&png) {
+                    (r.width, r.height, r.png) = (w, h, png);
+                }
+            }
         }
         r
     };

@@ -839,7 +839,7 @@ fn page_library(stored: &StoredRender) -> Option<String> {
         .iter()
         .map(|c| c.library.clone())
         .chain(stored.dropped.iter().map(|d| d.library.clone()))
-        .filter(|l| !l.is_empty() && l != "unknown")
+        .filter(|l| !l.is_empty() && l != "unknown" && l != "static")
         .collect();
     if seen.is_empty() {
         seen = stored

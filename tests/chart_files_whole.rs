@@ -169,6 +169,8 @@ fn static_fixture(dir: &Path) {
          <ChartFrame src=\"charts/boxes.html\" height={320} />\n\n\
          Berth waits fell as the new cranes came in [1].\n\n\
          <iframe src=\"charts/waits.html\" width=\"600\" height=\"320\"></iframe>\n\n\
+         Lanes open per hour followed the cranes [1].\n\n\
+         <ChartFrame src=\"charts/lanes.svg\" />\n\n\
          The port's notes on method are kept beside the data [1].\n\n\
          <iframe src=\"notes.html\" width=\"600\" height=\"400\"></iframe>\n\n\
          ## References\n\n1. Port office https://example.org/port/boxes\n",
@@ -185,6 +187,15 @@ fn static_fixture(dir: &Path) {
     std::fs::write(
         report.join("charts/waits.html"),
         static_bars("Average berth wait (hours)", &[200, 170, 120, 90, 70]),
+    )
+    .unwrap();
+    // A picture file shown by a component: that picture, captioned by its <title>.
+    let svg = static_bars("x", &[50, 80, 120, 160, 200]);
+    let svg = &svg[svg.find("<svg").unwrap()..svg.find("</svg>").unwrap() + 6];
+    std::fs::write(
+        report.join("charts/lanes.svg"),
+        svg.replacen("<svg ", "<svg xmlns=\"http://www.w3.org/2000/svg\" ", 1)
+            .replacen(">", "><title>Lanes open per hour</title>", 1),
     )
     .unwrap();
     let prose = "The counts are taken from the berth log each night and checked against \
@@ -235,7 +246,11 @@ async fn a_chart_file_drawn_without_a_script_is_one_figure_through_a_component_o
     // One figure per chart file, shot whole; the page of prose is no chart.
     assert_eq!(
         contents,
-        ["charts/boxes.html#:root", "charts/waits.html#:root"],
+        [
+            "charts/boxes.html#:root",
+            "charts/lanes.svg",
+            "charts/waits.html#:root"
+        ],
         "{}",
         r["render"]
     );
@@ -262,7 +277,8 @@ async fn a_chart_file_drawn_without_a_script_is_one_figure_through_a_component_o
             (
                 "Containers handled per year (millions)".into(),
                 "chart file title".into()
-            )
+            ),
+            ("Lanes open per hour".into(), "chart file title".into())
         ],
         "{}",
         r["render"]
@@ -279,6 +295,6 @@ async fn a_chart_file_drawn_without_a_script_is_one_figure_through_a_component_o
         "figure_caption_quality",
         "figure_context_integration",
     ] {
-        assert_eq!(units(&r, metric).len(), 2, "{metric}: {}", r["units"]);
+        assert_eq!(units(&r, metric).len(), 3, "{metric}: {}", r["units"]);
     }
 }

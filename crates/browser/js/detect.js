@@ -458,8 +458,10 @@
       scan(cw, framePath(cw), o2, f, topHost || f);
       // A local chart file shown by an element of the report itself, in which no script
       // drew a chart: what it shows drawn once and for all (an svg, a canvas, a picture)
-      // is one chart, shot whole with the file (whole.rs).
-      if (!topHost && out.charts.length === before && String(cw.location.href).indexOf(location.origin + '/') === 0) {
+      // is one chart, shot whole with the file (whole.rs). A picture file shown by a
+      // frame (the browser's image document) is an image figure of the parse already.
+      if (!topHost && out.charts.length === before && String(cw.location.href).indexOf(location.origin + '/') === 0 &&
+          !/^image\//.test(cw.document.contentType || '')) {
         try { staticChartFile(cw, o2, f); } catch (e) { out.warnings.push('static chart file: ' + e.message); }
       }
     });

@@ -698,8 +698,10 @@ fn no_task_reason(label: &str) -> String {
 
 fn figure_detail(f: &Figure) -> Value {
     let mut d = json!({"content": f.content, "kind": f.kind, "line": f.line, "caption": f.caption});
-    if let (Some(render), Value::Object(m)) = (&f.render, &mut d) {
-        m.insert("render".into(), json!(render));
+    if let Value::Object(m) = &mut d {
+        if let Some(render) = &f.render {
+            m.insert("render".into(), json!(render));
+        }
         if let Some(s) = &f.caption_source {
             m.insert("caption_source".into(), json!(s));
         }

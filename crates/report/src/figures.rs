@@ -454,7 +454,7 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
     for p in pending {
         let caption_text = p.caption.as_ref().map(|c| c.0.clone());
         let rendered = input.renders.and_then(|m| m.lookup(&p.src));
-        let caption_source = rendered.map(|r| {
+        let mut caption_source = rendered.map(|r| {
             match (&p.caption, alt_as_caption(&p.alt)) {
                 (Some(_), _) => p.caption_from,
                 (None, Some(_)) => r.caption_text_source(),
@@ -462,10 +462,18 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
             }
             .to_string()
         });
-        let (caption, caption_span, ref_idxs) = match p.caption {
+        let (mut caption, caption_span, ref_idxs) = match p.caption {
             Some((t, s, r)) => (Some(t), s, r),
             None => (alt_as_caption(&p.alt), None, Vec::new()),
         };
+        // A picture file a frame or component shows, with no caption from the report:
+        // its own title, as a chart file's `<title>` captions it.
+        if caption.is_none() && rendered.is_none() {
+            if let Some(title) = shown_file_title(input, &p.span, &p.src) {
+                caption = Some(title);
+                caption_source = Some("chart file title".to_string());
+            }
+        }
         let mut context = None;
         if let Some(n) = &p.number {
             // Numbering may restart per section: only look between the neighbouring
@@ -543,6 +551,48 @@ pub(crate) fn extract_figures(input: &FigureInput<'_>) -> FigureScan {
 
     figure_errors(input, &mut scan);
     scan
+}
+
+/// The own title of the SVG file that the start tag at `span` (a frame or a
+/// component, [`crate::html::picture_shown_by`]; never an `<img>` or a Markdown image)
+/// shows: the `<title>` heading the file's root `<svg>`. Reads at most 256 KiB.
+fn shown_file_title(input: &FigureInput<'_>, span: &Range<usize>, src: &str) -> Option<String> {
+    static TAG_NAME: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^<([A-Za-z][\w.:-]*)").unwrap());
+    static SVG_TITLE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?is)<svg\b[^>]*>\s*(?:<!--.*?-->\s*|<desc\b[^>]*>.*?</desc>\s*|<metadata\b[^>]*>.*?</metadata>\s*)*<title\b[^>]*>(.*?)</title>").unwrap()
+    });
+    let tag = input.text.get(span.clone())?;
+    let name = TAG_NAME.captures(tag)?[1].to_ascii_lowercase();
+    let attrs = crate::html::parse_tag_attrs(tag);
+    let shown =
+        crate::html::picture_shown_by(&name, attrs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    if shown != src
+        || !src
+            .split(['?', '#'])
+            .next()?
+            .to_ascii_lowercase()
+            .ends_with(".svg")
+    {
+        return None;
+    }
+    let path = local_path(input.root, src)?;
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::fs::File::open(path).ok()?, 256 * 1024),
+        &mut head,
+    )
+    .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let raw = SVG_TITLE.captures(&text)?.get(1)?.as_str();
+    let title = raw
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty() && title.chars().count() <= 300).then_some(title)
 }
 
 /// Whether a text mentions figure number `n` ("Figure 2", "Fig. 2", "chart 2",

@@ -89,6 +89,9 @@ pub(crate) fn close_cited_fences(text: &str) -> Cow<'_, str> {
 }
 
 static IMG_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<img(?-u:\b)").unwrap());
+/// A start tag's name (a component's in any case).
+static START_TAG_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^<([A-Za-z][\w.:-]*)").unwrap());
 static A_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<a(?-u:\b)").unwrap());
 static A_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^</a\s*>").unwrap());
 static BR_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^<br(?-u:\b)").unwrap());
@@ -186,6 +189,28 @@ impl<'a> MdBuilder<'a> {
             let inline = Inline::Image {
                 src: attrs.get("src").cloned().unwrap_or_default(),
                 alt: attrs.get("alt").cloned().unwrap_or_default(),
+                span: span.clone(),
+                width: attrs.get("width").and_then(|w| html::parse_dimension(w)),
+                height: attrs.get("height").and_then(|h| html::parse_dimension(h)),
+            };
+            self.push_inline(inline, &span);
+        } else if let Some(src) = START_TAG_NAME.captures(tag).and_then(|c| {
+            let attrs = html::parse_tag_attrs(tag);
+            html::picture_shown_by(
+                &c[1].to_ascii_lowercase(),
+                attrs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            )
+        }) {
+            // A frame or component showing a local picture is that picture.
+            let attrs = html::parse_tag_attrs(tag);
+            let alt = ["alt", "title", "aria-label", "caption"]
+                .iter()
+                .find_map(|k| attrs.get(*k).map(|t| t.trim()).filter(|t| !t.is_empty()))
+                .unwrap_or("")
+                .to_string();
+            let inline = Inline::Image {
+                src,
+                alt,
                 span: span.clone(),
                 width: attrs.get("width").and_then(|w| html::parse_dimension(w)),
                 height: attrs.get("height").and_then(|h| html::parse_dimension(h)),
@@ -790,6 +815,79 @@ mod tests {
 
     fn kinds(blocks: &[Block]) -> Vec<String> {
         blocks.iter().map(|b| format!("{:?}", b.kind)).collect()
+    }
+
+    /// A local picture file shown by a frame or a component, in an HTML block or
+    /// inline, is that picture (one figure each, at its own line); a remote one, a
+    /// page, a link or a plain element's data attribute is not.
+    #[test]
+    fn a_frame_or_component_showing_a_local_picture_is_an_image_figure() {
+        let md = "# T\n\nCapacity grew [1].\n\n<iframe src=\"charts/a.svg\" width=\"600\" height=\"400\"></iframe>\n\n\
+                  It grew again [1] <object data=\"charts/b.svg\" type=\"image/svg+xml\"></object>\n\n\
+                  <ChartFrame src=\"charts/c.png\" title=\"Costs by year\" />\n\n\
+                  <embed src=\"charts/d.svg\" />\n\n\
+                  <iframe src=\"https://example.org/e.svg\"></iframe>\n\n\
+                  <div data-bg=\"f.png\"></div> <a href=\"g.png\">a link</a>\n\n\
+                  ## References\n\n1. Office https://example.org/a\n";
+        let r = crate::parse_str(
+            md,
+            crate::SourceFormat::Markdown,
+            std::path::Path::new("r/report.mdx"),
+            std::path::Path::new("r"),
+        );
+        let got: Vec<(&str, usize, Option<&str>)> = r
+            .figures
+            .iter()
+            .map(|f| (f.content.as_str(), f.line, f.caption.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("charts/a.svg", 5, None),
+                ("charts/b.svg", 7, None),
+                ("charts/c.png", 9, Some("Costs by year")),
+                ("charts/d.svg", 11, None)
+            ]
+        );
+        assert!(r.pseudo_visuals.is_empty(), "{:?}", r.pseudo_visuals);
+    }
+
+    /// An SVG file shown by a frame or component with no caption from the report is
+    /// captioned by its own `<title>`; the same file as a Markdown image is not (a
+    /// reader of the report sees no caption there, nor does the reference's parse).
+    #[test]
+    fn an_svg_shown_by_a_frame_is_captioned_by_its_own_title() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("charts")).unwrap();
+        std::fs::write(
+            dir.path().join("charts/a.svg"),
+            "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"300\" height=\"200\">\n\
+             <desc>drawn by hand</desc>\n<title>Fares  by zone &amp; year</title><rect width=\"9\" height=\"9\"/></svg>\n",
+        )
+        .unwrap();
+        let md =
+            "Fares rose [1].\n\n<iframe src=\"charts/a.svg\"></iframe>\n\n![](charts/a.svg)\n\n\
+                  <Plot file=\"charts/a.svg\" caption=\"Fares, as the office reports them\" />\n\n\
+                  ## References\n\n1. Office https://example.org/a\n";
+        let r = crate::parse_str(
+            md,
+            crate::SourceFormat::Markdown,
+            &dir.path().join("report.mdx"),
+            dir.path(),
+        );
+        let got: Vec<(Option<&str>, Option<&str>)> = r
+            .figures
+            .iter()
+            .map(|f| (f.caption.as_deref(), f.caption_source.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("Fares by zone & year"), Some("chart file title")),
+                (None, None),
+                (Some("Fares, as the office reports them"), None)
+            ]
+        );
     }
 
     #[test]

@@ -79,7 +79,9 @@ pub struct Figure {
     pub chart_data: Option<serde_json::Value>,
     /// Where a rendered chart's caption came from: `figcaption`, `caption line`,
     /// `configuration` (the chart's own title), `heading` (the visible title over
-    /// the chart in its own container) or `none`; absent for a picture file.
+    /// the chart in its own container), `chart file title` or `none`; for a picture
+    /// file, `chart file title` when it is an SVG a frame or component shows,
+    /// captioned by its own `<title>`, else absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caption_source: Option<String>,
 }

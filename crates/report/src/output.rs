@@ -49,7 +49,8 @@ pub struct FigureOut {
     /// Additive: a rendered chart's data as read from its library.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chart_data: Option<serde_json::Value>,
-    /// Additive: where a rendered chart's caption came from.
+    /// Additive: where a rendered chart's caption came from, or `chart file title`
+    /// for an SVG a frame or component shows, captioned by its own `<title>`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caption_source: Option<String>,
 }

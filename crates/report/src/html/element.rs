@@ -206,3 +206,176 @@ pub(super) fn collapse_ws(s: &str) -> String {
     }
     out
 }
+
+/// The elements of HTML itself: any other name is a component (`<ChartFrame>`, read
+/// lower-cased, `<chart-frame>`).
+const HTML_ELEMENTS: &[&str] = &[
+    "a",
+    "abbr",
+    "address",
+    "area",
+    "article",
+    "aside",
+    "audio",
+    "b",
+    "base",
+    "bdi",
+    "bdo",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "canvas",
+    "caption",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "data",
+    "datalist",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "i",
+    "img",
+    "input",
+    "ins",
+    "kbd",
+    "label",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "map",
+    "mark",
+    "menu",
+    "meta",
+    "meter",
+    "nav",
+    "noscript",
+    "ol",
+    "optgroup",
+    "option",
+    "output",
+    "p",
+    "picture",
+    "pre",
+    "progress",
+    "q",
+    "rp",
+    "rt",
+    "ruby",
+    "s",
+    "samp",
+    "script",
+    "search",
+    "section",
+    "select",
+    "slot",
+    "small",
+    "source",
+    "span",
+    "strong",
+    "style",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "title",
+    "tr",
+    "track",
+    "u",
+    "ul",
+    "var",
+    "video",
+    "wbr",
+    "svg",
+    "math",
+    "center",
+    "font",
+    "big",
+    "tt",
+    "strike",
+    "nobr",
+];
+/// What a picture file's name ends with.
+const PICTURE_FILES: &[&str] = &[
+    ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp",
+];
+
+/// The local picture file a frame or a component shows (`<iframe src="charts/x.svg">`,
+/// `<object data="x.svg">`, `<ChartFrame src={"charts/x.png"} />`): a reader sees
+/// that picture, as with `<img>`. None for anything else, a remote address included.
+pub(super) fn shown_picture(el: ElementRef<'_>) -> Option<String> {
+    let v = el.value();
+    picture_shown_by(v.name(), v.attrs())
+}
+
+/// [`shown_picture`] from a start tag's name (lower case) and attributes.
+pub(crate) fn picture_shown_by<'a>(
+    name: &str,
+    mut attrs: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Option<String> {
+    let frame = matches!(name, "iframe" | "frame" | "embed" | "object");
+    if !frame && HTML_ELEMENTS.contains(&name) {
+        return None;
+    }
+    attrs.find_map(|(k, value)| {
+        let k = k.to_ascii_lowercase();
+        let wanted = if frame {
+            matches!(k.as_str(), "src" | "data")
+        } else {
+            !matches!(
+                k.as_str(),
+                "href" | "action" | "poster" | "style" | "class" | "id"
+            )
+        };
+        // JSX writes `src={"x.svg"}`, which HTML reads as the whole braced text.
+        let value = value
+            .trim()
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .trim()
+            .trim_matches(['"', '\'', '`']);
+        let path = value.split(['?', '#']).next().unwrap_or(value);
+        let lower = path.to_ascii_lowercase();
+        let remote = ["http:", "https:", "//", "data:", "javascript:"]
+            .iter()
+            .any(|p| lower.starts_with(p));
+        (wanted
+            && !remote
+            && !value.contains(['<', '>', '"', ' '])
+            && PICTURE_FILES.iter().any(|e| lower.ends_with(e)))
+        .then(|| value.to_string())
+    })
+}

@@ -370,6 +370,39 @@ impl HtmlWalker<'_> {
         self.blocks.push(block);
     }
 
+    /// A frame or component showing the local picture `src` ([`shown_picture`]) as an
+    /// image of that file, placed at its start tag (found by the file's name, as a
+    /// component's name is written in any case).
+    pub(super) fn picture_inline(&mut self, el: ElementRef<'_>, src: String) -> Inline {
+        let at = self.loc.find_from(self.loc.cursor, &src).and_then(|p| {
+            let open = self.loc.raw[..p].rfind('<')?;
+            let end = self.loc.raw[p..]
+                .find('>')
+                .map_or(p + src.len(), |g| p + g + 1);
+            (open >= self.loc.cursor).then_some(open..end)
+        });
+        let span = match at {
+            Some(r) => {
+                self.loc.cursor = r.end;
+                self.loc.abs(r)
+            }
+            None => self.loc.abs(self.loc.cursor..self.loc.cursor),
+        };
+        let v = el.value();
+        let alt = ["alt", "title", "aria-label", "caption"]
+            .iter()
+            .find_map(|k| v.attr(k).map(str::trim).filter(|t| !t.is_empty()))
+            .unwrap_or("")
+            .to_string();
+        Inline::Image {
+            src,
+            alt,
+            span,
+            width: v.attr("width").and_then(parse_dimension),
+            height: v.attr("height").and_then(parse_dimension),
+        }
+    }
+
     /// An inline `<svg>` drawing as an image whose content is the SVG itself.
     pub(super) fn svg_inline(&mut self, el: ElementRef<'_>) -> Inline {
         let at = self.loc.element("svg");

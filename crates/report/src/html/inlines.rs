@@ -10,8 +10,8 @@ use scraper::{ElementRef, Node};
 use crate::blocks::Inline;
 
 use super::element::{
-    collapse_ws, decode_text, image_source, is_cite_element, parse_dimension, text_capped,
-    CITE_CLASS, CITE_TEXT, ENTITY,
+    collapse_ws, decode_text, image_source, is_cite_element, parse_dimension, shown_picture,
+    text_capped, CITE_CLASS, CITE_TEXT, ENTITY,
 };
 use super::page::{is_drawing_svg, is_navigation, NON_REF_TARGET, REF_ID_NUMBER, REF_TARGET};
 use super::walk::HtmlWalker;
@@ -168,6 +168,11 @@ impl HtmlWalker<'_> {
         let name = e.name();
         if name == "svg" && is_drawing_svg(c) {
             let inline = self.svg_inline(c);
+            out.push(inline);
+            return;
+        }
+        if let Some(src) = shown_picture(c) {
+            let inline = self.picture_inline(c, src);
             out.push(inline);
             return;
         }

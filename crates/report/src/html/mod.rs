@@ -15,7 +15,7 @@ use scraper::{ElementRef, Html};
 
 use super::blocks::Block;
 use super::render_map::RenderMap;
-pub(crate) use element::{parse_dimension, parse_tag_attrs};
+pub(crate) use element::{parse_dimension, parse_tag_attrs, picture_shown_by};
 use page::PageInfo;
 use walk::HtmlWalker;
 

@@ -11,7 +11,7 @@ use scraper::{ElementRef, Node};
 use crate::blocks::{inline_text, Block, BlockKind, Inline};
 use crate::cues::is_reference_heading;
 
-use super::element::has_token;
+use super::element::{has_token, shown_picture};
 use super::figures::{figure_caption, figure_next_caption, CaptionAt};
 use super::page::{
     entry_number, is_drawing_svg, is_navigation, script_visual, PageInfo, REF_CONTAINER,
@@ -86,6 +86,12 @@ impl<'a> HtmlWalker<'a> {
                         continue;
                     }
                     if is_navigation(child_el) {
+                        continue;
+                    }
+                    // A frame or component showing a local picture is that picture.
+                    if let Some(src) = shown_picture(child_el) {
+                        let inline = self.picture_inline(child_el, src);
+                        loose.push(inline);
                         continue;
                     }
                     if let Some(kind) = script_visual(child_el, &self.page) {

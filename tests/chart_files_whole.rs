@@ -298,3 +298,46 @@ async fn a_chart_file_drawn_without_a_script_is_one_figure_through_a_component_o
         assert_eq!(units(&r, metric).len(), 3, "{metric}: {}", r["units"]);
     }
 }
+
+/// A chart file meant to be drawn by a library that is missing (offline, not in the
+/// cache), beside a static drawing of its own: the chart fails naming the library,
+/// and the static drawing is not taken for the chart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_file_whose_library_is_missing_is_not_taken_for_its_static_drawing() {
+    if chromium().is_none() {
+        common::skip("no Chromium");
+        return;
+    }
+    let run = ChartRun::new("dock1", |dir| {
+        static_fixture(dir);
+        let report = dir.join("reports/sysA/dock1");
+        std::fs::write(
+            report.join("report.mdx"),
+            "# Dock briefing\n\nContainers handled rose every year [1].\n\n\
+             <iframe src=\"charts/mixed.html\"></iframe>\n\n\
+             ## References\n\n1. Port office https://example.org/port/boxes\n",
+        )
+        .unwrap();
+        std::fs::write(
+            report.join("charts/mixed.html"),
+            "<!DOCTYPE html><html><head><title>Boxes by terminal</title>\
+             <script src=\"https://cdn.jsdelivr.net/npm/chart.js\"></script></head><body>\
+             <svg width=\"500\" height=\"200\"><rect x=\"10\" y=\"10\" width=\"100\" height=\"100\" fill=\"#c33\"/>\
+             <circle cx=\"300\" cy=\"100\" r=\"80\" fill=\"#3c3\"/><path d=\"M400 10 L480 190\" stroke=\"#33c\"/></svg>\
+             <canvas id=\"c\" width=\"500\" height=\"300\"></canvas><script>new Chart(document.getElementById('c'), \
+             {type: 'bar', data: {labels: ['A', 'B'], datasets: [{data: [3, 5]}]}});</script></body></html>\n",
+        )
+        .unwrap();
+    })
+    .await;
+    let (_, r) = run.eval("out", &[]).await;
+    let cq = units(&r, "chart_quality");
+    assert_eq!(cq.len(), 1, "{}", r["units"]);
+    assert_ne!(cq[0]["status"], "scored", "{}", cq[0]);
+    let reason = cq[0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("chart library not available") && reason.contains("chart.js"),
+        "{}",
+        cq[0]
+    );
+}

@@ -469,8 +469,23 @@
   // The largest sizeable drawing of a chart file (see above), when drawings fill a fair
   // share of the file's content: a page of prose with a picture in it is no chart file.
   var STATIC_SHARE = 0.2;
+  // A file that loads a chart library, or holds a chart-size canvas left blank, meant
+  // to draw a chart by script: when none was found, the page's own failure (a library
+  // missing offline, a script error) is why, and what else it shows is no chart.
+  var CHART_LIBRARY = /chart|echarts|plotly|highcharts|apexcharts|vega|(^|[\/.-])d3([.@\/-]|$)|amcharts|anychart|billboard|(^|[\/.-])c3([.@\/-]|$)|nvd3|frappe|uplot|recharts|g2plot|antv|bokeh|google\.com\/jsapi|gstatic\.com\/charts/i;
+  function meantForScript(doc) {
+    var scripts = doc.querySelectorAll('script[src]');
+    for (var i = 0; i < scripts.length; i++) if (CHART_LIBRARY.test(scripts[i].getAttribute('src') || '')) return true;
+    var canvases = doc.querySelectorAll('canvas');
+    for (var j = 0; j < canvases.length; j++) {
+      var r = canvases[j].getBoundingClientRect();
+      if (r.width >= MIN_CANVAS_W && r.height >= MIN_CANVAS_H && paint(canvases[j]) === 0) return true;
+    }
+    return false;
+  }
   function staticChartFile(win, off, host) {
     var doc = win.document, body = doc.body, best = null, bestArea = 0, area = 0, kind = null;
+    if (meantForScript(doc)) return;
     doc.querySelectorAll('svg, canvas, img').forEach(function (el) {
       if (el.localName === 'svg' && el.parentElement && el.parentElement.closest('svg')) return;
       if (el.closest('h1, h2, h3, h4, h5, h6, button, a[href], [role=heading], [role=button]')) return;

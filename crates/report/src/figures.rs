@@ -562,7 +562,8 @@ fn shown_file_title(input: &FigureInput<'_>, span: &Range<usize>, src: &str) -> 
     static SVG_TITLE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?is)<svg\b[^>]*>\s*(?:<!--.*?-->\s*|<desc\b[^>]*>.*?</desc>\s*|<metadata\b[^>]*>.*?</metadata>\s*)*<title\b[^>]*>(.*?)</title>").unwrap()
     });
-    let tag = input.text.get(span.clone())?;
+    let tag = crate::jsx::with_plain_values(input.text.get(span.clone())?);
+    let tag = &*tag;
     let name = TAG_NAME.captures(tag)?[1].to_ascii_lowercase();
     let attrs = crate::html::parse_tag_attrs(tag);
     let shown =

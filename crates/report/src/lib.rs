@@ -46,6 +46,7 @@ mod extraction;
 mod figures;
 pub mod gold;
 mod html;
+mod jsx;
 mod language;
 pub mod load;
 mod markdown;

@@ -782,6 +782,9 @@ pub(crate) fn blocks_from_markdown_with_html(
     renders: Option<&RenderMap>,
     scripts: &[String],
 ) -> Vec<Block> {
+    // The rendered page reads the same plain values (see `render`), so the two
+    // agree on where each tag is.
+    let text = &*crate::jsx::with_plain_values(text);
     let regions = indented_html_regions(text);
     if regions.is_empty() {
         return blocks_from_markdown(text, renders, scripts);
@@ -828,6 +831,9 @@ mod tests {
                   <embed src=\"charts/d.svg\" />\n\n\
                   <iframe src=\"https://example.org/e.svg\"></iframe>\n\n\
                   <div data-bg=\"f.png\"></div> <a href=\"g.png\">a link</a>\n\n\
+                  <Diagram src={'charts/h.svg'} alt={`Lanes`} height={300} />\n\n\
+                  <Figure src=\"charts/i.svg\" caption=\"Ridership\" />\n\n<video src=\"j.png\"></video>\n\n\
+                  <figure src=\"k.svg\"><img src=\"charts/k.png\" alt=\"Kiosks\"></figure>\n\n\
                   ## References\n\n1. Office https://example.org/a\n";
         let r = crate::parse_str(
             md,
@@ -846,7 +852,10 @@ mod tests {
                 ("charts/a.svg", 5, None),
                 ("charts/b.svg", 7, None),
                 ("charts/c.png", 9, Some("Costs by year")),
-                ("charts/d.svg", 11, None)
+                ("charts/d.svg", 11, None),
+                ("charts/h.svg", 17, Some("Lanes")),
+                ("charts/i.svg", 19, Some("Ridership")),
+                ("charts/k.png", 23, Some("Kiosks"))
             ]
         );
         assert!(r.pseudo_visuals.is_empty(), "{:?}", r.pseudo_visuals);
@@ -868,6 +877,7 @@ mod tests {
         let md =
             "Fares rose [1].\n\n<iframe src=\"charts/a.svg\"></iframe>\n\n![](charts/a.svg)\n\n\
                   <Plot file=\"charts/a.svg\" caption=\"Fares, as the office reports them\" />\n\n\
+                  <Plot file={\"charts/a.svg\"} />\n\n\
                   ## References\n\n1. Office https://example.org/a\n";
         let r = crate::parse_str(
             md,
@@ -885,7 +895,8 @@ mod tests {
             [
                 (Some("Fares by zone & year"), Some("chart file title")),
                 (None, None),
-                (Some("Fares, as the office reports them"), None)
+                (Some("Fares, as the office reports them"), None),
+                (Some("Fares by zone & year"), Some("chart file title"))
             ]
         );
     }

@@ -407,7 +407,7 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
             }
         }
     }
-    jsx_literal_values(&mut blanked);
+    crate::jsx::plain_values(&mut blanked);
     let blanked = String::from_utf8(blanked).unwrap_or_default();
     let parser = Parser::new_ext(&blanked, crate::markdown::markdown_options()).into_offset_iter();
     for (event, range) in parser {
@@ -507,31 +507,6 @@ fn markdown_page(text: &str) -> (String, Vec<(usize, String)>) {
     }
     page.push_str("</body></html>\n");
     (page, extra)
-}
-
-/// JSX attribute values written as a literal in braces (`spec={"a.vl.json"}`,
-/// `height={420}`) on lines that start a tag, made plain HTML values for the served
-/// page (`spec= "a.vl.json" `), in place: byte offsets stay those of the report.
-static JSX_LITERAL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"(?m)^[ \t]*<[A-Za-z][^\n]*"#).unwrap());
-static JSX_VALUE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"=\s*(\{)\s*(?:"[^"\n]*"|'[^'\n]*'|[\w.-]+)\s*(\})"#).unwrap());
-
-fn jsx_literal_values(bytes: &mut [u8]) {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return;
-    };
-    let mut braces = Vec::new();
-    for line in JSX_LITERAL.find_iter(text) {
-        for c in JSX_VALUE.captures_iter(line.as_str()) {
-            for g in [c.get(1), c.get(2)].into_iter().flatten() {
-                braces.push(line.start() + g.start());
-            }
-        }
-    }
-    for i in braces {
-        bytes[i] = b' ';
-    }
 }
 
 /// Chart files found by [`annotate`] in a Markdown page: listed, and the JSON file

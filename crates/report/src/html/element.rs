@@ -328,6 +328,10 @@ const HTML_ELEMENTS: &[&str] = &[
     "strike",
     "nobr",
 ];
+/// Elements of HTML whose `src` loads something of their own.
+const OWN_SRC: &[&str] = &[
+    "img", "image", "input", "script", "source", "track", "video", "audio", "picture",
+];
 /// What a picture file's name ends with.
 const PICTURE_FILES: &[&str] = &[
     ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp",
@@ -338,6 +342,17 @@ const PICTURE_FILES: &[&str] = &[
 /// that picture, as with `<img>`. None for anything else, a remote address included.
 pub(super) fn shown_picture(el: ElementRef<'_>) -> Option<String> {
     let v = el.value();
+    // An element of HTML with content (`<figure src>` holding an `<img>`, or one a
+    // self-closing `<Figure ... />` left open over what follows) is read as itself.
+    let own = HTML_ELEMENTS.contains(&v.name())
+        && !matches!(v.name(), "iframe" | "frame" | "embed" | "object");
+    if own
+        && el.children().any(|c| {
+            c.value().is_element() || c.value().as_text().is_some_and(|t| !t.trim().is_empty())
+        })
+    {
+        return None;
+    }
     picture_shown_by(v.name(), v.attrs())
 }
 
@@ -347,13 +362,19 @@ pub(crate) fn picture_shown_by<'a>(
     mut attrs: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Option<String> {
     let frame = matches!(name, "iframe" | "frame" | "embed" | "object");
-    if !frame && HTML_ELEMENTS.contains(&name) {
+    // An element of HTML has no `src` of its own, except those that load media or
+    // scripts themselves (`<img>` is read as an image elsewhere): with one it is an
+    // MDX component whose name HTML reads lower-cased (`<Figure src="c.svg" />`).
+    let element = !frame && HTML_ELEMENTS.contains(&name);
+    if element && OWN_SRC.contains(&name) {
         return None;
     }
     attrs.find_map(|(k, value)| {
         let k = k.to_ascii_lowercase();
         let wanted = if frame {
             matches!(k.as_str(), "src" | "data")
+        } else if element {
+            k == "src"
         } else {
             !matches!(
                 k.as_str(),
